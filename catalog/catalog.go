@@ -1,0 +1,219 @@
+// Package catalog is the Go client of the LakeSoul catalog in PostgreSQL.
+//
+// It reads LakeSoul's metadata tables and calls the SQL functions of sqlfuncs;
+// it never implements commit logic itself (the commit protocol lives once, in
+// sqlfuncs). All methods are safe for concurrent use.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// DefaultNamespace is LakeSoul's default namespace, created by the migrations.
+const DefaultNamespace = "default"
+
+// Catalog is a connection pool to the catalog database.
+type Catalog struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the catalog. Migrations must already be applied.
+func Open(ctx context.Context, url string) (*Catalog, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("catalog url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect catalog: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect catalog: %w", err)
+	}
+	return &Catalog{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (c *Catalog) Close() { c.pool.Close() }
+
+// Pool exposes the pool for callers that run catalog SQL (pg_catalog
+// emulation, administration functions).
+func (c *Catalog) Pool() *pgxpool.Pool { return c.pool }
+
+// Table is a lake table as the catalog describes it.
+type Table struct {
+	ID        string
+	Namespace string
+	Name      string
+	// Path is the table root URI (file:///… or s3://…).
+	Path   string
+	Schema *arrow.Schema
+	// RangeCols are the range-partition columns, in order; they are not stored
+	// in data files but injected from partition_desc on read.
+	RangeCols []string
+	// PKCols are the primary-key columns in declaration order; empty for an
+	// append (non-PK) table.
+	PKCols []string
+	// HashBucketNum is the bucket count of a PK table, -1 otherwise.
+	HashBucketNum int
+	Properties    map[string]string
+	Domain        string
+	// OID is the stable PostgreSQL-style OID clients see for the table.
+	OID uint32
+}
+
+// HasPK reports whether the table is a primary-key (upsert, merge-on-read) table.
+func (t *Table) HasPK() bool { return len(t.PKCols) > 0 }
+
+// QualifiedName is "namespace.name".
+func (t *Table) QualifiedName() string { return t.Namespace + "." + t.Name }
+
+// CreateNamespace creates a namespace in domain "public".
+func (c *Catalog) CreateNamespace(ctx context.Context, name string) error {
+	_, err := c.pool.Exec(ctx, "SELECT lakesoul.create_namespace($1)", name)
+	return err
+}
+
+// NamespaceExists reports whether a namespace exists.
+func (c *Catalog) NamespaceExists(ctx context.Context, name string) (bool, error) {
+	var ok bool
+	err := c.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM public.namespace WHERE namespace = $1)", name).Scan(&ok)
+	return ok, err
+}
+
+// DropNamespace drops a namespace; with cascade also its tables, whose paths
+// are returned so the caller can remove their files.
+func (c *Catalog) DropNamespace(ctx context.Context, name string, cascade bool) ([]string, error) {
+	rows, err := c.pool.Query(ctx, "SELECT * FROM lakesoul.drop_namespace($1, $2)", name, cascade)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// CreateTable registers t. t.ID must be set ("table_" + UUID).
+func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
+	schemaJSON, err := schema.ToSparkJSON(t.Schema)
+	if err != nil {
+		return sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "unsupported column type")
+	}
+	props := map[string]string{}
+	for k, v := range t.Properties {
+		props[k] = v
+	}
+	props["hashBucketNum"] = strconv.Itoa(t.HashBucketNum)
+	if t.HasPK() {
+		props["hashPartitions"] = strings.Join(t.PKCols, ",")
+	}
+	propsJSON, err := json.Marshal(props)
+	if err != nil {
+		return err
+	}
+	partitions := strings.Join(t.RangeCols, ",") + ";" + strings.Join(t.PKCols, ",")
+	_, err = c.pool.Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
+		t.ID, t.Namespace, t.Name, t.Path, schemaJSON, string(propsJSON), partitions)
+	return err
+}
+
+const tableColumns = `t.table_id, t.table_namespace, coalesce(t.table_name, ''), t.table_path, t.table_schema,
+	coalesce(t.properties::text, '{}'), coalesce(t.partitions, ';'), coalesce(t.domain, 'public'), coalesce(o.oid, 0)`
+
+func scanTable(row pgx.Row) (*Table, error) {
+	var (
+		t                             Table
+		schemaJSON, props, partitions string
+		oid                           int64
+	)
+	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid); err != nil {
+		return nil, err
+	}
+	t.OID = uint32(oid)
+	s, err := schema.FromSparkJSON(schemaJSON)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.ID, err)
+	}
+	t.Schema = s
+	if err := json.Unmarshal([]byte(props), &t.Properties); err != nil {
+		return nil, fmt.Errorf("table %s properties: %w", t.ID, err)
+	}
+	rangePart, pkPart, ok := strings.Cut(partitions, ";")
+	if !ok {
+		return nil, fmt.Errorf("table %s: malformed partitions %q", t.ID, partitions)
+	}
+	t.RangeCols = splitNonEmpty(rangePart)
+	t.PKCols = splitNonEmpty(pkPart)
+	t.HashBucketNum = -1
+	if v, ok := t.Properties["hashBucketNum"]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			t.HashBucketNum = n
+		}
+	}
+	if t.HasPK() && t.HashBucketNum < 1 {
+		t.HashBucketNum = 1
+	}
+	return &t, nil
+}
+
+func splitNonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// TableByName looks a table up; a missing one is 42P01.
+func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Table, error) {
+	row := c.pool.QueryRow(ctx, `SELECT `+tableColumns+`
+		FROM public.table_name_id n
+		JOIN public.table_info t ON t.table_id = n.table_id
+		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+		WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name)
+	t, err := scanTable(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", namespace, name)
+	}
+	return t, err
+}
+
+// Tables lists the tables of a namespace ("" = all), ordered by namespace, name.
+func (c *Catalog) Tables(ctx context.Context, namespace string) ([]*Table, error) {
+	rows, err := c.pool.Query(ctx, `SELECT `+tableColumns+`
+		FROM public.table_info t
+		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+		WHERE $1 = '' OR t.table_namespace = $1
+		ORDER BY t.table_namespace, t.table_name`, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Table
+	for rows.Next() {
+		t, err := scanTable(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// DropTable removes a table's metadata and returns its path; the caller removes
+// the files afterwards (a crash in between leaves orphans, never a half table).
+func (c *Catalog) DropTable(ctx context.Context, namespace, name string) (string, error) {
+	var path string
+	err := c.pool.QueryRow(ctx, "SELECT lakesoul.drop_table($1, $2)", namespace, name).Scan(&path)
+	return path, err
+}

@@ -1,0 +1,144 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Commit operations, as LakeSoul names them in data_commit_info.commit_op.
+const (
+	AppendCommit     = "AppendCommit"
+	MergeCommit      = "MergeCommit"
+	CompactionCommit = "CompactionCommit"
+	UpdateCommit     = "UpdateCommit"
+	DeleteCommit     = "DeleteCommit"
+)
+
+// FileOp is one add/del operation of a commit.
+type FileOp struct {
+	Path string
+	// Op is "add" or "del".
+	Op   string
+	Size int64
+	// ExistCols are the physical columns present in the file.
+	ExistCols []string
+}
+
+// PartitionCommit is what one commit does to one range partition.
+type PartitionCommit struct {
+	Desc     string
+	CommitID uuid.UUID
+	Ops      []FileOp
+	// ReadVersion is the partition version the writer based its work on, or
+	// nil. Required for CompactionCommit; enables conflict checks otherwise.
+	ReadVersion *int
+}
+
+type jsonFileOp struct {
+	Path          string `json:"path"`
+	FileOp        string `json:"file_op"`
+	Size          int64  `json:"size"`
+	FileExistCols string `json:"file_exist_cols"`
+}
+
+type jsonPartition struct {
+	PartitionDesc string       `json:"partition_desc"`
+	CommitID      string       `json:"commit_id"`
+	FileOps       []jsonFileOp `json:"file_ops"`
+	ReadVersion   *int         `json:"read_version,omitempty"`
+}
+
+// Commit commits file operations on one or more partitions atomically via
+// lakesoul.commit and returns the version each partition got (a partition
+// missing from the map was dropped from a compaction, see LakeSoul §2.4).
+func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
+	payload := make([]jsonPartition, len(parts))
+	for i, p := range parts {
+		ops := make([]jsonFileOp, len(p.Ops))
+		for j, o := range p.Ops {
+			ops[j] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
+		}
+		payload[i] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion}
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.pool.Query(ctx, "SELECT partition_desc, version FROM lakesoul.commit($1, $2, $3::jsonb)", tableID, op, string(b))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
+	}
+	defer rows.Close()
+	out := make(map[string]int, len(parts))
+	for rows.Next() {
+		var desc string
+		var v *int32
+		if err := rows.Scan(&desc, &v); err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out[desc] = int(*v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
+	}
+	return out, nil
+}
+
+// DataFile is a live data file of a partition version.
+type DataFile struct {
+	Path      string
+	Size      int64
+	ExistCols []string
+}
+
+// PartitionFiles is the resolved file list of one partition version, in read
+// order (commit order, then file-op order).
+type PartitionFiles struct {
+	Desc    string
+	Version int
+	Files   []DataFile
+}
+
+// LiveFiles resolves the latest version of each partition of a table (all
+// partitions when descs is nil) into its live files.
+func (c *Catalog) LiveFiles(ctx context.Context, tableID string, descs []string) ([]PartitionFiles, error) {
+	rows, err := c.pool.Query(ctx,
+		"SELECT partition_desc, version, path, size, coalesce(file_exist_cols, '') FROM lakesoul.live_files($1, $2)",
+		tableID, descs)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", tableID, err)
+	}
+	return collectPartitionFiles(rows)
+}
+
+func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {
+	defer rows.Close()
+	var out []PartitionFiles
+	for rows.Next() {
+		var (
+			desc, path, cols string
+			version          int32
+			size             *int64
+		)
+		if err := rows.Scan(&desc, &version, &path, &size, &cols); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].Desc != desc {
+			out = append(out, PartitionFiles{Desc: desc, Version: int(version)})
+		}
+		f := DataFile{Path: path, ExistCols: splitNonEmpty(cols)}
+		if size != nil {
+			f.Size = *size
+		}
+		last := &out[len(out)-1]
+		last.Files = append(last.Files, f)
+	}
+	return out, rows.Err()
+}

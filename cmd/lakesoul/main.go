@@ -1,0 +1,146 @@
+// Command lakesoul is LakeSoul-Go's single binary: `lakesoul serve` runs the
+// server; `lakesoul migrate` manages the catalog schema.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/server"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `usage: lakesoul <command> [flags]
+
+commands:
+  serve     run the server (embedded PostgreSQL catalog by default)
+  migrate   up | down N | version   manage the catalog schema (--catalog-url)
+  version   print the version
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "migrate":
+		err = migrateCmd(os.Args[2:])
+	case "version", "--version", "-v":
+		fmt.Println("lakesoul", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "lakesoul: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lakesoul:", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	var cfg server.Config
+	fs.StringVar(&cfg.DataDir, "data-dir", env("LAKESOUL_DATA_DIR", "lakesoul-data"), "data directory (private catalog, warehouse, admin password) [LAKESOUL_DATA_DIR]")
+	fs.StringVar(&cfg.Listen, "listen", env("LAKESOUL_LISTEN", "127.0.0.1:5433"), "pgwire listen address [LAKESOUL_LISTEN]")
+	fs.StringVar(&cfg.CatalogURL, "catalog-url", env("LAKESOUL_CATALOG_URL", ""), "use this PostgreSQL as the catalog instead of the private one [LAKESOUL_CATALOG_URL]")
+	fs.BoolVar(&cfg.NoMigrate, "no-migrate", false, "do not apply migrations to --catalog-url")
+	fs.StringVar(&cfg.Warehouse, "warehouse", env("LAKESOUL_WAREHOUSE", ""), "data root: file:///path (default <data-dir>/warehouse) [LAKESOUL_WAREHOUSE]")
+	fs.StringVar(&cfg.AdminPassword, "admin-password", env("LAKESOUL_ADMIN_PASSWORD", ""), "password of the admin role lakesoul [LAKESOUL_ADMIN_PASSWORD]")
+	fs.StringVar(&cfg.PGBinDir, "pg-bin", env("LAKESOUL_PG_BIN", ""), "directory with initdb and postgres [LAKESOUL_PG_BIN]")
+	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.Logger = newLogger(*logLevel)
+	slog.SetDefault(cfg.Logger)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- srv.Wait() }()
+	select {
+	case <-ctx.Done():
+		cfg.Logger.Info("shutting down")
+	case err = <-waitErr:
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return errors.Join(err, srv.Close(closeCtx))
+}
+
+func migrateCmd(args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ExitOnError)
+	url := fs.String("catalog-url", env("LAKESOUL_CATALOG_URL", ""), "catalog PostgreSQL URL [LAKESOUL_CATALOG_URL]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *url == "" {
+		return errors.New("migrate: --catalog-url is required")
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return errors.New("migrate: want up, down N or version")
+	}
+	ctx := context.Background()
+	switch rest[0] {
+	case "up":
+		return catalog.MigrateUp(ctx, *url)
+	case "down":
+		if len(rest) != 2 {
+			return errors.New("migrate down: want the number of migrations to roll back")
+		}
+		n, err := strconv.Atoi(rest[1])
+		if err != nil || n < 1 {
+			return fmt.Errorf("migrate down: %q is not a positive number", rest[1])
+		}
+		return catalog.MigrateDown(*url, n)
+	case "version":
+		v, dirty, err := catalog.MigrateVersion(*url)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%d", v)
+		if dirty {
+			fmt.Print(" (dirty: a migration failed; fix it and force the version)")
+		}
+		fmt.Println()
+		return nil
+	}
+	return fmt.Errorf("migrate: unknown action %q (want up, down N, version)", rest[0])
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// planSelect routes a query: over lake tables to DuckDB; over pg_catalog /
+// information_schema (or no relation at all) to the catalog PostgreSQL, where
+// the pgcatalog views answer with lake objects and every PostgreSQL function
+// behaves exactly as clients expect.
+func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	if sel := stmt.GetSelectStmt(); sel != nil && sel.IntoClause != nil {
+		return nil, sqlerr.Unsupported("SELECT INTO", "CREATE TABLE then INSERT ... SELECT")
+	}
+	if len(classifyRelations(stmt).lake) > 0 {
+		return s.planDuckQuery(ctx, stmt, paramOIDs)
+	}
+	return s.planCatalogQuery(ctx, stmt, paramOIDs)
+}
+
+// catalogQuery runs on the catalog PostgreSQL as the session's role.
+type catalogQuery struct {
+	s      *Session
+	sql    string
+	params []uint32
+	cols   []pgwire.Column
+}
+
+func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (*catalogQuery, error) {
+	tree := singleStatementTree(stmt)
+	if err := pgcatalog.Rewrite(tree); err != nil {
+		return nil, err
+	}
+	text, err := pg_query.Deparse(tree)
+	if err != nil {
+		return nil, fmt.Errorf("deparse: %w", err)
+	}
+	q := &catalogQuery{s: s, sql: text}
+	err = s.withCatalogTx(ctx, func(tx pgx.Tx) error {
+		sd, err := tx.Conn().PgConn().Prepare(ctx, "", text, paramOIDs)
+		if err != nil {
+			return err
+		}
+		q.params = sd.ParamOIDs
+		for _, f := range sd.Fields {
+			q.cols = append(q.cols, pgwire.Column{Name: f.Name, TableOID: f.TableOID, AttrNum: int16(f.TableAttributeNumber),
+				TypeOID: f.DataTypeOID, TypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// beginCatalogTx starts a read-only catalog transaction that runs as the
+// session's role with the session's lake search path, so row-level security
+// and visibility rules of the catalog apply to what the user sees.
+func (s *Session) beginCatalogTx(ctx context.Context) (*pgxpool.Conn, pgx.Tx, error) {
+	conn, err := s.e.cat.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		conn.Release()
+		return nil, nil, err
+	}
+	setup := "SELECT set_config('lakesoul.search_path', $1, true)"
+	args := []any{strings.Join(s.searchPath(), ",")}
+	if s.user != s.e.catalogRole {
+		setup += ", set_config('role', $2, true)"
+		args = append(args, s.user)
+	}
+	if _, err := tx.Exec(ctx, setup, args...); err != nil {
+		tx.Rollback(ctx)
+		conn.Release()
+		return nil, nil, err
+	}
+	return conn, tx, nil
+}
+
+func (s *Session) withCatalogTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	conn, tx, err := s.beginCatalogTx(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	return fn(tx)
+}
+
+func (q *catalogQuery) ParamOIDs() []uint32                                 { return q.params }
+func (q *catalogQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
+func (q *catalogQuery) Tag() string                                        { return "SELECT" }
+
+func (q *catalogQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
+	if len(params) != len(q.params) {
+		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
+	}
+	return &catalogPortal{q: q, args: params}, nil
+}
+
+// catalogPortal holds a catalog connection and transaction while its rows stream.
+type catalogPortal struct {
+	q     *catalogQuery
+	args  []any
+	conn  *pgxpool.Conn
+	tx    pgx.Tx
+	rows  pgx.Rows
+	count int
+}
+
+func (p *catalogPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
+
+func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	if p.rows == nil {
+		conn, tx, err := p.q.s.beginCatalogTx(ctx)
+		if err != nil {
+			return "", true, err
+		}
+		p.conn, p.tx = conn, tx
+		// The rows outlive this call when the portal is suspended, so they are
+		// not bound to this call's context.
+		rows, err := tx.Query(context.Background(), p.q.sql, p.args...)
+		if err != nil {
+			return "", true, err
+		}
+		p.rows = rows
+	}
+	for n := 0; maxRows == 0 || n < maxRows; n++ {
+		if err := ctx.Err(); err != nil {
+			return "", true, sqlerr.ErrCanceled
+		}
+		if !p.rows.Next() {
+			if err := p.rows.Err(); err != nil {
+				return "", true, err
+			}
+			return fmt.Sprintf("SELECT %d", p.count), true, nil
+		}
+		vals, err := p.rows.Values()
+		if err != nil {
+			return "", true, err
+		}
+		if err := w.WriteRow(vals); err != nil {
+			return "", true, err
+		}
+		p.count++
+	}
+	return "", false, nil
+}
+
+func (p *catalogPortal) Close() {
+	if p.rows != nil {
+		p.rows.Close()
+	}
+	if p.tx != nil {
+		p.tx.Rollback(context.Background())
+	}
+	if p.conn != nil {
+		p.conn.Release()
+	}
+}

@@ -1,0 +1,282 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// DefaultHashBucketNum is the bucket count of a primary-key table created
+// without WITH (hash_bucket_num = N). A power of two, so JVM and native LakeSoul
+// clients agree on buckets (reference §3.2).
+const DefaultHashBucketNum = 4
+
+func ddl(tag string, fn func(ctx context.Context) error) *funcStmt {
+	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		if err := fn(ctx); err != nil {
+			return "", nil, err
+		}
+		return tag, nil, nil
+	}}
+}
+
+func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Statement, error) {
+	if len(n.SchemaElts) > 0 {
+		return nil, sqlerr.Unsupported("CREATE SCHEMA with schema elements", "CREATE SCHEMA name, then CREATE TABLE name.table")
+	}
+	name := n.Schemaname
+	if name == "" {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SCHEMA needs a name")
+	}
+	return ddl("CREATE SCHEMA", func(ctx context.Context) error {
+		err := s.e.cat.CreateNamespace(ctx, name)
+		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema {
+			return nil
+		}
+		return err
+	}), nil
+}
+
+// tableOptions are the WITH (...) options CREATE TABLE understands; any other
+// option is stored verbatim in table_info.properties (LakeSoul table options).
+const optHashBucketNum = "hash_bucket_num"
+
+func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (pgwire.Statement, error) {
+	rel := n.Relation
+	if rel.Relpersistence == "t" {
+		return nil, sqlerr.Unsupported("temporary tables", "CREATE TABLE")
+	}
+	if len(n.InhRelations) > 0 || n.OfTypename != nil || n.Partbound != nil {
+		return nil, sqlerr.Unsupported("INHERITS / OF type / PARTITION OF", "CREATE TABLE t (...) [PARTITION BY LIST (cols)]")
+	}
+	ns := rel.Schemaname
+	if ns == "" {
+		ns = s.searchPath()[0]
+	}
+	if ns == "public" {
+		if ok, _ := s.e.cat.NamespaceExists(ctx, "public"); !ok {
+			ns = catalog.DefaultNamespace
+		}
+	}
+	t := &catalog.Table{
+		ID:         "table_" + uuid.NewString(),
+		Namespace:  ns,
+		Name:       rel.Relname,
+		Properties: map[string]string{},
+	}
+	var fields []arrow.Field
+	notNull := map[string]bool{}
+	for _, elt := range n.TableElts {
+		switch {
+		case elt.GetColumnDef() != nil:
+			cd := elt.GetColumnDef()
+			if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == cd.Colname }) {
+				return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q specified more than once", cd.Colname)
+			}
+			mods, err := typeMods(cd.TypeName)
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
+			}
+			dt, pgType, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
+			if err != nil {
+				return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
+			}
+			f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
+			if pgType != "" {
+				f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+			}
+			fields = append(fields, f)
+			for _, c := range cd.Constraints {
+				con := c.GetConstraint()
+				switch con.Contype {
+				case pg_query.ConstrType_CONSTR_PRIMARY:
+					if len(t.PKCols) > 0 {
+						return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", rel.Relname)
+					}
+					t.PKCols = []string{cd.Colname}
+				case pg_query.ConstrType_CONSTR_NOTNULL:
+					notNull[cd.Colname] = true
+				case pg_query.ConstrType_CONSTR_NULL:
+				default:
+					return nil, sqlerr.Unsupported(fmt.Sprintf("constraint %s on a lake table", strings.TrimPrefix(con.Contype.String(), "CONSTR_")),
+						"PRIMARY KEY, NOT NULL")
+				}
+			}
+		case elt.GetConstraint() != nil:
+			con := elt.GetConstraint()
+			if con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
+				return nil, sqlerr.Unsupported(fmt.Sprintf("table constraint %s", strings.TrimPrefix(con.Contype.String(), "CONSTR_")), "PRIMARY KEY (cols)")
+			}
+			if len(t.PKCols) > 0 {
+				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", rel.Relname)
+			}
+			for _, k := range con.Keys {
+				t.PKCols = append(t.PKCols, k.GetString_().Sval)
+			}
+		default:
+			return nil, sqlerr.Unsupported("this table element", "column definitions and PRIMARY KEY")
+		}
+	}
+	if len(fields) == 0 {
+		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "a lake table needs at least one column")
+	}
+	has := func(c string) bool { return slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == c }) }
+	for _, c := range t.PKCols {
+		if !has(c) {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in key does not exist", c)
+		}
+		notNull[c] = true
+	}
+	if ps := n.Partspec; ps != nil {
+		if ps.Strategy != pg_query.PartitionStrategy_PARTITION_STRATEGY_LIST {
+			return nil, sqlerr.Unsupported("PARTITION BY "+strings.TrimPrefix(ps.Strategy.String(), "PARTITION_STRATEGY_"),
+				"PARTITION BY LIST (cols): one directory per value, as LakeSoul range partitions")
+		}
+		for _, p := range ps.PartParams {
+			pe := p.GetPartitionElem()
+			if pe.Name == "" {
+				return nil, sqlerr.Unsupported("partitioning by an expression", "PARTITION BY LIST (column, …)")
+			}
+			if !has(pe.Name) {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in partition key does not exist", pe.Name)
+			}
+			if slices.Contains(t.PKCols, pe.Name) {
+				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q cannot be both a partition column and part of the primary key", pe.Name)
+			}
+			t.RangeCols = append(t.RangeCols, pe.Name)
+		}
+	}
+	for i := range fields {
+		if notNull[fields[i].Name] {
+			fields[i].Nullable = false
+		}
+	}
+	for _, c := range t.PKCols {
+		idx := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == c })
+		if fields[idx].Type.ID() == arrow.BINARY {
+			return nil, sqlerr.Unsupported("a bytea primary key", "primary keys of integer, float, text, date, timestamp, numeric or boolean type")
+		}
+	}
+	t.Schema = arrow.NewSchema(fields, nil)
+	t.HashBucketNum = -1
+	if t.HasPK() {
+		t.HashBucketNum = DefaultHashBucketNum
+	}
+	for _, o := range n.Options {
+		d := o.GetDefElem()
+		key, val := d.Defname, defElemValue(d)
+		if d.Defnamespace != "" {
+			key = d.Defnamespace + "." + key
+		}
+		switch key {
+		case optHashBucketNum, "hashBucketNum":
+			nb, err := strconv.Atoi(val)
+			if err != nil || nb < 1 {
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "hash_bucket_num must be a positive integer, got %q", val)
+			}
+			if !t.HasPK() {
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "hash_bucket_num needs a PRIMARY KEY: buckets are chosen by hashing the key")
+			}
+			t.HashBucketNum = nb
+		default:
+			t.Properties[key] = val
+		}
+	}
+	t.Path = objstore.Join(s.e.cfg.Warehouse, ns, rel.Relname)
+	return ddl("CREATE TABLE", func(ctx context.Context) error {
+		err := s.e.cat.CreateTable(ctx, t)
+		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
+			return nil
+		}
+		return err
+	}), nil
+}
+
+func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
+	cascade := n.Behavior == pg_query.DropBehavior_DROP_CASCADE
+	var names [][]string
+	for _, obj := range n.Objects {
+		var parts []string
+		if l := obj.GetList(); l != nil {
+			for _, it := range l.Items {
+				parts = append(parts, it.GetString_().Sval)
+			}
+		} else if s := obj.GetString_(); s != nil {
+			parts = []string{s.Sval}
+		}
+		names = append(names, parts)
+	}
+	switch n.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		return ddl("DROP TABLE", func(ctx context.Context) error {
+			for _, parts := range names {
+				if err := s.dropTable(ctx, parts, n.MissingOk); err != nil {
+					return err
+				}
+			}
+			return nil
+		}), nil
+	case pg_query.ObjectType_OBJECT_SCHEMA:
+		return ddl("DROP SCHEMA", func(ctx context.Context) error {
+			for _, parts := range names {
+				paths, err := s.e.cat.DropNamespace(ctx, parts[0], cascade)
+				if err != nil {
+					if n.MissingOk && sqlerr.Code(err) == sqlerr.InvalidSchemaName {
+						continue
+					}
+					return err
+				}
+				for _, p := range paths {
+					s.removeTableFiles(ctx, p)
+				}
+			}
+			return nil
+		}), nil
+	}
+	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA")
+}
+
+func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool) error {
+	var ns, name string
+	switch len(parts) {
+	case 1:
+		name = parts[0]
+	case 2:
+		ns, name = parts[0], parts[1]
+	default:
+		return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+	}
+	t, err := s.resolveTable(ctx, ns, name)
+	if err != nil {
+		if missingOK && sqlerr.Code(err) == sqlerr.UndefinedTable {
+			return nil
+		}
+		return err
+	}
+	path, err := s.e.cat.DropTable(ctx, t.Namespace, t.Name)
+	if err != nil {
+		return err
+	}
+	s.removeTableFiles(ctx, path)
+	return nil
+}
+
+// removeTableFiles deletes a dropped table's files. The metadata is already
+// gone, so a failure only leaves unreferenced files behind; it is logged.
+func (s *Session) removeTableFiles(ctx context.Context, path string) {
+	if err := s.e.store.DeletePrefix(context.WithoutCancel(ctx), path); err != nil {
+		s.e.log.Warn("drop: could not remove table files", "path", path, "err", err)
+	}
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// openDuckDB opens the in-memory DuckDB that executes queries over lake tables,
+// registers the lake scan function, and then locks DuckDB down: no file or
+// network access of its own (all IO goes through Go and objstore) and no
+// configuration changes by users.
+func openDuckDB(ctx context.Context, reg *scanRegistry, threads int) (*sql.DB, error) {
+	connector, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	db := sql.OpenDB(connector)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	defer conn.Close()
+	if err := registerScanFunction(conn, reg); err != nil {
+		db.Close()
+		return nil, err
+	}
+	setup := []string{
+		"SET TimeZone = 'UTC'",
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET enable_external_access = false",
+	}
+	if threads > 0 {
+		setup = append(setup, fmt.Sprintf("SET threads = %d", threads))
+	}
+	setup = append(setup, "SET lock_configuration = true")
+	for _, s := range setup {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("duckdb setup %q: %w", s, err)
+		}
+	}
+	return db, nil
+}
+
+func init() { sqlerr.RegisterMapper(mapDuckDBError) }
+
+// mapDuckDBError gives DuckDB's errors the SQLSTATE PostgreSQL would use.
+func mapDuckDBError(err error) *sqlerr.Error {
+	var de *duckdb.Error
+	if !errors.As(err, &de) {
+		return nil
+	}
+	msg := de.Msg
+	code := sqlerr.InternalError
+	switch de.Type {
+	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
+		code = sqlerr.SyntaxError
+	case duckdb.ErrorTypeConversion, duckdb.ErrorTypeInvalidInput:
+		code = sqlerr.InvalidTextRepresentation
+	case duckdb.ErrorTypeOutOfRange:
+		code = sqlerr.NumericValueOutOfRange
+	case duckdb.ErrorTypeDivideByZero:
+		code = sqlerr.DivisionByZero
+	case duckdb.ErrorTypeMismatchType, duckdb.ErrorTypeInvalidType:
+		code = sqlerr.DatatypeMismatch
+	case duckdb.ErrorTypeNotImplemented:
+		code = sqlerr.FeatureNotSupported
+	case duckdb.ErrorTypeInterrupt:
+		code = sqlerr.QueryCanceled
+	case duckdb.ErrorTypePermission:
+		code = sqlerr.InsufficientPrivilege
+	case duckdb.ErrorTypeConstraint:
+		code = sqlerr.NotNullViolation
+	case duckdb.ErrorTypeCatalog:
+		switch {
+		case strings.Contains(msg, "Function with name"), strings.Contains(msg, "Scalar Function"), strings.Contains(msg, "Table Function"):
+			code = sqlerr.UndefinedFunction
+		case strings.Contains(msg, "Schema with name"):
+			code = sqlerr.InvalidSchemaName
+		default:
+			code = sqlerr.UndefinedTable
+		}
+	case duckdb.ErrorTypeBinder:
+		switch {
+		case strings.Contains(msg, "not found in FROM clause"), strings.Contains(msg, "Referenced column"), strings.Contains(msg, "does not have a column"):
+			code = sqlerr.UndefinedColumn
+		case strings.Contains(msg, "No function matches"), strings.Contains(msg, "Could not choose a best candidate function"):
+			code = sqlerr.UndefinedFunction
+		case strings.Contains(msg, "ambiguous"):
+			code = sqlerr.AmbiguousColumn
+		case strings.Contains(msg, "Cannot compare values of type"), strings.Contains(msg, "Cannot mix values of type"), strings.Contains(msg, "implicit cast"):
+			code = sqlerr.DatatypeMismatch
+		default:
+			code = sqlerr.SyntaxError
+		}
+	}
+	// DuckDB prefixes "<Kind> Error: "; PostgreSQL messages have no such prefix.
+	if i := strings.Index(msg, " Error: "); i >= 0 && i < 40 {
+		msg = msg[i+len(" Error: "):]
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return &sqlerr.Error{Code: code, Message: msg, Err: err}
+}

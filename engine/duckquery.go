@@ -1,0 +1,278 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// duckQuery is a query over lake tables, executed by DuckDB.
+type duckQuery struct {
+	s      *Session
+	sql    string
+	tables map[string]*catalog.Table
+	params []uint32
+	cols   []pgwire.Column
+	convs  []valueConv
+}
+
+// describeDuck prepares sql in DuckDB without executing it and reports its
+// result columns and parameter types.
+func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
+	err = s.duck.Raw(func(dc any) error {
+		pc, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("duckdb connection cannot prepare")
+		}
+		st, err := pc.PrepareContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		ds := st.(*duckdb.Stmt)
+		n, err := ds.ColumnCount()
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			name, err := ds.ColumnName(i)
+			if err != nil {
+				return err
+			}
+			ti, err := ds.ColumnTypeInfo(i)
+			if err != nil {
+				return err
+			}
+			c, conv := duckResultColumn(name, ti)
+			cols = append(cols, c)
+			convs = append(convs, conv)
+		}
+		for i := 1; i <= ds.NumInput(); i++ {
+			t, err := ds.ParamType(i)
+			if err != nil {
+				return err
+			}
+			params = append(params, paramOID(t))
+		}
+		return nil
+	})
+	return cols, convs, params, err
+}
+
+// paramOID is the PostgreSQL type a DuckDB parameter type is described as.
+func paramOID(t duckdb.Type) uint32 {
+	switch t {
+	case duckdb.TYPE_BOOLEAN:
+		return schema.OIDBool
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT:
+		return schema.OIDInt2
+	case duckdb.TYPE_INTEGER:
+		return schema.OIDInt4
+	case duckdb.TYPE_BIGINT:
+		return schema.OIDInt8
+	case duckdb.TYPE_FLOAT:
+		return schema.OIDFloat4
+	case duckdb.TYPE_DOUBLE:
+		return schema.OIDFloat8
+	case duckdb.TYPE_DECIMAL:
+		return schema.OIDNumeric
+	case duckdb.TYPE_DATE:
+		return schema.OIDDate
+	case duckdb.TYPE_TIMESTAMP:
+		return schema.OIDTimestamp
+	case duckdb.TYPE_TIMESTAMP_TZ:
+		return schema.OIDTimestamptz
+	case duckdb.TYPE_BLOB:
+		return schema.OIDBytea
+	case duckdb.TYPE_UUID:
+		return schema.OIDUUID
+	}
+	return schema.OIDText
+}
+
+// mergeParamOIDs prefers the types the client declared.
+func mergeParamOIDs(declared, inferred []uint32) []uint32 {
+	out := append([]uint32(nil), inferred...)
+	for i, d := range declared {
+		if i < len(out) && d != 0 {
+			out[i] = d
+		}
+	}
+	return out
+}
+
+func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (*duckQuery, error) {
+	tables, err := s.bindLakeTables(ctx, stmt)
+	if err != nil {
+		return nil, err
+	}
+	nameUnnamedTargets(stmt)
+	text, err := deparseNode(stmt)
+	if err != nil {
+		return nil, fmt.Errorf("deparse: %w", err)
+	}
+	cols, convs, params, err := s.describeDuck(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	return &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}, nil
+}
+
+func (q *duckQuery) ParamOIDs() []uint32                                 { return q.params }
+func (q *duckQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
+func (q *duckQuery) Tag() string                                        { return "SELECT" }
+
+func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
+	if len(params) != len(q.params) {
+		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
+	}
+	args := make([]any, len(params))
+	for i, p := range params {
+		args[i] = duckArg(p)
+	}
+	return &duckPortal{q: q, args: args}, nil
+}
+
+// duckPortal streams a DuckDB result. Its rows live across Execute calls
+// (PortalSuspended), so they run under the portal's own context; each Execute
+// links the caller's context to it for cancellation.
+type duckPortal struct {
+	q      *duckQuery
+	args   []any
+	ctx    context.Context
+	cancel context.CancelFunc
+	rows   *sql.Rows
+	vals   []any
+	ptrs   []any
+	out    []any
+	count  int
+}
+
+func (p *duckPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
+
+func (p *duckPortal) start(ctx context.Context) error {
+	if err := p.q.s.takeSnapshots(ctx, p.q.tables); err != nil {
+		return err
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	rows, err := p.q.s.duck.QueryContext(p.ctx, p.q.sql, p.args...)
+	if err != nil {
+		return err
+	}
+	p.rows = rows
+	n := len(p.q.cols)
+	p.vals, p.ptrs, p.out = make([]any, n), make([]any, n), make([]any, n)
+	for i := range p.vals {
+		p.ptrs[i] = &p.vals[i]
+	}
+	return nil
+}
+
+func (p *duckPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	if p.rows == nil {
+		if err := p.start(ctx); err != nil {
+			return "", true, err
+		}
+	}
+	stop := context.AfterFunc(ctx, p.cancel)
+	defer stop()
+	for n := 0; maxRows == 0 || n < maxRows; n++ {
+		if !p.rows.Next() {
+			if err := p.rows.Err(); err != nil {
+				if ctx.Err() != nil {
+					return "", true, sqlerr.ErrCanceled
+				}
+				return "", true, err
+			}
+			return fmt.Sprintf("SELECT %d", p.count), true, nil
+		}
+		if err := p.rows.Scan(p.ptrs...); err != nil {
+			return "", true, err
+		}
+		for i, v := range p.vals {
+			p.out[i] = p.q.convs[i](v)
+		}
+		if err := w.WriteRow(p.out); err != nil {
+			return "", true, err
+		}
+		p.count++
+	}
+	return "", false, nil
+}
+
+func (p *duckPortal) Close() {
+	if p.rows != nil {
+		p.rows.Close()
+	}
+	if p.cancel != nil {
+		p.cancel()
+	}
+}
+
+// nameUnnamedTargets gives unnamed output columns of the top-level SELECT the
+// names PostgreSQL would (function name, cast type, or "?column?") instead of
+// DuckDB's expression text.
+func nameUnnamedTargets(stmt *pg_query.Node) {
+	sel := stmt.GetSelectStmt()
+	if sel == nil {
+		return
+	}
+	for sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Larg != nil {
+		sel = sel.Larg
+	}
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Name != "" || rt.Val == nil {
+			continue
+		}
+		if name := pgColumnName(rt.Val); name != "" {
+			rt.Name = name
+		}
+	}
+}
+
+// pgColumnName follows PostgreSQL's FigureColname for the common cases; ""
+// leaves the choice to DuckDB (column references keep their names).
+func pgColumnName(n *pg_query.Node) string {
+	switch {
+	case n.GetColumnRef() != nil:
+		return ""
+	case n.GetFuncCall() != nil:
+		names := n.GetFuncCall().Funcname
+		if s := names[len(names)-1].GetString_(); s != nil {
+			return s.Sval
+		}
+	case n.GetTypeCast() != nil:
+		if inner := pgColumnName(n.GetTypeCast().Arg); inner != "" && inner != "?column?" {
+			return inner
+		}
+		if n.GetTypeCast().Arg.GetColumnRef() != nil {
+			return ""
+		}
+		return typeNameString(n.GetTypeCast().TypeName)
+	case n.GetCaseExpr() != nil:
+		return "case"
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce"
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
+			return "greatest"
+		}
+		return "least"
+	case n.GetSubLink() != nil:
+		if n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
+			return "exists"
+		}
+		return ""
+	}
+	return "?column?"
+}

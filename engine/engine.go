@@ -1,0 +1,121 @@
+// Package engine is the SQL layer: it parses statements (pg_query_go), routes
+// them — DDL and writes to the catalog and writer, queries over lake tables to
+// DuckDB through the lakesoul_scan bridge, pg_catalog/information_schema
+// queries to the catalog PostgreSQL through the pgcatalog emulation — and
+// implements pgwire's Session contract.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// DatabaseName is the only database the server serves.
+const DatabaseName = "lakesoul"
+
+// Config configures an Engine.
+type Config struct {
+	Catalog *catalog.Catalog
+	// Warehouse is the root URI new tables are created under
+	// (<warehouse>/<namespace>/<table>).
+	Warehouse string
+	Store     objstore.Store
+	Logger    *slog.Logger
+	// DuckDBThreads bounds DuckDB's worker threads (0 = DuckDB's default).
+	DuckDBThreads int
+}
+
+// Engine is shared by all sessions.
+type Engine struct {
+	cfg           Config
+	cat           *catalog.Catalog
+	store         objstore.Store
+	log           *slog.Logger
+	duck          *sql.DB
+	scans         *scanRegistry
+	serverVersion string
+	// catalogRole is the role the catalog pool connects as; sessions of
+	// other roles run their catalog work under SET LOCAL ROLE.
+	catalogRole string
+}
+
+// New opens the engine: DuckDB with the lake scan function, on the given catalog.
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger}
+	e.scans = newScanRegistry(cfg.Store)
+	db, err := openDuckDB(ctx, e.scans, cfg.DuckDBThreads)
+	if err != nil {
+		return nil, err
+	}
+	e.duck = db
+	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&e.serverVersion, &e.catalogRole); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read catalog server version: %w", err)
+	}
+	return e, nil
+}
+
+// Close releases DuckDB.
+func (e *Engine) Close() error { return e.duck.Close() }
+
+// SCRAMVerifier implements pgwire.Authenticator: the stored verifier of a login
+// role of the catalog database, so users authenticate as the PostgreSQL roles
+// they are.
+func (e *Engine) SCRAMVerifier(ctx context.Context, role string) (string, error) {
+	var verifier *string
+	err := e.cat.Pool().QueryRow(ctx,
+		`SELECT rolpassword FROM pg_catalog.pg_authid
+		  WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`, role).Scan(&verifier)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (verifier == nil || !strings.HasPrefix(*verifier, "SCRAM-SHA-256$"))) {
+		return "", pgwire.ErrUnknownRole
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up role %q: %w", role, err)
+	}
+	return *verifier, nil
+}
+
+// NewSession implements pgwire.SessionFactory.
+func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwire.Session, error) {
+	user := params["user"]
+	db := params["database"]
+	if db == "" {
+		db = user
+	}
+	if db != DatabaseName {
+		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database %q does not exist", db)
+	}
+	duck, err := e.duck.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb connection: %w", err)
+	}
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		duck.Close()
+		return nil, err
+	}
+	s := &Session{
+		e:     e,
+		user:  user,
+		token: hex.EncodeToString(tok[:]),
+		duck:  duck,
+	}
+	s.settings = s.defaultSettings(params)
+	return s, nil
+}

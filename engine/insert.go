@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
+)
+
+// planInsert plans INSERT ... VALUES / INSERT ... SELECT.
+//
+// DuckDB evaluates the source rows, cast to the target columns' types; the Go
+// writer turns them into data files; one catalog commit makes them visible.
+// On a primary-key table this is an upsert (MergeCommit): columns left out of
+// the column list are not written, so rows that already exist keep their old
+// values there (LakeSoul partial upsert). On an append table (AppendCommit)
+// omitted columns are NULL.
+func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if n.OnConflictClause != nil {
+		return nil, sqlerr.Unsupported("INSERT ... ON CONFLICT",
+			"INSERT into a table with a PRIMARY KEY already upserts: rows with an existing key replace the written columns")
+	}
+	if len(n.ReturningList) > 0 {
+		return nil, sqlerr.Unsupported("INSERT ... RETURNING", "INSERT without RETURNING")
+	}
+	if n.SelectStmt == nil {
+		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES", "INSERT ... VALUES (...) or INSERT ... SELECT")
+	}
+	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+	if err != nil {
+		return nil, err
+	}
+
+	// Target columns.
+	var target []string
+	if len(n.Cols) == 0 {
+		for _, f := range t.Schema.Fields() {
+			target = append(target, f.Name)
+		}
+	} else {
+		for _, c := range n.Cols {
+			rt := c.GetResTarget()
+			if len(rt.Indirection) > 0 {
+				return nil, sqlerr.Unsupported("assigning to a field or subscript", "plain column names")
+			}
+			if len(t.Schema.FieldIndices(rt.Name)) == 0 {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
+			}
+			if slices.Contains(target, rt.Name) {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "column %q specified more than once", rt.Name)
+			}
+			target = append(target, rt.Name)
+		}
+	}
+	for _, c := range t.PKCols {
+		if !slices.Contains(target, c) {
+			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
+		}
+	}
+
+	// Source rows.
+	src := n.SelectStmt
+	if sel := src.GetSelectStmt(); sel != nil && n.WithClause != nil {
+		if sel.WithClause != nil {
+			return nil, sqlerr.Unsupported("WITH on both INSERT and its SELECT", "one WITH clause")
+		}
+		sel.WithClause = n.WithClause
+	}
+	tables, err := s.bindLakeTables(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	srcSQL, err := deparseNode(src)
+	if err != nil {
+		return nil, fmt.Errorf("deparse: %w", err)
+	}
+	srcCols, _, params, err := s.describeDuck(ctx, srcSQL)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(srcCols) < len(target):
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+	case len(srcCols) > len(target):
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+	}
+
+	// The written columns, in table order, and the query producing them.
+	var fields []arrow.Field
+	var exprs []string
+	for _, f := range t.Schema.Fields() {
+		i := slices.Index(target, f.Name)
+		switch {
+		case i >= 0:
+			exprs = append(exprs, fmt.Sprintf("CAST(__src.c%d AS %s) AS %s", i, schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+		case !t.HasPK() || slices.Contains(t.RangeCols, f.Name):
+			exprs = append(exprs, fmt.Sprintf("CAST(NULL AS %s) AS %s", schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+		default:
+			continue // partial upsert: not written, old value kept
+		}
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+	}
+	aliases := make([]string, len(target))
+	for i := range aliases {
+		aliases[i] = fmt.Sprintf("c%d", i)
+	}
+	query := fmt.Sprintf("SELECT %s FROM (%s) AS __src(%s)", strings.Join(exprs, ", "), srcSQL, strings.Join(aliases, ", "))
+	recSchema := arrow.NewSchema(fields, nil)
+
+	return &funcStmt{
+		tag:    "INSERT",
+		params: mergeParamOIDs(paramOIDs, params),
+		run: func(ctx context.Context, args []any) (string, [][]any, error) {
+			if err := s.takeSnapshots(ctx, tables); err != nil {
+				return "", nil, err
+			}
+			dargs := make([]any, len(args))
+			for i, a := range args {
+				dargs[i] = duckArg(a)
+			}
+			rec, err := s.collect(ctx, query, dargs, recSchema)
+			if err != nil {
+				return "", nil, err
+			}
+			defer rec.Release()
+			if err := s.writeAndCommit(ctx, t, rec); err != nil {
+				return "", nil, err
+			}
+			if s.inBlock {
+				s.wroteInBlock = true
+			}
+			return fmt.Sprintf("INSERT 0 %d", rec.NumRows()), nil, nil
+		},
+	}, nil
+}
+
+// writeAndCommit writes rec as data files and commits them: MergeCommit on
+// primary-key tables, AppendCommit otherwise. If the commit fails the files
+// are deleted; nothing becomes visible.
+func (s *Session) writeAndCommit(ctx context.Context, t *catalog.Table, rec arrow.RecordBatch) error {
+	w := &writer.Writer{Store: s.e.store, Table: t}
+	parts, err := w.Write(ctx, rec)
+	if err != nil || len(parts) == 0 {
+		return err
+	}
+	op := catalog.AppendCommit
+	if t.HasPK() {
+		op = catalog.MergeCommit
+	}
+	if _, err := s.e.cat.Commit(ctx, t.ID, op, parts); err != nil {
+		for _, p := range parts {
+			for _, f := range p.Ops {
+				_ = s.e.store.Delete(context.WithoutCancel(ctx), f.Path)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// collect runs query in DuckDB and gathers its rows into one Arrow batch of
+// schema sch (the query's columns must already have sch's types).
+func (s *Session) collect(ctx context.Context, query string, args []any, sch *arrow.Schema) (arrow.RecordBatch, error) {
+	rows, err := s.duck.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	defer b.Release()
+	n := sch.NumFields()
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			if err := appendDuckValue(b.Field(i), v); err != nil {
+				return nil, fmt.Errorf("column %s: %w", sch.Field(i).Name, err)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if ctx.Err() != nil {
+			return nil, sqlerr.ErrCanceled
+		}
+		return nil, err
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// appendDuckValue appends a value DuckDB returned for a column cast to the
+// builder's type.
+func appendDuckValue(b array.Builder, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	var ok bool
+	switch bb := b.(type) {
+	case *array.Int64Builder:
+		var x int64
+		if x, ok = v.(int64); ok {
+			bb.Append(x)
+		}
+	case *array.Int32Builder:
+		var x int32
+		if x, ok = v.(int32); ok {
+			bb.Append(x)
+		}
+	case *array.Int16Builder:
+		var x int16
+		if x, ok = v.(int16); ok {
+			bb.Append(x)
+		}
+	case *array.Int8Builder:
+		var x int8
+		if x, ok = v.(int8); ok {
+			bb.Append(x)
+		}
+	case *array.Float64Builder:
+		var x float64
+		if x, ok = v.(float64); ok {
+			bb.Append(x)
+		}
+	case *array.Float32Builder:
+		var x float32
+		if x, ok = v.(float32); ok {
+			bb.Append(x)
+		}
+	case *array.BooleanBuilder:
+		var x bool
+		if x, ok = v.(bool); ok {
+			bb.Append(x)
+		}
+	case *array.StringBuilder:
+		var x string
+		if x, ok = v.(string); ok {
+			bb.Append(x)
+		}
+	case *array.BinaryBuilder:
+		var x []byte
+		if x, ok = v.([]byte); ok {
+			bb.Append(x)
+		}
+	case *array.Date32Builder:
+		var x time.Time
+		if x, ok = v.(time.Time); ok {
+			bb.Append(arrow.Date32FromTime(x))
+		}
+	case *array.TimestampBuilder:
+		var x time.Time
+		if x, ok = v.(time.Time); ok {
+			bb.Append(arrow.Timestamp(x.UnixMicro()))
+		}
+	case *array.Decimal128Builder:
+		var x duckdb.Decimal
+		if x, ok = v.(duckdb.Decimal); ok {
+			bb.Append(decimal128.FromBigInt(x.Value))
+		}
+	default:
+		return fmt.Errorf("cannot write values of type %s", b.Type())
+	}
+	if !ok {
+		return fmt.Errorf("unexpected value %T for type %s", v, b.Type())
+	}
+	return nil
+}
+
+// quoteIdent quotes an identifier for SQL.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// resolveTable finds a lake table by (optional) schema and name. "public" is
+// accepted as another name of LakeSoul's "default" namespace, since that is
+// what PostgreSQL clients assume.
+func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*catalog.Table, error) {
+	if schemaName != "" {
+		t, err := s.e.cat.TableByName(ctx, schemaName, name)
+		if err != nil && schemaName == "public" && sqlerr.Code(err) == sqlerr.UndefinedTable {
+			if t2, err2 := s.e.cat.TableByName(ctx, catalog.DefaultNamespace, name); err2 == nil {
+				return t2, nil
+			}
+		}
+		return t, err
+	}
+	var firstErr error
+	for _, ns := range s.searchPath() {
+		t, err := s.resolveTable(ctx, ns, name)
+		if err == nil {
+			return t, nil
+		}
+		if sqlerr.Code(err) != sqlerr.UndefinedTable {
+			return nil, err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+}
+
+// relationKinds classifies the relations a statement reads.
+type relationKinds struct {
+	lake    []*pg_query.RangeVar
+	catalog int
+}
+
+func classifyRelations(stmt *pg_query.Node) relationKinds {
+	ctes := cteNames(stmt)
+	var k relationKinds
+	walk(stmt, func(n *pg_query.Node) {
+		rv := n.GetRangeVar()
+		if rv == nil {
+			return
+		}
+		switch {
+		case rv.Schemaname == "" && ctes[rv.Relname]:
+		case pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname):
+			k.catalog++
+		default:
+			k.lake = append(k.lake, rv)
+		}
+	})
+	return k
+}
+
+// bindLakeTables replaces every lake-table reference in stmt with a
+// lakesoul_scan(handle) call and registers the handles; it returns the tables
+// by handle. Unknown tables fail with 42P01.
+func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[string]*catalog.Table, error) {
+	ctes := cteNames(stmt)
+	tables := map[string]*catalog.Table{}
+	var err error
+	walk(stmt, func(n *pg_query.Node) {
+		rv := n.GetRangeVar()
+		if rv == nil || err != nil {
+			return
+		}
+		if rv.Schemaname == "" && ctes[rv.Relname] {
+			return
+		}
+		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) {
+			err = sqlerr.Unsupported("a query that reads both lake tables and pg_catalog/information_schema",
+				"query lake tables and catalog relations in separate statements")
+			return
+		}
+		var t *catalog.Table
+		t, err = s.resolveTable(ctx, rv.Schemaname, rv.Relname)
+		if err != nil {
+			return
+		}
+		handle := s.token + ":" + t.ID
+		s.e.scans.put(handle, t)
+		tables[handle] = t
+		alias := rv.Alias
+		if alias == nil {
+			alias = &pg_query.Alias{Aliasname: rv.Relname}
+		}
+		n.Node = scanFromClause(handle, alias).Node
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tables, nil
+}
+
+// takeSnapshots resolves the current file list of every table a statement
+// reads, right before it runs. Each table is resolved once per execution, so a
+// self-join sees one snapshot.
+func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.Table) error {
+	for handle, t := range tables {
+		parts, err := s.e.cat.LiveFiles(ctx, t.ID, nil)
+		if err != nil {
+			return err
+		}
+		s.e.scans.setSnapshot(handle, parts)
+	}
+	return nil
+}

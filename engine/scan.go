@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// The bridge from the lake to DuckDB is a table function, lakesoul_scan(handle),
+// not a registered Arrow view: DuckDB pushes WHERE filters into Arrow scans and
+// duckdb-go does not apply them (duckdb-go#24), so rows would come back
+// unfiltered. A table function without filter pushdown leaves every filter to
+// DuckDB, which is always correct; projection pushdown still applies.
+//
+// A query names a table by handle "<session token>:<table id>". The session
+// registers the handle when it parses the statement and sets the snapshot (the
+// file list) right before it executes; the function copies both at bind time,
+// so a running scan never sees a later snapshot.
+
+const scanFunctionName = "lakesoul_scan"
+
+type scanEntry struct {
+	table *catalog.Table
+	parts []catalog.PartitionFiles
+	// resolved is false until a snapshot was taken for the current execution.
+	resolved bool
+}
+
+// scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
+type scanRegistry struct {
+	store objstore.Store
+	mu    sync.Mutex
+	m     map[string]*scanEntry
+}
+
+func newScanRegistry(store objstore.Store) *scanRegistry {
+	return &scanRegistry{store: store, m: map[string]*scanEntry{}}
+}
+
+func (r *scanRegistry) put(handle string, t *catalog.Table) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.m[handle]; ok && e.table.ID == t.ID {
+		e.table = t
+		return
+	}
+	r.m[handle] = &scanEntry{table: t}
+}
+
+func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.m[handle]; ok {
+		e.parts, e.resolved = parts, true
+	}
+}
+
+func (r *scanRegistry) get(handle string) (scanEntry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.m[handle]
+	if !ok {
+		return scanEntry{}, false
+	}
+	return *e, true
+}
+
+// dropPrefix removes every handle of a session.
+func (r *scanRegistry) dropPrefix(prefix string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for h := range r.m {
+		if len(h) >= len(prefix) && h[:len(prefix)] == prefix {
+			delete(r.m, h)
+		}
+	}
+}
+
+func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
+	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	if err != nil {
+		return err
+	}
+	fn := duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
+		BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			handle, _ := args[0].(string)
+			e, ok := reg.get(handle)
+			if !ok {
+				return nil, fmt.Errorf("%s: unknown handle", scanFunctionName)
+			}
+			return newScanSource(ctx, reg.store, e)
+		},
+	}
+	return duckdb.RegisterTableUDF(conn, scanFunctionName, fn)
+}
+
+// scanSource feeds one scan of one table into DuckDB chunks.
+type scanSource struct {
+	ctx     context.Context
+	scan    *reader.Scan
+	units   []reader.Unit
+	infos   []duckdb.ColumnInfo
+	setters []chunkSetter
+	unit    int
+	it      reader.Iterator
+	batch   arrow.RecordBatch
+	row     int
+}
+
+func newScanSource(ctx context.Context, store objstore.Store, e scanEntry) (*scanSource, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := &scanSource{
+		ctx:  ctx,
+		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts},
+	}
+	for _, f := range e.table.Schema.Fields() {
+		ti, set, err := duckColumn(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		s.infos = append(s.infos, duckdb.ColumnInfo{Name: f.Name, T: ti})
+		s.setters = append(s.setters, set)
+	}
+	units, err := s.scan.Units()
+	if err != nil {
+		return nil, err
+	}
+	s.units = units
+	return s, nil
+}
+
+func (s *scanSource) ColumnInfos() []duckdb.ColumnInfo    { return s.infos }
+func (s *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+func (s *scanSource) Init()                                {}
+
+// nextBatch advances to the next non-empty batch; false at the end of the scan.
+func (s *scanSource) nextBatch() (bool, error) {
+	if s.batch != nil {
+		s.batch.Release()
+		s.batch = nil
+	}
+	for {
+		if s.it == nil {
+			if s.unit >= len(s.units) {
+				return false, nil
+			}
+			it, err := s.scan.Open(s.ctx, s.units[s.unit])
+			if err != nil {
+				return false, err
+			}
+			s.it = it
+			s.unit++
+		}
+		b, err := s.it.Next(s.ctx)
+		if err == io.EOF {
+			s.it.Close()
+			s.it = nil
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		s.batch, s.row = b, 0
+		return true, nil
+	}
+}
+
+func (s *scanSource) FillChunk(chunk duckdb.DataChunk) error {
+	capacity := duckdb.GetDataChunkCapacity()
+	n := 0
+	for n < capacity {
+		if s.batch == nil || s.row >= int(s.batch.NumRows()) {
+			ok, err := s.nextBatch()
+			if err != nil {
+				s.close()
+				if s.ctx.Err() != nil {
+					return sqlerr.ErrCanceled
+				}
+				return err
+			}
+			if !ok {
+				s.close()
+				break
+			}
+		}
+		take := min(capacity-n, int(s.batch.NumRows())-s.row)
+		for c, set := range s.setters {
+			col := s.batch.Column(c)
+			for i := 0; i < take; i++ {
+				if err := set(chunk, c, n+i, col, s.row+i); err != nil {
+					return err
+				}
+			}
+		}
+		s.row += take
+		n += take
+	}
+	return chunk.SetSize(n)
+}
+
+func (s *scanSource) close() {
+	if s.batch != nil {
+		s.batch.Release()
+		s.batch = nil
+	}
+	if s.it != nil {
+		s.it.Close()
+		s.it = nil
+	}
+}
+
+// chunkSetter copies value i of arr into DuckDB's chunk at (col, row).
+type chunkSetter func(chunk duckdb.DataChunk, col, row int, arr arrow.Array, i int) error
+
+func setNullable[T any](get func(arrow.Array, int) T) chunkSetter {
+	return func(chunk duckdb.DataChunk, col, row int, arr arrow.Array, i int) error {
+		if arr.IsNull(i) {
+			return chunk.SetValue(col, row, nil)
+		}
+		return duckdb.SetChunkValue(chunk, col, row, get(arr, i))
+	}
+}
+
+// duckColumn returns the DuckDB type of a lake column and its setter.
+func duckColumn(dt arrow.DataType) (duckdb.TypeInfo, chunkSetter, error) {
+	simple := func(t duckdb.Type, set chunkSetter) (duckdb.TypeInfo, chunkSetter, error) {
+		ti, err := duckdb.NewTypeInfo(t)
+		return ti, set, err
+	}
+	switch t := dt.(type) {
+	case *arrow.Int64Type:
+		return simple(duckdb.TYPE_BIGINT, setNullable(func(a arrow.Array, i int) int64 { return a.(*array.Int64).Value(i) }))
+	case *arrow.Int32Type:
+		return simple(duckdb.TYPE_INTEGER, setNullable(func(a arrow.Array, i int) int32 { return a.(*array.Int32).Value(i) }))
+	case *arrow.Int16Type:
+		return simple(duckdb.TYPE_SMALLINT, setNullable(func(a arrow.Array, i int) int16 { return a.(*array.Int16).Value(i) }))
+	case *arrow.Int8Type:
+		return simple(duckdb.TYPE_TINYINT, setNullable(func(a arrow.Array, i int) int8 { return a.(*array.Int8).Value(i) }))
+	case *arrow.Float64Type:
+		return simple(duckdb.TYPE_DOUBLE, setNullable(func(a arrow.Array, i int) float64 { return a.(*array.Float64).Value(i) }))
+	case *arrow.Float32Type:
+		return simple(duckdb.TYPE_FLOAT, setNullable(func(a arrow.Array, i int) float32 { return a.(*array.Float32).Value(i) }))
+	case *arrow.BooleanType:
+		return simple(duckdb.TYPE_BOOLEAN, setNullable(func(a arrow.Array, i int) bool { return a.(*array.Boolean).Value(i) }))
+	case *arrow.StringType:
+		return simple(duckdb.TYPE_VARCHAR, setNullable(func(a arrow.Array, i int) string { return a.(*array.String).Value(i) }))
+	case *arrow.BinaryType:
+		return simple(duckdb.TYPE_BLOB, setNullable(func(a arrow.Array, i int) []byte { return a.(*array.Binary).Value(i) }))
+	case *arrow.Date32Type:
+		return simple(duckdb.TYPE_DATE, setNullable(func(a arrow.Array, i int) time.Time {
+			return a.(*array.Date32).Value(i).ToTime()
+		}))
+	case *arrow.TimestampType:
+		dtype := duckdb.TYPE_TIMESTAMP
+		if t.TimeZone != "" {
+			dtype = duckdb.TYPE_TIMESTAMP_TZ
+		}
+		toTime, err := t.GetToTimeFunc()
+		if err != nil {
+			return nil, nil, err
+		}
+		return simple(dtype, setNullable(func(a arrow.Array, i int) time.Time {
+			return toTime(a.(*array.Timestamp).Value(i)).UTC()
+		}))
+	case *arrow.Decimal128Type:
+		ti, err := duckdb.NewDecimalInfo(uint8(t.Precision), uint8(t.Scale))
+		w, sc := uint8(t.Precision), uint8(t.Scale)
+		return ti, setNullable(func(a arrow.Array, i int) duckdb.Decimal {
+			return duckdb.Decimal{Width: w, Scale: sc, Value: new(big.Int).Set(a.(*array.Decimal128).Value(i).BigInt())}
+		}), err
+	}
+	return nil, nil, fmt.Errorf("type %s cannot be scanned", dt)
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"database/sql"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// Session is one client connection's SQL state. pgwire serialises its calls.
+type Session struct {
+	e     *Engine
+	user  string
+	token string
+	// duck is the session's own DuckDB connection.
+	duck     *sql.Conn
+	settings settings
+	// inBlock is true between BEGIN and COMMIT/ROLLBACK; failed after an error
+	// inside the block (every statement but ROLLBACK/COMMIT then fails 25P02).
+	inBlock bool
+	failed  bool
+	// wroteInBlock is set when a write committed inside the current block.
+	wroteInBlock bool
+}
+
+var _ pgwire.Session = (*Session)(nil)
+
+// TxStatus implements pgwire.Session.
+func (s *Session) TxStatus() byte {
+	switch {
+	case s.failed:
+		return 'E'
+	case s.inBlock:
+		return 'T'
+	}
+	return 'I'
+}
+
+// Close implements pgwire.Session.
+func (s *Session) Close() {
+	s.e.scans.dropPrefix(s.token + ":")
+	s.duck.Close()
+}
+
+// Parse implements pgwire.Session.
+func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([]pgwire.Statement, error) {
+	if !utf8.ValidString(text) {
+		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+	}
+	tree, err := pg_query.Parse(text)
+	if err != nil {
+		return nil, s.fail(parseError(err))
+	}
+	out := make([]pgwire.Statement, 0, len(tree.Stmts))
+	for _, raw := range tree.Stmts {
+		if s.failed && !isTxEnd(raw.Stmt) {
+			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
+				"current transaction is aborted, commands ignored until end of transaction block")
+		}
+		st, err := s.plan(ctx, raw.Stmt, paramOIDs)
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		out = append(out, &trackedStmt{Statement: st, s: s})
+	}
+	return out, nil
+}
+
+// fail records an error inside a transaction block and returns it.
+func (s *Session) fail(err error) error {
+	if err != nil && s.inBlock {
+		s.failed = true
+	}
+	return err
+}
+
+func isTxEnd(n *pg_query.Node) bool {
+	t := n.GetTransactionStmt()
+	if t == nil {
+		return false
+	}
+	switch t.Kind {
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK, pg_query.TransactionStmtKind_TRANS_STMT_COMMIT,
+		pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		return true
+	}
+	return false
+}
+
+func parseError(err error) error {
+	var pe *pgparser.Error
+	if errors.As(err, &pe) {
+		return &sqlerr.Error{Code: sqlerr.SyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos), Err: err}
+	}
+	return sqlerr.Wrap(sqlerr.SyntaxError, err, "syntax error")
+}
+
+// plan turns one parsed statement into an executable Statement.
+func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	switch n := stmt.Node.(type) {
+	case *pg_query.Node_SelectStmt:
+		return s.planSelect(ctx, stmt, paramOIDs)
+	case *pg_query.Node_InsertStmt:
+		return s.planInsert(ctx, n.InsertStmt, paramOIDs)
+	case *pg_query.Node_CreateSchemaStmt:
+		return s.planCreateSchema(n.CreateSchemaStmt)
+	case *pg_query.Node_CreateStmt:
+		return s.planCreateTable(ctx, n.CreateStmt)
+	case *pg_query.Node_DropStmt:
+		return s.planDrop(n.DropStmt)
+	case *pg_query.Node_VariableSetStmt:
+		return s.planSet(n.VariableSetStmt)
+	case *pg_query.Node_VariableShowStmt:
+		return s.planShow(n.VariableShowStmt)
+	case *pg_query.Node_TransactionStmt:
+		return s.planTransaction(n.TransactionStmt)
+	case *pg_query.Node_DiscardStmt, *pg_query.Node_DeallocateStmt:
+		tag := "DISCARD ALL"
+		if _, ok := n.(*pg_query.Node_DeallocateStmt); ok {
+			tag = "DEALLOCATE"
+		}
+		return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) { return tag, nil, nil }}, nil
+	case *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt, *pg_query.Node_MergeStmt, *pg_query.Node_TruncateStmt:
+		return nil, sqlerr.Unsupported(statementName(stmt),
+			"supported writes today: INSERT ... VALUES and INSERT ... SELECT (upsert on primary-key tables, append otherwise)")
+	}
+	return nil, sqlerr.Unsupported(statementName(stmt),
+		"supported: SELECT, INSERT, CREATE/DROP SCHEMA, CREATE/DROP TABLE, SET, SHOW, BEGIN/COMMIT/ROLLBACK")
+}
+
+// statementName is a readable name for a statement node ("UPDATE", "COPY" …).
+func statementName(stmt *pg_query.Node) string {
+	name := fmt.Sprintf("%T", stmt.Node)
+	name = strings.TrimPrefix(name, "*pg_query.Node_")
+	name = strings.TrimSuffix(name, "Stmt")
+	return strings.ToUpper(name)
+}
+
+// trackedStmt marks the session failed when a statement errors inside a
+// transaction block.
+type trackedStmt struct {
+	pgwire.Statement
+	s *Session
+}
+
+func (t *trackedStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
+	cols, err := t.Statement.Describe(ctx)
+	return cols, t.s.fail(err)
+}
+
+func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	if t.s.failed && !isTxEndTag(t.Statement.Tag()) {
+		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
+			"current transaction is aborted, commands ignored until end of transaction block")
+	}
+	p, err := t.Statement.Bind(ctx, params)
+	if err != nil {
+		return nil, t.s.fail(err)
+	}
+	return &trackedPortal{Portal: p, s: t.s}, nil
+}
+
+func isTxEndTag(tag string) bool { return tag == "COMMIT" || tag == "ROLLBACK" }
+
+type trackedPortal struct {
+	pgwire.Portal
+	s *Session
+}
+
+func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
+	return tag, done, t.s.fail(err)
+}

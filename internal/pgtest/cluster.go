@@ -1,0 +1,125 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/lakesoul-go/lakesoul/pgcluster"
+)
+
+// fastSettings trade durability for speed: a test cluster is thrown away.
+var fastSettings = map[string]string{
+	"fsync":              "off",
+	"synchronous_commit": "off",
+	"full_page_writes":   "off",
+}
+
+// shared is the throwaway cluster of this test binary, started on first use.
+var shared struct {
+	mu      sync.Mutex
+	started bool
+	cluster *pgcluster.Cluster
+	base    string // temp dir holding the data dir
+	err     error
+}
+
+// sharedCluster returns the binary's shared cluster, starting it on the
+// first call; a start failure is remembered and reported to every caller.
+func sharedCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.started {
+		shared.started = true
+		shared.cluster, shared.base, shared.err = startCluster(context.Background())
+	}
+	if shared.err != nil {
+		failStart(t, shared.err)
+	}
+	return shared.cluster
+}
+
+// stopShared stops the shared cluster, if it was started, and removes its
+// directory.
+func stopShared() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cluster == nil {
+		return nil
+	}
+	err := shared.cluster.Stop(context.Background())
+	if err == nil {
+		err = os.RemoveAll(shared.base)
+	}
+	shared.cluster = nil
+	return err
+}
+
+// startCluster starts a throwaway cluster in a new temp dir named after
+// this process, after removing those that dead test binaries left.
+func startCluster(ctx context.Context) (*pgcluster.Cluster, string, error) {
+	sweepAbandoned()
+	base, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", dirPrefix, os.Getpid()))
+	if err != nil {
+		return nil, "", fmt.Errorf("pgtest: create cluster dir: %w", err)
+	}
+	// MkdirTemp makes it 0700; when tests run as root, PostgreSQL runs as
+	// the postgres account, which must reach the data dir inside.
+	if err := os.Chmod(base, 0o755); err != nil {
+		os.RemoveAll(base)
+		return nil, "", fmt.Errorf("pgtest: %w", err)
+	}
+	c, err := pgcluster.Open(ctx, pgcluster.Options{
+		DataDir:  filepath.Join(base, "data"),
+		Settings: fastSettings,
+		Logger:   slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		os.RemoveAll(base)
+		return nil, "", err
+	}
+	return c, base, nil
+}
+
+// Cluster starts a private throwaway cluster for tests that need to stop,
+// crash or restart the server, and stops it and removes its directory when
+// the test ends. It ignores EnvCatalogURL. To restart it:
+//
+//	c.Stop(ctx)
+//	c2, err := pgcluster.Open(ctx, c.Options())
+//	t.Cleanup(func() { c2.Stop(context.Background()) })
+//
+// A cluster reopened this way must be stopped by the test (as above) before
+// this cleanup removes the directory. ConnString connects as superuser.
+func Cluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	c, base, err := startCluster(context.Background())
+	if err != nil {
+		failStart(t, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+		os.RemoveAll(base)
+	})
+	return c
+}
+
+// Main runs the tests of a package, then stops the shared cluster and
+// removes its directory; it exits with the tests' exit code. Use it as the
+// package's TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	if err := stopShared(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: stopping the shared PostgreSQL cluster: %v\n", err)
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,71 @@
+package layout
+
+import (
+	"regexp"
+	"testing"
+)
+
+func TestDataFileName(t *testing.T) {
+	re := regexp.MustCompile(`^part-[A-Za-z0-9]{16}_(\d{4,})\.parquet$`)
+	tests := []struct {
+		bucket int
+		suffix string
+	}{
+		{0, "_0000.parquet"},
+		{3, "_0003.parquet"},
+		{42, "_0042.parquet"},
+		{9999, "_9999.parquet"},
+		{12345, "_12345.parquet"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		for range 50 {
+			name := DataFileName(tt.bucket)
+			if !re.MatchString(name) || name[len(name)-len(tt.suffix):] != tt.suffix {
+				t.Fatalf("DataFileName(%d) = %q", tt.bucket, name)
+			}
+			if seen[name] {
+				t.Fatalf("duplicate name %q", name)
+			}
+			seen[name] = true
+			if b, ok := BucketOfFile("s3://bucket/table/date=2024-01-01/" + name); !ok || b != tt.bucket {
+				t.Fatalf("BucketOfFile(%q) = %d, %v", name, b, ok)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("negative bucket: want panic")
+		}
+	}()
+	DataFileName(-1)
+}
+
+func TestBucketOfFile(t *testing.T) {
+	tests := []struct {
+		path string
+		want int
+		ok   bool
+	}{
+		{"/some/prefix/part-AbCdEfGhIjKlMnOp_0042.parquet", 42, true},
+		{"part-AbCdEfGhIjKlMnOp_0000.parquet", 0, true},
+		{"part-x_7", 7, true},
+		{"part-x_7.", 7, true},
+		{"part-x_007.snappy.parquet", 7, true},
+		{"a_b_12.parquet", 12, true},
+		{"x_12.y_z", 12, true},               // later '_' not followed by digits
+		{"dir_5/part-abc.parquet", 0, false}, // only the base name counts
+		{"part-abc.parquet", 0, false},
+		{"part-abc_.parquet", 0, false},
+		{"part-abc_12x.parquet", 0, false},
+		{"part-abc_1_b.parquet", 0, false},
+		{"", 0, false},
+		{"part-x_99999999999999999999999.parquet", 0, false}, // overflows int
+	}
+	for _, tt := range tests {
+		got, ok := BucketOfFile(tt.path)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("BucketOfFile(%q) = %d, %v; want %d, %v", tt.path, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,11 @@
+DROP TRIGGER IF EXISTS partition_table_change ON public.partition_info;
+DROP FUNCTION IF EXISTS public.partition_insert();
+DROP TABLE IF EXISTS public.discard_compressed_file_info;
+DROP TABLE IF EXISTS public.global_config;
+DROP TABLE IF EXISTS public.partition_info;
+DROP TABLE IF EXISTS public.data_commit_info;
+DROP TYPE IF EXISTS public.data_file_op;
+DROP TABLE IF EXISTS public.table_path_id;
+DROP TABLE IF EXISTS public.table_name_id;
+DROP TABLE IF EXISTS public.table_info;
+DROP TABLE IF EXISTS public.namespace;

@@ -1,0 +1,3 @@
+-- OIDs backfilled into lakesoul.namespace_oid / lakesoul.table_oid stay: they
+-- are valid allocations and never reused.
+DROP SCHEMA IF EXISTS lakesoul_pg CASCADE;

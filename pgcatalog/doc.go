@@ -1,0 +1,28 @@
+// Package pgcatalog answers clients' catalog queries (psql's \d family,
+// pgjdbc's DatabaseMetaData, …) with lake namespaces and tables.
+//
+// Lake tables are not PostgreSQL relations: they are rows of LakeSoul's
+// public.table_info in the catalog database. Catalog queries nevertheless run
+// on that real PostgreSQL, so every function, operator, cast and collation
+// behaves exactly as clients expect, after Rewrite has pointed them at
+// emulation objects in schema lakesoul_pg (migration
+// 000003_pg_catalog_emulation):
+//
+//   - a relation pg_catalog.X (or unqualified X starting with "pg_") for which
+//     the view lakesoul_pg.X exists becomes lakesoul_pg.X;
+//   - a relation information_schema.X becomes lakesoul_pg.info_X when that view
+//     exists;
+//   - calls of the built-in functions that take relation OIDs
+//     (pg_table_is_visible, pg_get_indexdef, …) become calls of the
+//     lakesoul_pg functions of the same name, which know lake OIDs and defer to
+//     the built-in for every other OID.
+//
+// The views show the real rows of namespaces pg_catalog and information_schema
+// (so \d pg_class still works) plus the lake objects, and hide everything else
+// of the catalog database. References to catalogs that are not emulated stay
+// on the real objects and simply show no lake rows.
+//
+// Invariant: the names in this package (emulatedRelations, emulatedFunctions)
+// and the objects the migration creates agree; the tests check it against a
+// migrated database.
+package pgcatalog

@@ -1,0 +1,89 @@
+package pgcatalog
+
+import "strings"
+
+// EmulationSchema is the schema holding the emulation views and functions.
+const EmulationSchema = "lakesoul_pg"
+
+// emulatedRelations maps "<schema>.<relation>" of a real catalog object to
+// the lakesoul_pg view that replaces it. Each view has the real object's
+// columns (see the migration).
+var emulatedRelations = map[string]string{
+	"pg_catalog.pg_namespace":   "pg_namespace",
+	"pg_catalog.pg_class":       "pg_class",
+	"pg_catalog.pg_attribute":   "pg_attribute",
+	"pg_catalog.pg_index":       "pg_index",
+	"pg_catalog.pg_constraint":  "pg_constraint",
+	"pg_catalog.pg_attrdef":     "pg_attrdef",
+	"pg_catalog.pg_description": "pg_description",
+	"pg_catalog.pg_type":        "pg_type",
+	"pg_catalog.pg_proc":        "pg_proc",
+	"pg_catalog.pg_trigger":     "pg_trigger",
+	"pg_catalog.pg_policy":      "pg_policy",
+	"pg_catalog.pg_tables":      "pg_tables",
+	"pg_catalog.pg_indexes":     "pg_indexes",
+	"pg_catalog.pg_views":       "pg_views",
+	"pg_catalog.pg_sequences":   "pg_sequences",
+
+	"information_schema.schemata":          "info_schemata",
+	"information_schema.tables":            "info_tables",
+	"information_schema.columns":           "info_columns",
+	"information_schema.table_constraints": "info_table_constraints",
+	"information_schema.key_column_usage":  "info_key_column_usage",
+	"information_schema.views":             "info_views",
+}
+
+// emulatedFunctions maps a pg_catalog function name to the argument counts
+// for which lakesoul_pg has a function of the same name and signature.
+var emulatedFunctions = map[string][]int{
+	"pg_table_is_visible":    {1},
+	"pg_get_indexdef":        {1, 3},
+	"pg_get_constraintdef":   {1, 2},
+	"obj_description":        {1, 2},
+	"col_description":        {2},
+	"pg_relation_size":       {1, 2},
+	"pg_table_size":          {1},
+	"pg_total_relation_size": {1},
+	"pg_indexes_size":        {1},
+	"current_schema":         {0},
+	"current_schemas":        {1},
+}
+
+// IsCatalogRelation reports whether a relation reference names a PostgreSQL
+// system catalog object: anything in schema pg_catalog or information_schema,
+// or an unqualified name starting with "pg_" (resolved in pg_catalog, which
+// PostgreSQL searches first). Names are as the parser returns them (unquoted
+// identifiers already folded to lower case). A query whose relations all
+// satisfy it is answered by the catalog database (after Rewrite).
+func IsCatalogRelation(schema, name string) bool {
+	switch schema {
+	case "pg_catalog", "information_schema":
+		return true
+	case "":
+		return strings.HasPrefix(name, "pg_")
+	}
+	return false
+}
+
+// emulationFor returns the lakesoul_pg view replacing the relation, if any.
+func emulationFor(schema, name string) (string, bool) {
+	if schema == "" {
+		if !strings.HasPrefix(name, "pg_") {
+			return "", false
+		}
+		schema = "pg_catalog"
+	}
+	v, ok := emulatedRelations[schema+"."+name]
+	return v, ok
+}
+
+// hasEmulatedFunction reports whether lakesoul_pg replaces the pg_catalog
+// function name called with nargs arguments.
+func hasEmulatedFunction(name string, nargs int) bool {
+	for _, n := range emulatedFunctions[name] {
+		if n == nargs {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,47 @@
+package pgcatalog
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// walk calls visit on m and then on every message reachable from it, parents
+// before children. visit may change the fields of the message it is given
+// (they are read after it returns) but not replace the message itself.
+func walk(m protoreflect.Message, visit func(any)) {
+	visit(m.Interface())
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Message() == nil || fd.IsMap():
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				walk(l.Get(i).Message(), visit)
+			}
+		default:
+			walk(v.Message(), visit)
+		}
+		return true
+	})
+}
+
+// walkNode is walk over one parse-tree node; a nil node is skipped.
+func walkNode(n *pg_query.Node, visit func(any)) {
+	if n != nil {
+		walk(n.ProtoReflect(), visit)
+	}
+}
+
+// strings returns the values of a list of String nodes, or ok=false when an
+// element is something else (A_Star, …).
+func strs(nodes []*pg_query.Node) (out []string, ok bool) {
+	out = make([]string, len(nodes))
+	for i, n := range nodes {
+		s := n.GetString_()
+		if s == nil {
+			return nil, false
+		}
+		out[i] = s.Sval
+	}
+	return out, true
+}

@@ -1,0 +1,127 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// authFailedError is the one failure a client sees for a wrong password, an
+// unknown role or a role without a usable SCRAM secret.
+func authFailedError(user string) error {
+	return sqlerr.New(sqlerr.InvalidPassword, "password authentication failed for user %q", user)
+}
+
+// authenticate runs SCRAM-SHA-256 over SASL for user. On success the
+// AuthenticationSASLFinal and AuthenticationOk messages are buffered (not yet
+// flushed). Every failure is fatal for the connection.
+//
+// An unknown role goes through the same exchange with a mock verifier and
+// fails at the same point as a wrong password, so a client cannot tell which
+// roles exist.
+func (c *conn) authenticate(ctx context.Context, user string) error {
+	verifier, mock, err := c.lookupVerifier(ctx, user)
+	if err != nil {
+		return fatal(err)
+	}
+	scram := newSCRAMServer(verifier, mock)
+
+	if err := c.out.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}}); err != nil {
+		return err
+	}
+	if err := c.out.flush(); err != nil {
+		return err
+	}
+	data, err := c.receiveSASL(pgproto3.AuthTypeSASL)
+	if err != nil {
+		return err
+	}
+	serverFirst, err := scram.clientFirst(data)
+	if err != nil {
+		return fatal(err)
+	}
+	if err := c.out.send(&pgproto3.AuthenticationSASLContinue{Data: serverFirst}); err != nil {
+		return err
+	}
+	if err := c.out.flush(); err != nil {
+		return err
+	}
+	data, err = c.receiveSASL(pgproto3.AuthTypeSASLContinue)
+	if err != nil {
+		return err
+	}
+	serverFinal, err := scram.clientFinal(data)
+	if errors.Is(err, errSCRAMAuthFailed) {
+		reason := "wrong password"
+		if mock {
+			reason = "role does not exist, cannot log in, or has no usable SCRAM secret"
+		}
+		c.log.Info("pgwire: password authentication failed", "reason", reason)
+		return fatal(authFailedError(user))
+	}
+	if err != nil {
+		return fatal(err)
+	}
+	if err := c.out.send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal}); err != nil {
+		return err
+	}
+	if err := c.be.SetAuthType(pgproto3.AuthTypeOk); err != nil {
+		return fmt.Errorf("pgwire: %w", err)
+	}
+	return c.out.send(&pgproto3.AuthenticationOk{})
+}
+
+// lookupVerifier asks the Authenticator for user's verifier. For a role that
+// cannot log in it returns a mock verifier and mock=true.
+func (c *conn) lookupVerifier(ctx context.Context, user string) (v *scramVerifier, mock bool, err error) {
+	var stored string
+	err = c.call(ctx, func(ctx context.Context) error {
+		var err error
+		stored, err = c.srv.cfg.Auth.SCRAMVerifier(ctx, user)
+		return err
+	})
+	if errors.Is(err, ErrUnknownRole) {
+		return mockSCRAMVerifier(c.srv.mockKey[:], user), true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("pgwire: look up SCRAM verifier of %q: %w", user, err)
+	}
+	v, err = parseSCRAMVerifier(stored)
+	if err != nil {
+		c.log.Warn("pgwire: role has an unusable SCRAM verifier", "err", err)
+		return mockSCRAMVerifier(c.srv.mockKey[:], user), true, nil
+	}
+	return v, false, nil
+}
+
+// receiveSASL reads the client's next SASL message (initial response when
+// authType is AuthTypeSASL, a plain response otherwise) and returns its data.
+func (c *conn) receiveSASL(authType uint32) ([]byte, error) {
+	if err := c.be.SetAuthType(authType); err != nil {
+		return nil, fmt.Errorf("pgwire: %w", err)
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return nil, c.receiveError(err)
+	}
+	switch m := msg.(type) {
+	case *pgproto3.SASLInitialResponse:
+		if authType != pgproto3.AuthTypeSASL {
+			break
+		}
+		if m.AuthMechanism != scramMechanism {
+			return nil, fatal(protocolViolation("client selected an invalid SASL authentication mechanism"))
+		}
+		return m.Data, nil
+	case *pgproto3.SASLResponse:
+		if authType == pgproto3.AuthTypeSASL {
+			break
+		}
+		return m.Data, nil
+	}
+	return nil, fatal(protocolViolation("expected SASL response, got message type %T", msg))
+}

@@ -1,0 +1,352 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// authTimeout bounds startup and authentication, like PostgreSQL's
+// authentication_timeout.
+const authTimeout = time.Minute
+
+// conn is one client connection. Apart from the fields documented as shared,
+// it is owned by its serving goroutine: only that goroutine calls the
+// Session and writes to the socket.
+type conn struct {
+	srv *Server
+	raw net.Conn // the accepted socket: deadlines and the final Close
+	nc  net.Conn // raw, or the TLS connection over it once negotiated
+	tls bool
+	log *slog.Logger
+
+	// ctx lives as long as the connection; it is cancelled with errConnLost
+	// when the socket read fails, and when the connection ends.
+	ctx        context.Context
+	cancelConn context.CancelCauseFunc
+
+	in  *input
+	be  *pgproto3.Backend
+	out output
+	// key is written once by keyRegistry.register, under the registry lock.
+	key        backendKey
+	registered bool
+
+	user     string
+	sess     Session
+	types    *pgtype.Map
+	stmts    map[string]*preparedStatement
+	portals  map[string]*portal
+	reported map[string]string // ParameterStatus values the client last saw
+	tz       timeZoneCache
+	// ignoreTillSync is set after an error in the extended protocol: messages
+	// are discarded until Sync.
+	ignoreTillSync bool
+
+	// Shared with Shutdown and CancelRequest.
+	shutdown   atomic.Bool
+	mu         sync.Mutex
+	cancelCall context.CancelCauseFunc // non-nil while a call runs; see call
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &conn{
+		srv:        s,
+		raw:        nc,
+		nc:         nc,
+		log:        s.log.With("remote", nc.RemoteAddr().String()),
+		ctx:        ctx,
+		cancelConn: cancel,
+		stmts:      make(map[string]*preparedStatement),
+		portals:    make(map[string]*portal),
+	}
+}
+
+// requestShutdown asks the connection to end with FATAL 57P01: the running
+// call is cancelled and a blocked read is woken. Safe from any goroutine.
+func (c *conn) requestShutdown() {
+	c.shutdown.Store(true)
+	c.cancelRunningCall(errAdminShutdown)
+	c.raw.SetReadDeadline(time.Now())
+}
+
+// serve runs the connection to its end; it is the connection's goroutine.
+func (c *conn) serve() {
+	defer c.srv.untrackConn(c)
+	start := time.Now()
+	c.log.Debug("pgwire: connection opened")
+	err := c.run()
+	c.finish(err)
+	c.log.Debug("pgwire: connection closed", "duration", time.Since(start))
+}
+
+// run performs startup, authentication and the message loop. It returns why
+// the connection ends; a panic of the package's own code becomes a fatal error.
+func (c *conn) run() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("pgwire: panic serving connection", "panic", r, "stack", string(debug.Stack()))
+			c.out.discard() // may hold a half-encoded message
+			err = fatal(&panicError{value: r})
+		}
+	}()
+	c.raw.SetDeadline(time.Now().Add(authTimeout))
+	c.out.w = c.nc
+	sm, err := c.readStartup()
+	c.out.w = c.nc // TLS may have replaced the socket
+	if err != nil || sm == nil {
+		return err
+	}
+	c.user = sm.params["user"]
+	c.log = c.log.With("user", c.user, "database", sm.params["database"])
+
+	c.in = startInput(c.nc, func(error) { c.cancelConn(errConnLost) })
+	c.be = pgproto3.NewBackend(c.in, nil)
+	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+
+	if sm.minor > 0 || len(sm.options) > 0 {
+		if err := c.out.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: sm.options}); err != nil {
+			return err
+		}
+	}
+	if err := c.authenticate(c.ctx, c.user); err != nil {
+		return err
+	}
+	if err := c.raw.SetDeadline(time.Time{}); err != nil {
+		return &connLostError{err: fmt.Errorf("pgwire: clear deadline: %w", err)}
+	}
+	if c.shutdown.Load() { // the deadline just cleared may have been Shutdown's
+		return fatal(adminShutdownError())
+	}
+
+	err = c.call(c.ctx, func(ctx context.Context) error {
+		s, err := c.srv.cfg.Sessions.NewSession(ctx, sm.params)
+		c.sess = s
+		return err
+	})
+	if err != nil {
+		if errors.As(err, new(*connLostError)) {
+			return err
+		}
+		return fatal(err)
+	}
+	if c.sess == nil {
+		return fatal(errors.New("pgwire: NewSession returned no session"))
+	}
+	if _, err := c.srv.keys.register(c); err != nil {
+		return fatal(err)
+	}
+	c.registered = true
+	c.types = pgtype.NewMap()
+
+	c.reported = maps.Clone(c.sess.ParameterStatus())
+	for _, name := range slices.Sorted(maps.Keys(c.reported)) {
+		if err := c.out.send(&pgproto3.ParameterStatus{Name: name, Value: c.reported[name]}); err != nil {
+			return err
+		}
+	}
+	if err := c.out.send(&pgproto3.BackendKeyData{ProcessID: c.key.pid, SecretKey: c.key.secret[:]}); err != nil {
+		return err
+	}
+	c.log = c.log.With("pid", c.key.pid)
+	c.log.Debug("pgwire: session started")
+	if err := c.readyForQuery(); err != nil {
+		return err
+	}
+	return c.loop()
+}
+
+// loop reads and dispatches messages until the connection must end.
+func (c *conn) loop() error {
+	for {
+		if c.shutdown.Load() {
+			return fatal(adminShutdownError())
+		}
+		msg, err := c.be.Receive()
+		if err != nil {
+			return c.receiveError(err)
+		}
+		if c.ignoreTillSync {
+			switch msg.(type) {
+			case *pgproto3.Sync, *pgproto3.Terminate:
+			default:
+				continue
+			}
+		}
+		err = c.handle(msg)
+		if err == nil {
+			continue
+		}
+		if endsConnection(err) {
+			return err
+		}
+		// An ERROR in the extended protocol: report it, then skip to Sync.
+		if err := c.sendError(err); err != nil {
+			return err
+		}
+		c.ignoreTillSync = true
+	}
+}
+
+// handle dispatches one message. A returned error either ends the connection
+// (see endsConnection) or is an ERROR of the extended protocol.
+func (c *conn) handle(msg pgproto3.FrontendMessage) error {
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		return c.simpleQuery(m.String)
+	case *pgproto3.Parse:
+		return c.handleParse(m)
+	case *pgproto3.Bind:
+		return c.handleBind(m)
+	case *pgproto3.Describe:
+		return c.handleDescribe(m)
+	case *pgproto3.Execute:
+		return c.handleExecute(m)
+	case *pgproto3.Close:
+		return c.handleClose(m)
+	case *pgproto3.Sync:
+		c.ignoreTillSync = false
+		return c.readyForQuery()
+	case *pgproto3.Flush:
+		return c.out.flush()
+	case *pgproto3.Terminate:
+		return errTerminate
+	case *pgproto3.FunctionCall:
+		// The fast-path interface is not part of the extended protocol: it
+		// answers on its own, with ReadyForQuery.
+		if err := c.sendError(sqlerr.Unsupported("the fast-path function call interface", "call functions with a query")); err != nil {
+			return err
+		}
+		return c.readyForQuery()
+	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		// Outside COPY these are ignored, as in PostgreSQL.
+		return nil
+	default:
+		return fatal(protocolViolation("unexpected message type %s", messageName(msg)))
+	}
+}
+
+// endsConnection reports whether err from a handler ends the connection.
+func endsConnection(err error) bool {
+	return errors.Is(err, errTerminate) || errors.As(err, new(*fatalError)) || errors.As(err, new(*connLostError))
+}
+
+// receiveError classifies a failure to read a message: the socket failed
+// (the connection just ends) or the client broke the protocol (FATAL 08P01).
+func (c *conn) receiveError(err error) error {
+	if c.shutdown.Load() {
+		return fatal(adminShutdownError())
+	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		return fatal(protocolViolation("message too large: %d bytes, at most %d allowed", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+	}
+	if isReadError(err) {
+		return &connLostError{err: fmt.Errorf("pgwire: read: %w", err)}
+	}
+	return fatal(sqlerr.Wrap(codeProtocolViolation, err, "invalid frontend message"))
+}
+
+// messageName names a frontend message type for error messages.
+func messageName(msg pgproto3.FrontendMessage) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", msg), "*pgproto3.")
+}
+
+// sendError buffers an ERROR ErrorResponse for err and logs it.
+func (c *conn) sendError(err error) error {
+	e := sqlerr.From(err)
+	level := slog.LevelInfo
+	if e.Code == sqlerr.InternalError {
+		level = slog.LevelWarn
+	}
+	c.log.Log(context.Background(), level, "pgwire: statement failed", "sqlstate", e.Code, "err", err)
+	return c.out.send(errorResponse(err, severityError))
+}
+
+// readyForQuery ends a query cycle: portals die with the transaction, then
+// ReadyForQuery is sent and the output flushed.
+func (c *conn) readyForQuery() error {
+	status := c.sess.TxStatus()
+	if status == 'I' {
+		c.closeAllPortals()
+	}
+	if err := c.out.send(&pgproto3.ReadyForQuery{TxStatus: status}); err != nil {
+		return err
+	}
+	return c.out.flush()
+}
+
+// reportParameterChanges sends ParameterStatus for every value that differs
+// from what the client last saw.
+func (c *conn) reportParameterChanges() error {
+	cur := c.sess.ParameterStatus()
+	for _, name := range slices.Sorted(maps.Keys(cur)) {
+		v := cur[name]
+		if old, ok := c.reported[name]; ok && old == v {
+			continue
+		}
+		c.reported[name] = v
+		if err := c.out.send(&pgproto3.ParameterStatus{Name: name, Value: v}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish reports why the connection ends (a FATAL ErrorResponse where there
+// is one), releases the session and closes the socket.
+func (c *conn) finish(err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("pgwire: panic closing connection", "panic", r, "stack", string(debug.Stack()))
+		}
+		c.cancelConn(errConnLost)
+		c.nc.Close()
+		c.raw.Close()
+		if c.in != nil {
+			c.in.close()
+		}
+	}()
+
+	var fe *fatalError
+	var lost *connLostError
+	switch {
+	case err == nil, errors.Is(err, errTerminate):
+	case errors.As(err, &lost):
+		c.log.Debug("pgwire: client connection lost", "err", err)
+	case errors.As(err, &fe):
+		e := sqlerr.From(fe.err)
+		c.log.Warn("pgwire: terminating connection", "sqlstate", e.Code, "err", fe.err)
+		if c.out.send(errorResponse(fe.err, severityFatal)) == nil {
+			_ = c.out.flush()
+		}
+	default:
+		c.log.Error("pgwire: terminating connection on internal error", "err", err)
+		if c.out.send(errorResponse(err, severityFatal)) == nil {
+			_ = c.out.flush()
+		}
+	}
+
+	if c.registered {
+		c.srv.keys.unregister(c.key)
+	}
+	c.closeAllPortals()
+	if c.sess != nil {
+		c.sess.Close()
+	}
+}

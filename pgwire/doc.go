@@ -1,0 +1,33 @@
+// Package pgwire is the PostgreSQL wire protocol (version 3.0) front door of
+// LakeSoul-Go. It owns framing, startup negotiation, SCRAM-SHA-256
+// authentication, the simple and extended query state machines, value
+// encoding and query cancellation. It knows nothing of SQL: every statement is
+// handed to the Session interface of handler.go.
+//
+// The package is layered; each file holds one layer or one concern:
+//
+//	server.go    Server: listeners, the set of live connections, Shutdown
+//	cancel.go    BackendKeyData keys and CancelRequest routing
+//	conn.go      one connection: lifecycle and the message loop
+//	input.go     the socket reader goroutine that notices a lost client
+//	output.go    buffered message output
+//	startup.go   SSLRequest/GSSEncRequest/StartupMessage negotiation
+//	auth.go      the SASL exchange on the wire
+//	scram.go     SCRAM-SHA-256 (RFC 5802/7677) server and verifiers
+//	saslprep.go  password normalisation for new verifiers
+//	call.go      running one Session call: ctx, cancellation, panics
+//	simple.go    the simple query protocol ('Q')
+//	extended.go  the extended query protocol (Parse/Bind/Describe/Execute/…)
+//	portal.go    prepared statement and portal state, format codes
+//	params.go    Bind parameter decoding into Go values
+//	rows.go      RowDescription and DataRow encoding
+//	values.go    per-type value encoding details
+//	errors.go    ErrorResponse construction and error classes
+//
+// Concurrency: every connection is served by one goroutine that alone calls
+// its Session and alone writes to its socket. A helper goroutine per
+// connection reads the socket so that a vanished client cancels the running
+// call. CancelRequest and Shutdown reach a connection only by cancelling the
+// context of its running call and by setting flags the connection goroutine
+// checks.
+package pgwire

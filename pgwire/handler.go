@@ -1,0 +1,105 @@
+package pgwire
+
+import (
+	"context"
+)
+
+// This file is the contract between the protocol layer (this package) and the
+// SQL layer above it. pgwire owns framing, startup, authentication, the
+// simple/extended query state machine, value encoding and cancellation; it
+// knows nothing of SQL. The SQL layer implements Session.
+
+// Authenticator verifies who a client is.
+type Authenticator interface {
+	// SCRAMVerifier returns the stored SCRAM-SHA-256 verifier of a login role
+	// exactly as PostgreSQL keeps it in pg_authid.rolpassword:
+	// "SCRAM-SHA-256$<iterations>:<base64 salt>$<base64 StoredKey>:<base64 ServerKey>".
+	// It returns ErrUnknownRole when the role does not exist, may not log in, or
+	// has no SCRAM password; the server then fails authentication with 28P01
+	// without revealing which of these it was.
+	SCRAMVerifier(ctx context.Context, role string) (string, error)
+}
+
+// SessionFactory opens the SQL session of an authenticated connection.
+type SessionFactory interface {
+	// NewSession is called once per connection after authentication succeeded.
+	// params are the startup parameters the client sent (user, database,
+	// application_name, client_encoding, DateStyle, TimeZone, …).
+	NewSession(ctx context.Context, params map[string]string) (Session, error)
+}
+
+// Session is one client connection's SQL state: its prepared statements'
+// meaning, its settings and its transaction. The protocol layer serialises
+// calls: at most one method of a Session runs at a time, except that the ctx
+// passed to a running call may be cancelled from another goroutine (CancelRequest,
+// statement_timeout, connection loss).
+type Session interface {
+	// Parse turns query text into statements without executing anything.
+	// Simple-query text may hold several statements (";"-separated); for the
+	// extended protocol the server rejects more than one. Empty text yields no
+	// statements (EmptyQueryResponse). paramOIDs are the types the client
+	// declared in Parse (0 = unspecified); the statement reports the types it
+	// settled on through ParamOIDs.
+	Parse(ctx context.Context, sql string, paramOIDs []uint32) ([]Statement, error)
+
+	// TxStatus is the transaction status for ReadyForQuery: 'I' idle, 'T' in a
+	// transaction block, 'E' in a failed transaction block.
+	TxStatus() byte
+
+	// ParameterStatus returns the run-time parameters to report to the client
+	// after startup (server_version, TimeZone, …) and after any statement that
+	// changed one of them (the server calls it after each Execute and sends
+	// ParameterStatus for values that changed).
+	ParameterStatus() map[string]string
+
+	// Close releases the session's resources; the connection is gone.
+	Close()
+}
+
+// Statement is one parsed statement (a prepared statement in the extended
+// protocol, or one statement of a simple query).
+type Statement interface {
+	// ParamOIDs returns one type OID per $n placeholder.
+	ParamOIDs() []uint32
+	// Describe returns the columns the statement would produce, without
+	// executing it. A nil slice means the statement returns no rows (NoData).
+	Describe(ctx context.Context) ([]Column, error)
+	// Bind supplies parameter values and returns a portal ready to execute.
+	// Values are already decoded by the protocol layer into Go values (see
+	// Param); nil is SQL NULL.
+	Bind(ctx context.Context, params []any) (Portal, error)
+	// Tag is the statement's command word for an empty-statement check and for
+	// logging (e.g. "SELECT", "INSERT").
+	Tag() string
+}
+
+// Portal is a bound statement. It may be executed in several steps.
+type Portal interface {
+	// Describe returns the result columns (nil = NoData) without executing.
+	Describe(ctx context.Context) ([]Column, error)
+	// Execute runs the portal, or resumes it where a previous call stopped,
+	// writing at most maxRows rows to w (0 = no limit). When rows remain it
+	// returns done=false and the server answers PortalSuspended; otherwise it
+	// returns done=true and the command tag ("SELECT 3", "INSERT 0 5",
+	// "CREATE TABLE", …). Values passed to w follow the Column types:
+	// bool, int16, int32, int64, float32, float64, string, []byte, time.Time,
+	// pgtype.Numeric or string for numeric, [16]byte for uuid, or nil.
+	Execute(ctx context.Context, maxRows int, w RowWriter) (tag string, done bool, err error)
+	// Close releases the portal. It is called exactly once.
+	Close()
+}
+
+// RowWriter receives result rows. The slice is only valid during the call.
+type RowWriter interface {
+	WriteRow(values []any) error
+}
+
+// Column describes one result column, as RowDescription carries it.
+type Column struct {
+	Name         string
+	TableOID     uint32
+	AttrNum      int16
+	TypeOID      uint32
+	TypeSize     int16
+	TypeModifier int32
+}

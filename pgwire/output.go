@@ -1,0 +1,73 @@
+package pgwire
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// flushThreshold is the buffered output size past which the writer flushes
+// on its own, so that a large result streams instead of piling up in memory.
+const flushThreshold = 64 << 10
+
+// output buffers backend messages and writes them to the socket in large
+// pieces: at Sync, Flush and ReadyForQuery, and whenever the buffer passes
+// flushThreshold; never per row.
+//
+// Invariants: buf holds only whole messages; once a write failed, err is set,
+// buf stays empty and every later call is a no-op returning that error.
+type output struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// send appends msg to the buffer. Encoding errors are returned and leave the
+// buffer as it was.
+func (o *output) send(msg pgproto3.BackendMessage) error {
+	if o.err != nil {
+		return o.err
+	}
+	b, err := msg.Encode(o.buf)
+	if err != nil {
+		return fmt.Errorf("pgwire: encode %T: %w", msg, err)
+	}
+	o.buf = b
+	return o.maybeFlush()
+}
+
+// maybeFlush flushes when the buffer has grown past flushThreshold.
+func (o *output) maybeFlush() error {
+	if len(o.buf) >= flushThreshold {
+		return o.flush()
+	}
+	return nil
+}
+
+// flush writes the buffer to the socket. A failed write is reported as a
+// *connLostError, now and on every later call.
+func (o *output) flush() error {
+	if o.err != nil {
+		return o.err
+	}
+	if len(o.buf) == 0 {
+		return nil
+	}
+	_, err := o.w.Write(o.buf)
+	if cap(o.buf) > 4*flushThreshold {
+		o.buf = nil // do not keep one huge row's buffer for the connection's life
+	} else {
+		o.buf = o.buf[:0]
+	}
+	if err != nil {
+		o.err = &connLostError{err: fmt.Errorf("pgwire: write: %w", err)}
+		o.buf = nil
+		return o.err
+	}
+	return nil
+}
+
+// discard drops buffered, unsent messages (used before a last FATAL when
+// the buffer may hold a half-encoded message).
+func (o *output) discard() { o.buf = o.buf[:0] }

@@ -1,0 +1,134 @@
+package pgwire
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// encodeValue appends the wire form of v, a value of a column of type oid, in
+// format to buf. It returns nil for SQL NULL (the caller writes length -1).
+//
+// pgtype.Map does the work, with three exceptions where its text output
+// differs from PostgreSQL's: float4/float8 (PostgreSQL's shortest-exact
+// output, "Infinity", "NaN"), timestamptz (rendered in the session's
+// TimeZone, with PostgreSQL's offset notation), and numeric given as a string
+// in binary format (parsed first).
+func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if format == pgproto3.TextFormat {
+		switch oid {
+		case pgtype.Float8OID, pgtype.Float4OID:
+			if f, ok := floatValue(v); ok {
+				bits := 64
+				if oid == pgtype.Float4OID {
+					bits = 32
+				}
+				return appendFloatText(buf, f, bits), nil
+			}
+		case pgtype.TimestamptzOID:
+			if t, ok := v.(time.Time); ok && t.Year() >= 1 && t.Year() <= 9999 {
+				return appendTimestamptzText(buf, t.In(c.tz.location(c.reported["TimeZone"]))), nil
+			}
+		}
+	} else if oid == pgtype.NumericOID {
+		if s, ok := v.(string); ok {
+			var n pgtype.Numeric
+			if err := n.Scan(s); err != nil {
+				return nil, fmt.Errorf("numeric value %q: %w", s, err)
+			}
+			v = n
+		}
+	}
+	return c.types.Encode(oid, format, v, buf)
+}
+
+// floatValue returns v as a float64 if it is a float.
+func floatValue(v any) (float64, bool) {
+	switch f := v.(type) {
+	case float64:
+		return f, true
+	case float32:
+		return float64(f), true
+	}
+	return 0, false
+}
+
+// appendFloatText appends f as PostgreSQL (12 and later) prints a float of
+// bits 32 or 64: the shortest digits that read back exactly, in positional
+// notation when the decimal exponent is in [-4, precision), where precision
+// is 6 for float4 and 15 for float8, and in exponent notation otherwise.
+func appendFloatText(buf []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(buf, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(buf, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(buf, "-Infinity"...)
+	case f == 0:
+		return strconv.AppendFloat(buf, f, 'f', -1, bits)
+	}
+	precision := 15
+	if bits == 32 {
+		precision = 6
+	}
+	e := strconv.FormatFloat(f, 'e', -1, bits)
+	exp, _ := strconv.Atoi(e[strings.LastIndexByte(e, 'e')+1:])
+	if exp < -4 || exp >= precision {
+		return append(buf, e...)
+	}
+	return strconv.AppendFloat(buf, f, 'f', -1, bits)
+}
+
+// appendTimestamptzText appends t as PostgreSQL prints timestamptz with
+// DateStyle ISO: microseconds without trailing zeros, and the UTC offset as
+// +HH, +HH:MM or +HH:MM:SS. t must already be in the session's time zone.
+func appendTimestamptzText(buf []byte, t time.Time) []byte {
+	t = t.Round(time.Microsecond)
+	buf = t.AppendFormat(buf, "2006-01-02 15:04:05")
+	if us := t.Nanosecond() / 1000; us != 0 {
+		frac := fmt.Sprintf(".%06d", us)
+		buf = append(buf, strings.TrimRight(frac, "0")...)
+	}
+	_, off := t.Zone()
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	buf = fmt.Appendf(buf, "%c%02d", sign, off/3600)
+	if m, s := off%3600/60, off%60; m != 0 || s != 0 {
+		buf = fmt.Appendf(buf, ":%02d", m)
+		if s != 0 {
+			buf = fmt.Appendf(buf, ":%02d", s)
+		}
+	}
+	return buf
+}
+
+// timeZoneCache remembers the location of the session's TimeZone setting.
+type timeZoneCache struct {
+	name string
+	loc  *time.Location
+}
+
+// location returns the location named by a TimeZone setting; names Go does
+// not know (including POSIX offset specifications) fall back to UTC.
+func (z *timeZoneCache) location(name string) *time.Location {
+	if z.loc != nil && z.name == name {
+		return z.loc
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		loc = time.UTC
+	}
+	z.name, z.loc = name, loc
+	return loc
+}

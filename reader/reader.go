@@ -1,0 +1,209 @@
+// Package reader plans and executes reads of lake tables: the live files of a
+// snapshot are split into units (one range partition × one hash bucket), and
+// each unit is read as a stream of Arrow batches in the table's schema —
+// merged on read for primary-key tables, concatenated for append tables.
+//
+// Invariants: a unit's files are in snapshot order (commit order, then file-op
+// order); for PK tables each file is sorted by primary key, and a later file
+// (or a later row of the same file) wins per column it physically contains.
+// Range-partition columns are not in files; they are injected from the
+// partition_desc.
+package reader
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/objstore"
+)
+
+// DefaultBatchRows is the number of rows per output batch.
+const DefaultBatchRows = 8192
+
+// Scan is a planned read of one table snapshot.
+type Scan struct {
+	Store      objstore.Store
+	Table      *catalog.Table
+	Partitions []catalog.PartitionFiles
+	Mem        memory.Allocator
+	BatchRows  int
+}
+
+// Unit is an independent piece of a scan: the files of one bucket of one
+// partition, in snapshot order.
+type Unit struct {
+	Desc   string
+	Bucket int
+	Files  []catalog.DataFile
+}
+
+// Iterator yields batches in the table schema. Next returns io.EOF at the end.
+// A returned batch is owned by the caller, who must Release it.
+type Iterator interface {
+	Next(ctx context.Context) (arrow.RecordBatch, error)
+	Close()
+}
+
+// Units splits the scan into units, ordered by partition then bucket.
+func (s *Scan) Units() ([]Unit, error) {
+	var out []Unit
+	for _, p := range s.Partitions {
+		byBucket := map[int][]catalog.DataFile{}
+		for _, f := range p.Files {
+			b, ok := layout.BucketOfFile(f.Path)
+			if !ok || !s.Table.HasPK() {
+				b = 0
+			}
+			byBucket[b] = append(byBucket[b], f)
+		}
+		ids := make([]int, 0, len(byBucket))
+		for b := range byBucket {
+			ids = append(ids, b)
+		}
+		sort.Ints(ids)
+		for _, b := range ids {
+			out = append(out, Unit{Desc: p.Desc, Bucket: b, Files: byBucket[b]})
+		}
+	}
+	return out, nil
+}
+
+// Open starts reading one unit.
+func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
+	if s.Mem == nil {
+		s.Mem = memory.DefaultAllocator
+	}
+	if s.BatchRows <= 0 {
+		s.BatchRows = DefaultBatchRows
+	}
+	consts, err := s.rangeValues(u.Desc)
+	if err != nil {
+		return nil, err
+	}
+	streams := make([]*fileStream, 0, len(u.Files))
+	closeAll := func() {
+		for _, st := range streams {
+			st.close()
+		}
+	}
+	for i, f := range u.Files {
+		st, err := openFileStream(ctx, s.Store, f, i, s.Table, s.Mem, s.BatchRows)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		streams = append(streams, st)
+	}
+	if s.Table.HasPK() {
+		return newMergeIterator(s, streams, consts)
+	}
+	return &concatIterator{scan: s, streams: streams, consts: consts}, nil
+}
+
+// rangeValues returns, per table column, the injected value of a range column
+// (nil entry for other columns).
+func (s *Scan) rangeValues(desc string) ([]*rangeValue, error) {
+	out := make([]*rangeValue, s.Table.Schema.NumFields())
+	if len(s.Table.RangeCols) == 0 {
+		return out, nil
+	}
+	kvs, err := layout.ParseDesc(desc)
+	if err != nil {
+		return nil, fmt.Errorf("partition %q: %w", desc, err)
+	}
+	for _, kv := range kvs {
+		idx := s.Table.Schema.FieldIndices(kv.Key)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("partition %q names unknown column %q", desc, kv.Key)
+		}
+		v, err := layout.ParseValue(kv.Value, s.Table.Schema.Field(idx[0]).Type)
+		if err != nil {
+			return nil, fmt.Errorf("partition %q: %w", desc, err)
+		}
+		out[idx[0]] = &rangeValue{v: v}
+	}
+	return out, nil
+}
+
+type rangeValue struct{ v any }
+
+// constArray builds an array of n copies of v with type dt.
+func constArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (arrow.Array, error) {
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	b.Reserve(n)
+	for i := 0; i < n; i++ {
+		if err := appendGo(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewArray(), nil
+}
+
+// concatIterator reads an append table's unit: files one after another.
+type concatIterator struct {
+	scan    *Scan
+	streams []*fileStream
+	consts  []*rangeValue
+	cur     int
+}
+
+func (it *concatIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for it.cur < len(it.streams) {
+		st := it.streams[it.cur]
+		b, err := st.nextBatch(ctx)
+		if err == io.EOF {
+			st.close()
+			it.cur++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out, err := it.project(st, b)
+		b.Release()
+		return out, err
+	}
+	return nil, io.EOF
+}
+
+// project maps a file batch onto the table schema.
+func (it *concatIterator) project(st *fileStream, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	sch := it.scan.Table.Schema
+	n := int(b.NumRows())
+	cols := make([]arrow.Array, sch.NumFields())
+	for i, f := range sch.Fields() {
+		switch {
+		case it.consts[i] != nil:
+			a, err := constArray(it.scan.Mem, f.Type, it.consts[i].v, n)
+			if err != nil {
+				return nil, err
+			}
+			cols[i] = a
+		case st.colMap[i] >= 0:
+			cols[i] = b.Column(st.colMap[i])
+			cols[i].Retain()
+		default:
+			cols[i] = array.MakeArrayOfNull(it.scan.Mem, f.Type, n)
+		}
+	}
+	out := array.NewRecordBatch(sch, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
+
+func (it *concatIterator) Close() {
+	for _, st := range it.streams {
+		st.close()
+	}
+}

@@ -1,0 +1,227 @@
+// Package server assembles a running LakeSoul-Go server: the catalog (a
+// private PostgreSQL or an existing one), migrations, the admin role, the SQL
+// engine and the pgwire listener. cmd/lakesoul is a thin flag layer over it.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/engine"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgcluster"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+)
+
+// AdminRole is the administrator's PostgreSQL role.
+const AdminRole = "lakesoul"
+
+// Config is what `lakesoul serve` is configured with.
+type Config struct {
+	// DataDir holds the private catalog cluster (<DataDir>/pg), the default
+	// warehouse (<DataDir>/warehouse) and the generated admin password.
+	DataDir string
+	// Listen is the pgwire address, e.g. 127.0.0.1:5433.
+	Listen string
+	// CatalogURL selects an existing PostgreSQL instead of the private one.
+	CatalogURL string
+	// NoMigrate skips applying migrations to CatalogURL.
+	NoMigrate bool
+	// Warehouse is the data root URI; default file://<DataDir>/warehouse.
+	Warehouse string
+	// AdminPassword sets the admin role's password; empty = keep the saved one
+	// or generate one at first start.
+	AdminPassword string
+	// PGBinDir is where initdb/postgres live (empty = search).
+	PGBinDir string
+	// PGSettings are extra settings for the private cluster (tests use fsync=off).
+	PGSettings map[string]string
+	Logger     *slog.Logger
+	// Announce receives the one-time message with a generated password.
+	Announce io.Writer
+}
+
+// Server is a running server.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	cluster  *pgcluster.Cluster
+	cat      *catalog.Catalog
+	eng      *engine.Engine
+	wire     *pgwire.Server
+	ln       net.Listener
+	serveErr chan error
+}
+
+// Start brings everything up and starts accepting connections.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Announce == nil {
+		cfg.Announce = os.Stderr
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = "lakesoul-data"
+	}
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, serveErr: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			s.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	catalogURL := cfg.CatalogURL
+	if catalogURL == "" {
+		s.cluster, err = pgcluster.Open(ctx, pgcluster.Options{
+			DataDir:   filepath.Join(cfg.DataDir, "pg"),
+			BinDir:    cfg.PGBinDir,
+			SuperUser: AdminRole,
+			Settings:  cfg.PGSettings,
+			Logger:    cfg.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start private catalog: %w", err)
+		}
+		if err := s.cluster.CreateDatabase(ctx, engine.DatabaseName); err != nil {
+			return nil, err
+		}
+		catalogURL = s.cluster.ConnString(engine.DatabaseName)
+	}
+	if catalogURL == cfg.CatalogURL && cfg.NoMigrate {
+		s.log.Info("skipping migrations (--no-migrate)")
+	} else if err := catalog.MigrateUp(ctx, catalogURL); err != nil {
+		return nil, err
+	}
+	if err := s.ensureAdmin(ctx, catalogURL); err != nil {
+		return nil, err
+	}
+	if s.cat, err = catalog.Open(ctx, catalogURL); err != nil {
+		return nil, err
+	}
+
+	warehouse := cfg.Warehouse
+	if warehouse == "" {
+		dir := filepath.Join(cfg.DataDir, "warehouse")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("warehouse: %w", err)
+		}
+		warehouse = objstore.LocalURI(dir)
+	}
+	store, err := objstore.ForURI(warehouse)
+	if err != nil {
+		return nil, err
+	}
+	s.eng, err = engine.New(ctx, engine.Config{Catalog: s.cat, Warehouse: warehouse, Store: store, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger})
+	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
+	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
+	return s, nil
+}
+
+// Addr is the pgwire listen address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Wait blocks until the pgwire server stops by itself (listener failure).
+func (s *Server) Wait() error { return <-s.serveErr }
+
+// Close stops accepting, ends sessions, and stops the private catalog cleanly.
+func (s *Server) Close(ctx context.Context) error {
+	var errs []error
+	if s.wire != nil {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		errs = append(errs, s.wire.Shutdown(sctx))
+		cancel()
+	}
+	if s.eng != nil {
+		errs = append(errs, s.eng.Close())
+	}
+	if s.cat != nil {
+		s.cat.Close()
+	}
+	if s.cluster != nil {
+		errs = append(errs, s.cluster.Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// ensureAdmin makes sure the admin role exists and has the configured (or a
+// generated, saved) password, stored by PostgreSQL as a SCRAM-SHA-256 verifier.
+func (s *Server) ensureAdmin(ctx context.Context, catalogURL string) error {
+	pwFile := filepath.Join(s.cfg.DataDir, "admin-password")
+	password := s.cfg.AdminPassword
+	generated := false
+	if password == "" {
+		b, err := os.ReadFile(pwFile)
+		switch {
+		case err == nil:
+			password = strings.TrimSpace(string(b))
+		case errors.Is(err, fs.ErrNotExist):
+			var raw [18]byte
+			if _, err := rand.Read(raw[:]); err != nil {
+				return err
+			}
+			password = base64.RawURLEncoding.EncodeToString(raw[:])
+			generated = true
+		default:
+			return fmt.Errorf("read %s: %w", pwFile, err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, catalogURL)
+	if err != nil {
+		return fmt.Errorf("connect catalog: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", AdminRole).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE ROLE "+pgx.Identifier{AdminRole}.Sanitize()+" LOGIN SUPERUSER"); err != nil {
+			return fmt.Errorf("create admin role: %w", err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "SET password_encryption = 'scram-sha-256'"); err != nil {
+		return err
+	}
+	var lit string
+	if err := conn.QueryRow(ctx, "SELECT quote_literal($1)", password).Scan(&lit); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+pgx.Identifier{AdminRole}.Sanitize()+" LOGIN PASSWORD "+lit); err != nil {
+		return fmt.Errorf("set admin password: %w", err)
+	}
+	if generated {
+		if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
+			return fmt.Errorf("save admin password: %w", err)
+		}
+		fmt.Fprintf(s.cfg.Announce, "\nLakeSoul admin role %q, generated password: %s\n(saved in %s; shown only once)\n\n", AdminRole, password, pwFile)
+	}
+	return nil
+}

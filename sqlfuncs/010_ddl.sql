@@ -1,0 +1,105 @@
+-- Namespace and table DDL. Each function is one transaction, so a failed DDL
+-- leaves no orphan rows (LakeSoul's JVM path uses compensating deletes instead).
+
+CREATE OR REPLACE FUNCTION lakesoul.create_namespace(p_namespace text, p_domain text DEFAULT 'public')
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.namespace (namespace, properties, comment, domain)
+    VALUES (p_namespace, '{}', '', coalesce(p_domain, 'public'));
+    INSERT INTO lakesoul.namespace_oid (namespace) VALUES (p_namespace) ON CONFLICT DO NOTHING;
+EXCEPTION WHEN unique_violation THEN
+    RAISE EXCEPTION 'schema "%" already exists', p_namespace USING ERRCODE = '42P06';
+END
+$$;
+
+-- drop_namespace removes a namespace. Without p_cascade it refuses while tables
+-- remain (2BP01); with it, it drops them and returns their paths so the caller
+-- can delete their files after this transaction commits.
+CREATE OR REPLACE FUNCTION lakesoul.drop_namespace(p_namespace text, p_cascade boolean)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    t record;
+BEGIN
+    PERFORM 1 FROM public.namespace WHERE namespace = p_namespace FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
+    END IF;
+    IF NOT p_cascade AND EXISTS (SELECT 1 FROM public.table_info WHERE table_namespace = p_namespace) THEN
+        RAISE EXCEPTION 'cannot drop schema % because other objects depend on it', p_namespace
+            USING ERRCODE = '2BP01', HINT = 'Use DROP ... CASCADE to drop the dependent objects too.';
+    END IF;
+    FOR t IN SELECT table_id FROM public.table_info WHERE table_namespace = p_namespace ORDER BY table_id LOOP
+        RETURN QUERY SELECT lakesoul.drop_table_by_id(t.table_id);
+    END LOOP;
+    DELETE FROM public.namespace WHERE namespace = p_namespace;
+    DELETE FROM lakesoul.namespace_oid WHERE namespace = p_namespace;
+END
+$$;
+
+-- create_table registers a table: name row, path row, info row, in one
+-- transaction. The table takes its namespace's domain.
+CREATE OR REPLACE FUNCTION lakesoul.create_table(
+    p_table_id text, p_namespace text, p_table_name text, p_table_path text,
+    p_table_schema text, p_properties json, p_partitions text)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_domain text;
+BEGIN
+    SELECT domain INTO v_domain FROM public.namespace WHERE namespace = p_namespace FOR SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
+    END IF;
+    BEGIN
+        INSERT INTO public.table_name_id (table_name, table_id, table_namespace, domain)
+        VALUES (p_table_name, p_table_id, p_namespace, v_domain);
+    EXCEPTION WHEN unique_violation THEN
+        RAISE EXCEPTION 'relation "%.%" already exists', p_namespace, p_table_name USING ERRCODE = '42P07';
+    END;
+    BEGIN
+        INSERT INTO public.table_path_id (table_path, table_id, table_namespace, domain)
+        VALUES (p_table_path, p_table_id, p_namespace, v_domain);
+    EXCEPTION WHEN unique_violation THEN
+        RAISE EXCEPTION 'table path "%" is already used by another table', p_table_path USING ERRCODE = '42P07';
+    END;
+    INSERT INTO public.table_info (table_id, table_namespace, table_name, table_path, table_schema,
+                                   properties, partitions, domain)
+    VALUES (p_table_id, p_namespace, p_table_name, p_table_path, p_table_schema,
+            p_properties, p_partitions, v_domain);
+    INSERT INTO lakesoul.table_oid (table_id) VALUES (p_table_id);
+END
+$$;
+
+-- drop_table_by_id removes every metadata row of a table and returns its path;
+-- the caller deletes the files once the transaction has committed.
+CREATE OR REPLACE FUNCTION lakesoul.drop_table_by_id(p_table_id text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    v_path text;
+BEGIN
+    DELETE FROM public.table_info WHERE table_id = p_table_id RETURNING table_path INTO v_path;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % does not exist', p_table_id USING ERRCODE = '42P01';
+    END IF;
+    -- Serialise with in-flight commits of this table (they hold the row FOR SHARE).
+    DELETE FROM public.table_name_id WHERE table_id = p_table_id;
+    DELETE FROM public.table_path_id WHERE table_id = p_table_id;
+    DELETE FROM public.partition_info WHERE table_id = p_table_id;
+    DELETE FROM public.data_commit_info WHERE table_id = p_table_id;
+    DELETE FROM lakesoul.table_oid WHERE table_id = p_table_id;
+    RETURN v_path;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION lakesoul.drop_table(p_namespace text, p_table_name text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    v_id text;
+BEGIN
+    SELECT table_id INTO v_id FROM public.table_name_id
+     WHERE table_namespace = p_namespace AND table_name = p_table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%.%" does not exist', p_namespace, p_table_name USING ERRCODE = '42P01';
+    END IF;
+    RETURN lakesoul.drop_table_by_id(v_id);
+END
+$$;

@@ -1,0 +1,192 @@
+-- The commit protocol, in one place. Go (and any other client that can call SQL)
+-- calls lakesoul.commit; nothing re-implements it client-side.
+--
+-- Both of LakeSoul's phases happen in this one call (one transaction):
+--   phase 1: a data_commit_info row per touched partition (committed = false);
+--   phase 2: a new partition_info version per partition, and committed = true.
+-- A multi-partition commit is therefore atomic for readers.
+--
+-- Invariants:
+--   * versions of a partition are allocated only while holding the partition's
+--     advisory transaction lock, so two LakeSoul-Go commits never race on max+1;
+--     partitions are locked in partition_desc order, so commits never deadlock;
+--   * a unique violation on partition_info can still come from a client that does
+--     not take the lock (LakeSoul's JVM/Rust clients); it is retried (at most 5
+--     attempts, as LakeSoul does) by re-reading the partition's latest version;
+--   * the table_info row is held FOR SHARE for the whole commit, so a concurrent
+--     DROP TABLE waits, and a commit to a dropped table fails with 42P01;
+--   * re-committing a commit id that already committed is a no-op returning the
+--     version it created; reusing a commit id with different files is an error.
+--
+-- p_partitions is a JSON array of objects:
+--   {"partition_desc": text, "commit_id": uuid,
+--    "file_ops": [{"path": text, "file_op": "add"|"del", "size": bigint, "file_exist_cols": text}],
+--    "read_version": int or null,   -- version the writer based its work on
+--    "timestamp": bigint or null}   -- client clock (ms) for data_commit_info
+-- Result: one row per partition with the version it got; version is NULL for a
+-- compaction whose partition was dropped from the commit (LakeSoul §2.4).
+
+CREATE OR REPLACE FUNCTION lakesoul.commit_one_partition(
+    p_table_id text, p_domain text, p_commit_op text, p_part jsonb)
+RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    v_desc      text := p_part->>'partition_desc';
+    v_commit_id uuid := (p_part->>'commit_id')::uuid;
+    v_read      int  := (p_part->>'read_version')::int;
+    v_ops       public.data_file_op[];
+    v_existing  public.data_commit_info%ROWTYPE;
+    v_cur_ver   int;
+    v_cur_snap  uuid[];
+    v_cur_op    text;
+    v_read_snap uuid[];
+    v_middle    text[];
+    v_new_snap  uuid[];
+    v_attempt   int := 0;
+BEGIN
+    IF v_desc IS NULL OR v_commit_id IS NULL THEN
+        RAISE EXCEPTION 'commit: partition_desc and commit_id are required' USING ERRCODE = '22023';
+    END IF;
+    SELECT coalesce(array_agg(ROW(o->>'path', o->>'file_op', (o->>'size')::bigint, o->>'file_exist_cols')::public.data_file_op
+                              ORDER BY n), '{}')
+      INTO v_ops
+      FROM jsonb_array_elements(coalesce(p_part->'file_ops', '[]')) WITH ORDINALITY AS e(o, n);
+    IF EXISTS (SELECT 1 FROM unnest(v_ops) op WHERE op.file_op NOT IN ('add', 'del') OR op.path IS NULL) THEN
+        RAISE EXCEPTION 'commit %: file_op must be add or del and path set', v_commit_id USING ERRCODE = '22023';
+    END IF;
+
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_table_id || chr(31) || v_desc, 0));
+
+    -- Phase 1 (idempotent).
+    SELECT * INTO v_existing FROM public.data_commit_info
+     WHERE table_id = p_table_id AND partition_desc = v_desc AND commit_id = v_commit_id;
+    IF FOUND THEN
+        IF v_existing.file_ops IS DISTINCT FROM v_ops OR v_existing.commit_op IS DISTINCT FROM p_commit_op THEN
+            RAISE EXCEPTION 'commit id % was already used with different files', v_commit_id USING ERRCODE = '23505';
+        END IF;
+        IF v_existing.committed THEN
+            RETURN (SELECT min(version) FROM public.partition_info
+                     WHERE table_id = p_table_id AND partition_desc = v_desc AND v_commit_id = ANY (snapshot));
+        END IF;
+    ELSE
+        INSERT INTO public.data_commit_info (table_id, partition_desc, commit_id, file_ops, commit_op,
+                                             committed, timestamp, domain)
+        VALUES (p_table_id, v_desc, v_commit_id, v_ops, p_commit_op, false,
+                coalesce((p_part->>'timestamp')::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint),
+                p_domain);
+    END IF;
+
+    -- Phase 2.
+    LOOP
+        v_attempt := v_attempt + 1;
+        SELECT version, snapshot, commit_op INTO v_cur_ver, v_cur_snap, v_cur_op
+          FROM public.partition_info
+         WHERE table_id = p_table_id AND partition_desc = v_desc
+         ORDER BY version DESC LIMIT 1;
+        IF NOT FOUND THEN
+            v_cur_ver := -1; v_cur_snap := '{}'; v_cur_op := NULL;
+        END IF;
+
+        IF v_read IS NOT NULL AND v_read > v_cur_ver THEN
+            RAISE EXCEPTION 'commit %: read version % of partition % does not exist', v_commit_id, v_read, v_desc
+                USING ERRCODE = '22023';
+        END IF;
+        IF v_read IS NOT NULL AND v_read < v_cur_ver THEN
+            SELECT coalesce(snapshot, '{}') INTO v_read_snap FROM public.partition_info
+             WHERE table_id = p_table_id AND partition_desc = v_desc AND version = v_read;
+            SELECT array_agg(DISTINCT commit_op) INTO v_middle FROM public.partition_info
+             WHERE table_id = p_table_id AND partition_desc = v_desc AND version > v_read AND version <= v_cur_ver;
+        ELSE
+            v_read_snap := v_cur_snap; v_middle := '{}';
+        END IF;
+
+        CASE p_commit_op
+        WHEN 'AppendCommit', 'MergeCommit' THEN
+            -- Accumulate. With a read version, a concurrent commit of the other
+            -- kind (or a delete) is a conflict, as in LakeSoul's retry rules.
+            IF v_read IS NOT NULL AND v_read < v_cur_ver AND (
+                   'DeleteCommit' = ANY (v_middle)
+                OR (p_commit_op = 'AppendCommit' AND 'MergeCommit' = ANY (v_middle))
+                OR (p_commit_op = 'MergeCommit' AND 'AppendCommit' = ANY (v_middle))) THEN
+                RAISE EXCEPTION 'commit % conflicts with a concurrent % on partition %', v_commit_id,
+                    array_to_string(v_middle, ','), v_desc USING ERRCODE = '40001';
+            END IF;
+            v_new_snap := v_cur_snap || v_commit_id;
+        WHEN 'CompactionCommit' THEN
+            IF v_read IS NULL THEN
+                RAISE EXCEPTION 'commit %: CompactionCommit needs read_version', v_commit_id USING ERRCODE = '22023';
+            END IF;
+            IF v_read = v_cur_ver THEN
+                v_new_snap := ARRAY[v_commit_id];
+            ELSIF 'UpdateCommit' = ANY (v_middle) OR 'CompactionCommit' = ANY (v_middle) OR 'DeleteCommit' = ANY (v_middle) THEN
+                RETURN NULL;  -- compaction result abandoned; its commit stays uncommitted
+            ELSE
+                v_new_snap := ARRAY[v_commit_id] ||
+                    ARRAY(SELECT c FROM unnest(v_cur_snap) WITH ORDINALITY u(c, n)
+                           WHERE c <> ALL (v_read_snap) ORDER BY n);
+            END IF;
+        WHEN 'UpdateCommit' THEN
+            IF v_read IS NOT NULL AND v_read < v_cur_ver THEN
+                IF v_read > 0 AND ('UpdateCommit' = ANY (v_middle) OR 'DeleteCommit' = ANY (v_middle)
+                                   OR (cardinality(v_middle) > 1 AND 'CompactionCommit' = ANY (v_middle))) THEN
+                    RAISE EXCEPTION 'commit % conflicts with other data writing tasks on partition %', v_commit_id, v_desc
+                        USING ERRCODE = '40001';
+                END IF;
+                IF v_middle = ARRAY['CompactionCommit'] AND EXISTS (
+                       SELECT 1 FROM public.partition_info
+                        WHERE table_id = p_table_id AND partition_desc = v_desc
+                          AND version > v_read AND version <= v_cur_ver AND cardinality(snapshot) > 1) THEN
+                    RAISE EXCEPTION 'commit % conflicts with a compaction that absorbed concurrent writes on partition %',
+                        v_commit_id, v_desc USING ERRCODE = '40001';
+                END IF;
+            END IF;
+            v_new_snap := ARRAY[v_commit_id];
+        WHEN 'DeleteCommit' THEN
+            IF v_cur_ver < 0 THEN
+                RAISE EXCEPTION 'partition % of table % does not exist', v_desc, p_table_id USING ERRCODE = '22023';
+            END IF;
+            v_new_snap := '{}';
+        ELSE
+            RAISE EXCEPTION 'unknown commit op %', p_commit_op USING ERRCODE = '22023';
+        END CASE;
+
+        BEGIN
+            INSERT INTO public.partition_info (table_id, partition_desc, version, commit_op, snapshot, expression, domain)
+            VALUES (p_table_id, v_desc, v_cur_ver + 1, p_commit_op, v_new_snap, '', p_domain);
+            EXIT;
+        EXCEPTION WHEN unique_violation THEN
+            IF v_attempt >= 5 THEN
+                RAISE EXCEPTION 'commit % failed: reached the limit of 5 attempts on partition %', v_commit_id, v_desc
+                    USING ERRCODE = '40001';
+            END IF;
+        END;
+    END LOOP;
+
+    UPDATE public.data_commit_info SET committed = true
+     WHERE table_id = p_table_id AND partition_desc = v_desc AND commit_id = v_commit_id;
+    RETURN v_cur_ver + 1;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION lakesoul.commit(p_table_id text, p_commit_op text, p_partitions jsonb)
+RETURNS TABLE (partition_desc text, version int) LANGUAGE plpgsql AS $$
+DECLARE
+    v_domain text;
+    v_part   jsonb;
+BEGIN
+    IF p_commit_op NOT IN ('AppendCommit', 'MergeCommit', 'CompactionCommit', 'UpdateCommit', 'DeleteCommit') THEN
+        RAISE EXCEPTION 'unknown commit op %', p_commit_op USING ERRCODE = '22023';
+    END IF;
+    SELECT t.domain INTO v_domain FROM public.table_info t WHERE t.table_id = p_table_id FOR SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % does not exist', p_table_id USING ERRCODE = '42P01';
+    END IF;
+    IF (SELECT count(DISTINCT e->>'partition_desc') <> count(*) FROM jsonb_array_elements(p_partitions) e) THEN
+        RAISE EXCEPTION 'commit: a partition appears twice' USING ERRCODE = '22023';
+    END IF;
+    FOR v_part IN SELECT e FROM jsonb_array_elements(p_partitions) e ORDER BY e->>'partition_desc' LOOP
+        partition_desc := v_part->>'partition_desc';
+        version := lakesoul.commit_one_partition(p_table_id, v_domain, p_commit_op, v_part);
+        RETURN NEXT;
+    END LOOP;
+END
+$$;

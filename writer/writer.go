@@ -1,0 +1,281 @@
+// Package writer turns Arrow batches into committed-ready LakeSoul data files:
+// rows → range partition → hash bucket (PK tables) → stable sort by primary
+// key → one Parquet file per (partition, bucket) at
+// <table_path>/<k=v>/part-<id>_<bucket:04>.parquet.
+//
+// The writer never commits: it returns the file operations, and the caller
+// commits them through the catalog (sqlfuncs). If Write fails, every file it
+// created is removed (best effort); files of a write that is never committed are
+// orphans, invisible to readers.
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// Writer writes data files of one table.
+type Writer struct {
+	Store objstore.Store
+	Table *catalog.Table
+	Mem   memory.Allocator
+}
+
+// Write writes rec, whose columns are a subset of the table's columns (by
+// name, table types) that includes every primary-key and range column. Rows
+// keep their arrival order among equal keys, so the last-arrived row of a key
+// is the last in its file (LakeSoul's stable-sort rule). It returns one
+// PartitionCommit per touched partition, with fresh commit ids.
+func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []catalog.PartitionCommit, err error) {
+	if w.Mem == nil {
+		w.Mem = memory.DefaultAllocator
+	}
+	t := w.Table
+	if err := w.check(rec); err != nil {
+		return nil, err
+	}
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil, nil
+	}
+
+	groups, descs, err := w.partition(rec)
+	if err != nil {
+		return nil, err
+	}
+
+	var buckets []int
+	if t.HasPK() {
+		buckets, err = w.buckets(rec)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				_ = w.Store.Delete(context.WithoutCancel(ctx), p)
+			}
+		}
+	}()
+
+	fileCols := w.fileColumns(rec)
+	for _, desc := range descs {
+		rows := groups[desc]
+		byBucket := map[int][]int{0: rows}
+		if t.HasPK() {
+			byBucket = map[int][]int{}
+			for _, r := range rows {
+				byBucket[buckets[r]] = append(byBucket[buckets[r]], r)
+			}
+		}
+		bucketIDs := make([]int, 0, len(byBucket))
+		for b := range byBucket {
+			bucketIDs = append(bucketIDs, b)
+		}
+		sort.Ints(bucketIDs)
+		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
+		for _, b := range bucketIDs {
+			idx := byBucket[b]
+			if t.HasPK() {
+				if err := w.sortByPK(rec, idx); err != nil {
+					return nil, err
+				}
+			}
+			path := objstore.Join(t.Path, layout.PartitionDir(desc), layout.DataFileName(b))
+			size, err := w.writeFile(ctx, path, rec, fileCols, idx)
+			if err != nil {
+				return nil, err
+			}
+			written = append(written, path)
+			names := make([]string, len(fileCols))
+			for i, c := range fileCols {
+				names[i] = rec.ColumnName(c)
+			}
+			pc.Ops = append(pc.Ops, catalog.FileOp{Path: path, Op: "add", Size: size, ExistCols: names})
+		}
+		parts = append(parts, pc)
+	}
+	return parts, nil
+}
+
+// check validates rec against the table: known columns of the right types, PK
+// and range columns present, no NULL primary key.
+func (w *Writer) check(rec arrow.RecordBatch) error {
+	t := w.Table
+	seen := map[string]bool{}
+	for i, f := range rec.Schema().Fields() {
+		idx := t.Schema.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", f.Name, t.QualifiedName())
+		}
+		want := t.Schema.Field(idx[0]).Type
+		if !arrow.TypeEqual(want, f.Type) {
+			return sqlerr.New(sqlerr.DatatypeMismatch, "column %q is of type %s but the written value is %s", f.Name, want, f.Type)
+		}
+		if seen[f.Name] {
+			return sqlerr.New(sqlerr.SyntaxError, "column %q specified more than once", f.Name)
+		}
+		seen[f.Name] = true
+		if !t.Schema.Field(idx[0]).Nullable && rec.Column(i).NullN() > 0 {
+			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", f.Name, t.QualifiedName())
+		}
+	}
+	for _, c := range slices.Concat(t.PKCols, t.RangeCols) {
+		if !seen[c] {
+			return sqlerr.New(sqlerr.NotNullViolation, "column %q must be written: it is part of the primary key or partitioning of %q", c, t.QualifiedName())
+		}
+	}
+	for _, c := range t.PKCols {
+		if rec.Column(rec.Schema().FieldIndices(c)[0]).NullN() > 0 {
+			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.QualifiedName())
+		}
+	}
+	return nil
+}
+
+// partition groups row indices by partition_desc, in order of first appearance.
+func (w *Writer) partition(rec arrow.RecordBatch) (map[string][]int, []string, error) {
+	n := int(rec.NumRows())
+	t := w.Table
+	if len(t.RangeCols) == 0 {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return map[string][]int{layout.NonPartitioned: all}, []string{layout.NonPartitioned}, nil
+	}
+	cols := make([]arrow.Array, len(t.RangeCols))
+	for i, c := range t.RangeCols {
+		cols[i] = rec.Column(rec.Schema().FieldIndices(c)[0])
+	}
+	groups := map[string][]int{}
+	var order []string
+	vals := make([]string, len(cols))
+	for r := 0; r < n; r++ {
+		for i, a := range cols {
+			v, err := layout.FormatValue(a, r)
+			if err != nil {
+				return nil, nil, fmt.Errorf("partition value of %s: %w", t.RangeCols[i], err)
+			}
+			vals[i] = v
+		}
+		d := layout.FormatDesc(t.RangeCols, vals)
+		if _, ok := groups[d]; !ok {
+			order = append(order, d)
+		}
+		groups[d] = append(groups[d], r)
+	}
+	return groups, order, nil
+}
+
+// buckets computes each row's hash bucket from the primary key.
+func (w *Writer) buckets(rec arrow.RecordBatch) ([]int, error) {
+	t := w.Table
+	cols := make([]arrow.Array, len(t.PKCols))
+	for i, c := range t.PKCols {
+		cols[i] = rec.Column(rec.Schema().FieldIndices(c)[0])
+	}
+	hashes := make([]uint32, rec.NumRows())
+	if err := layout.HashRows(cols, hashes); err != nil {
+		return nil, fmt.Errorf("bucket hash: %w", err)
+	}
+	out := make([]int, len(hashes))
+	for i, h := range hashes {
+		out[i] = layout.BucketOf(h, t.HashBucketNum)
+	}
+	return out, nil
+}
+
+// sortByPK stably sorts row indices by primary key.
+func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
+	t := w.Table
+	cols := make([]arrow.Array, len(t.PKCols))
+	types := make([]arrow.DataType, len(t.PKCols))
+	for i, c := range t.PKCols {
+		cols[i] = rec.Column(rec.Schema().FieldIndices(c)[0])
+		types[i] = cols[i].DataType()
+	}
+	rc, err := arrowutil.NewRowComparer(types)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return rc.Compare(cols, a, cols, b) })
+	return nil
+}
+
+// fileColumns are the record's columns that go into data files: all but the
+// range-partition columns, whose values live in the partition_desc.
+func (w *Writer) fileColumns(rec arrow.RecordBatch) []int {
+	var out []int
+	for i, f := range rec.Schema().Fields() {
+		if !slices.Contains(w.Table.RangeCols, f.Name) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// writeFile writes the given rows and columns of rec to one Parquet file.
+func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBatch, cols []int, rows []int) (int64, error) {
+	fields := make([]arrow.Field, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, c := range cols {
+		f := rec.Schema().Field(c)
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+		taken, err := arrowutil.Take(w.Mem, rec.Column(c), rows)
+		if err != nil {
+			return 0, fmt.Errorf("gather column %s: %w", f.Name, err)
+		}
+		arrs[i] = taken
+	}
+	out := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(len(rows)))
+	defer out.Release()
+
+	ow, err := w.Store.Create(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	cw := &countingWriter{w: ow}
+	if err := writeParquet(cw, out, w.Mem); err != nil {
+		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
+	}
+	if err := ow.Close(); err != nil {
+		return 0, err
+	}
+	return cw.n, nil
+}
+
+type countingWriter struct {
+	w objstore.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
