@@ -157,14 +157,18 @@ SELECT o.oid::oid AS oid, n.namespace::name AS nspname, n.comment
   FROM public.namespace n
   JOIN lakesoul.namespace_oid o ON o.namespace = n.namespace;
 
+-- lake_table: one row per lake table. oid8, table_namespace and table_name
+-- are the raw columns, for filters that should use LakeSoul's indexes.
 CREATE OR REPLACE VIEW lakesoul_pg.lake_table WITH (security_invoker = true) AS
-SELECT o.oid::oid AS oid, t.table_name::name AS relname, n.oid AS relnamespace, n.nspname,
-       t.table_id, t.table_schema,
+SELECT o.oid::oid AS oid, t.table_name::name AS relname, no.oid::oid AS relnamespace,
+       t.table_namespace::name AS nspname, t.table_id, t.table_schema,
        (SELECT count(*) FROM lakesoul_pg.schema_columns(t.table_schema))::int2 AS relnatts,
-       lakesoul_pg.pk_attnums(t.table_schema, lakesoul_pg.primary_key_columns(t.partitions)) AS pkattnums
+       lakesoul_pg.pk_attnums(t.table_schema, lakesoul_pg.primary_key_columns(t.partitions)) AS pkattnums,
+       o.oid AS oid8, t.table_namespace, t.table_name
   FROM public.table_info t
   JOIN lakesoul.table_oid o ON o.table_id = t.table_id
-  JOIN lakesoul_pg.lake_namespace n ON n.nspname = t.table_namespace;
+  JOIN public.namespace n ON n.namespace = t.table_namespace
+  JOIN lakesoul.namespace_oid no ON no.namespace = n.namespace;
 
 -- One row per column of a lake table; attnotnull for key columns and fields
 -- declared "nullable": false.
@@ -198,8 +202,8 @@ LANGUAGE sql STABLE STRICT AS $$
                   ORDER BY k.n)
       FROM lakesoul_pg.lake_table t
      WHERE p_oid::int8 >= 1000000000
-       AND t.oid = (CASE WHEN p_oid::int8 >= 2147483648 THEN p_oid::int8 - 2147483648
-                         ELSE p_oid::int8 END)::oid
+       AND t.oid8 = CASE WHEN p_oid::int8 >= 2147483648 THEN p_oid::int8 - 2147483648
+                         ELSE p_oid::int8 END
        AND (p_oid::int8 < 2147483648 OR cardinality(t.pkattnums) > 0)
 $$;
 
@@ -211,8 +215,8 @@ RETURNS boolean LANGUAGE sql STABLE STRICT AS $$
         SELECT q.n = p_nspname
           FROM unnest(lakesoul_pg.lake_search_path()) WITH ORDINALITY AS q(n, i)
          WHERE EXISTS (SELECT 1 FROM lakesoul_pg.lake_table t
-                        WHERE t.nspname = q.n
-                          AND t.relname IN (p_relname, left(p_relname, -5))
+                        WHERE t.table_namespace = q.n
+                          AND t.table_name IN (p_relname::text, left(p_relname, -5))
                           AND (t.relname = p_relname
                                OR (t.relname || '_pkey' = p_relname AND cardinality(t.pkattnums) > 0)))
          ORDER BY q.i
@@ -686,6 +690,17 @@ RETURNS text LANGUAGE sql STABLE STRICT AS $$
     SELECT d.description FROM lakesoul_pg.pg_description d
      WHERE d.objoid = p_oid AND d.objsubid = p_column
        AND d.classoid = 'pg_catalog.pg_class'::regclass
+$$;
+
+-- Catalog queries over the union views get cost estimates far above
+-- jit_above_cost (set-returning functions are assumed to return 1000 rows),
+-- and JIT compilation then takes seconds for a query that runs in
+-- milliseconds. Nothing in this database (LakeSoul's metadata OLTP included)
+-- profits from JIT, so it is off for every session of the database.
+DO $$
+BEGIN
+    EXECUTE format('ALTER DATABASE %I SET jit = off', current_database());
+END
 $$;
 
 -- The views and functions are as readable as the real catalogs; what a role

@@ -38,6 +38,7 @@ type mergeIterator struct {
 	winSeq   []int64
 	winArr   []arrow.Array
 	winRow   []int
+	keyBuf   []arrow.Array
 	started  bool
 }
 
@@ -162,9 +163,11 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) error {
 		it.winOrder[i] = -1
 	}
 	first := it.h.items[0]
-	keyArrs, keyRow := first.keys, first.row
-	// The group's key must outlive batch changes of `first`: keep its batch alive
-	// via the retired list (load retires instead of releasing).
+	// The group's key must outlive batch changes of `first`: copy the key
+	// arrays (load reuses st.keys) and rely on load retiring, not releasing,
+	// the batch they belong to.
+	it.keyBuf = append(it.keyBuf[:0], first.keys...)
+	keyArrs, keyRow := it.keyBuf, first.row
 	for it.h.Len() > 0 {
 		st := it.h.items[0]
 		if it.cmp.Compare(st.keys, st.row, keyArrs, keyRow) != 0 {
