@@ -101,9 +101,9 @@ func (s *Session) withCatalogTx(ctx context.Context, fn func(pgx.Tx) error) erro
 	return fn(tx)
 }
 
-func (q *catalogQuery) ParamOIDs() []uint32                                 { return q.params }
+func (q *catalogQuery) ParamOIDs() []uint32                               { return q.params }
 func (q *catalogQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
-func (q *catalogQuery) Tag() string                                        { return "SELECT" }
+func (q *catalogQuery) Tag() string                                       { return "SELECT" }
 
 func (q *catalogQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
 	if len(params) != len(q.params) {

@@ -132,7 +132,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	if len(fields) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "a lake table needs at least one column")
 	}
-	has := func(c string) bool { return slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == c }) }
+	has := func(c string) bool {
+		return slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == c })
+	}
 	for _, c := range t.PKCols {
 		if !has(c) {
 			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in key does not exist", c)

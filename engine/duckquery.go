@@ -127,9 +127,9 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	return &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}, nil
 }
 
-func (q *duckQuery) ParamOIDs() []uint32                                 { return q.params }
+func (q *duckQuery) ParamOIDs() []uint32                               { return q.params }
 func (q *duckQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
-func (q *duckQuery) Tag() string                                        { return "SELECT" }
+func (q *duckQuery) Tag() string                                       { return "SELECT" }
 
 func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
 	if len(params) != len(q.params) {

@@ -17,9 +17,9 @@ type funcStmt struct {
 	run    func(ctx context.Context, params []any) (tag string, rows [][]any, err error)
 }
 
-func (f *funcStmt) ParamOIDs() []uint32                                 { return f.params }
+func (f *funcStmt) ParamOIDs() []uint32                               { return f.params }
 func (f *funcStmt) Describe(context.Context) ([]pgwire.Column, error) { return f.cols, nil }
-func (f *funcStmt) Tag() string                                        { return f.tag }
+func (f *funcStmt) Tag() string                                       { return f.tag }
 
 func (f *funcStmt) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
 	if len(params) != len(f.params) {

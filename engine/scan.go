@@ -145,7 +145,7 @@ func newScanSource(ctx context.Context, store objstore.Store, e scanEntry) (*sca
 	return s, nil
 }
 
-func (s *scanSource) ColumnInfos() []duckdb.ColumnInfo    { return s.infos }
+func (s *scanSource) ColumnInfos() []duckdb.ColumnInfo     { return s.infos }
 func (s *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (s *scanSource) Init()                                {}
 
