@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -118,42 +120,69 @@ type catalogPortal struct {
 	args  []any
 	conn  *pgxpool.Conn
 	tx    pgx.Tx
-	rows  pgx.Rows
+	rr    *pgconn.ResultReader
 	count int
 }
 
 func (p *catalogPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
 
-func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
-	if p.rows == nil {
-		conn, tx, err := p.q.s.beginCatalogTx(ctx)
-		if err != nil {
-			return "", true, err
-		}
-		p.conn, p.tx = conn, tx
-		// The rows outlive this call when the portal is suspended, so they are
-		// not bound to this call's context.
-		rows, err := tx.Query(context.Background(), p.q.sql, p.args...)
-		if err != nil {
-			return "", true, err
-		}
-		p.rows = rows
+// start sends the query with the parameter types the statement was prepared
+// with (so a declared timestamptz stays one), values in text form.
+func (p *catalogPortal) start(ctx context.Context) error {
+	conn, tx, err := p.q.s.beginCatalogTx(ctx)
+	if err != nil {
+		return err
 	}
+	p.conn, p.tx = conn, tx
+	m := tx.Conn().TypeMap()
+	values := make([][]byte, len(p.args))
+	for i, a := range p.args {
+		if a == nil {
+			continue
+		}
+		b, err := m.Encode(p.q.params[i], pgtype.TextFormatCode, a, nil)
+		if err != nil {
+			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, fmt.Sprintf("parameter $%d", i+1))
+		}
+		values[i] = b
+	}
+	// The result outlives this call when the portal is suspended, so it is
+	// not bound to this call's context.
+	p.rr = tx.Conn().PgConn().ExecParams(context.Background(), p.q.sql, values, p.q.params, nil, nil)
+	return nil
+}
+
+func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	if p.rr == nil {
+		if err := p.start(ctx); err != nil {
+			return "", true, err
+		}
+	}
+	m := p.tx.Conn().TypeMap()
+	row := make([]any, len(p.q.cols))
 	for n := 0; maxRows == 0 || n < maxRows; n++ {
 		if err := ctx.Err(); err != nil {
 			return "", true, sqlerr.ErrCanceled
 		}
-		if !p.rows.Next() {
-			if err := p.rows.Err(); err != nil {
+		if !p.rr.NextRow() {
+			tag, err := p.rr.Close()
+			p.rr = nil
+			if err != nil {
 				return "", true, err
 			}
-			return fmt.Sprintf("SELECT %d", p.count), true, nil
+			if tag.String() == "" {
+				return fmt.Sprintf("SELECT %d", p.count), true, nil
+			}
+			return tag.String(), true, nil
 		}
-		vals, err := p.rows.Values()
-		if err != nil {
-			return "", true, err
+		for i, raw := range p.rr.Values() {
+			v, err := decodeText(m, p.q.cols[i].TypeOID, raw)
+			if err != nil {
+				return "", true, err
+			}
+			row[i] = v
 		}
-		if err := w.WriteRow(vals); err != nil {
+		if err := w.WriteRow(row); err != nil {
 			return "", true, err
 		}
 		p.count++
@@ -161,9 +190,21 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 	return "", false, nil
 }
 
+// decodeText turns a text-format value from the catalog into the Go value the
+// wire layer encodes for the same type; types pgtype does not know stay text.
+func decodeText(m *pgtype.Map, oid uint32, raw []byte) (any, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if t, ok := m.TypeForOID(oid); ok {
+		return t.Codec.DecodeValue(m, oid, pgtype.TextFormatCode, raw)
+	}
+	return string(raw), nil
+}
+
 func (p *catalogPortal) Close() {
-	if p.rows != nil {
-		p.rows.Close()
+	if p.rr != nil {
+		p.rr.Close()
 	}
 	if p.tx != nil {
 		p.tx.Rollback(context.Background())

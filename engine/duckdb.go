@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -53,6 +54,11 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, threads int) (*sql.DB, e
 
 func init() { sqlerr.RegisterMapper(mapDuckDBError) }
 
+var (
+	dateTimeTarget = regexp.MustCompile(`(?i)invalid (date|timestamp|time)|to (DATE|TIMESTAMP|TIME)\b`)
+	columnNotFound = regexp.MustCompile(`Referenced column "([^"]*)" not found`)
+)
+
 // mapDuckDBError gives DuckDB's errors the SQLSTATE PostgreSQL would use.
 func mapDuckDBError(err error) *sqlerr.Error {
 	var de *duckdb.Error
@@ -66,6 +72,9 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		code = sqlerr.SyntaxError
 	case duckdb.ErrorTypeConversion, duckdb.ErrorTypeInvalidInput:
 		code = sqlerr.InvalidTextRepresentation
+		if dateTimeTarget.MatchString(msg) {
+			code = sqlerr.InvalidDatetimeFormat
+		}
 	case duckdb.ErrorTypeOutOfRange:
 		code = sqlerr.NumericValueOutOfRange
 	case duckdb.ErrorTypeDivideByZero:
@@ -109,6 +118,9 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	}
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
+	}
+	if m := columnNotFound.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("column %q does not exist", m[1])
 	}
 	return &sqlerr.Error{Code: code, Message: msg, Err: err}
 }

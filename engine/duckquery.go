@@ -68,9 +68,40 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 	return cols, convs, params, err
 }
 
-// paramOID is the PostgreSQL type a DuckDB parameter type is described as.
+// prepareDuck types the statement's parameters (declared types, then text for
+// any DuckDB cannot infer), deparses it and describes it.
+func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared []uint32) (text string, cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
+	if err := castDeclaredParams(stmt, declared); err != nil {
+		return "", nil, nil, nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		if text, err = deparseNode(stmt); err != nil {
+			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
+		}
+		if cols, convs, params, err = s.describeDuck(ctx, text); err != nil {
+			return "", nil, nil, nil, err
+		}
+		var untyped []int
+		for i, oid := range params {
+			if oid == 0 {
+				untyped = append(untyped, i+1)
+			}
+		}
+		if len(untyped) == 0 || attempt > 0 {
+			return text, cols, convs, params, nil
+		}
+		if err := castUntypedParams(stmt, untyped); err != nil {
+			return "", nil, nil, nil, err
+		}
+	}
+}
+
+// paramOID is the PostgreSQL type a DuckDB parameter type is described as; 0
+// when DuckDB could not infer one.
 func paramOID(t duckdb.Type) uint32 {
 	switch t {
+	case duckdb.TYPE_INVALID, duckdb.TYPE_ANY:
+		return 0
 	case duckdb.TYPE_BOOLEAN:
 		return schema.OIDBool
 	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT:
@@ -99,6 +130,24 @@ func paramOID(t duckdb.Type) uint32 {
 	return schema.OIDText
 }
 
+// duckArgs converts decoded wire parameters into values DuckDB binds; array
+// parameters (which arrive as PostgreSQL array text) become DuckDB list text.
+func duckArgs(oids []uint32, params []any) ([]any, error) {
+	args := make([]any, len(params))
+	for i, p := range params {
+		if str, ok := p.(string); ok && i < len(oids) && pgArrayTypes[oids[i]] != "" {
+			l, err := pgArrayToDuckList(str)
+			if err != nil {
+				return nil, sqlerr.Wrap(sqlerr.InvalidTextRepresentation, err, fmt.Sprintf("parameter $%d", i+1))
+			}
+			args[i] = l
+			continue
+		}
+		args[i] = duckArg(p)
+	}
+	return args, nil
+}
+
 // mergeParamOIDs prefers the types the client declared.
 func mergeParamOIDs(declared, inferred []uint32) []uint32 {
 	out := append([]uint32(nil), inferred...)
@@ -116,11 +165,7 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 		return nil, err
 	}
 	nameUnnamedTargets(stmt)
-	text, err := deparseNode(stmt)
-	if err != nil {
-		return nil, fmt.Errorf("deparse: %w", err)
-	}
-	cols, convs, params, err := s.describeDuck(ctx, text)
+	text, cols, convs, params, err := s.prepareDuck(ctx, stmt, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +180,9 @@ func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error)
 	if len(params) != len(q.params) {
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
 	}
-	args := make([]any, len(params))
-	for i, p := range params {
-		args[i] = duckArg(p)
+	args, err := duckArgs(q.params, params)
+	if err != nil {
+		return nil, err
 	}
 	return &duckPortal{q: q, args: args}, nil
 }

@@ -84,11 +84,21 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	if err != nil {
 		return nil, err
 	}
-	srcSQL, err := deparseNode(src)
-	if err != nil {
-		return nil, fmt.Errorf("deparse: %w", err)
+	// $n placed directly in VALUES take their target column's type.
+	if sel := src.GetSelectStmt(); sel != nil {
+		for _, row := range sel.ValuesLists {
+			for j, item := range row.GetList().GetItems() {
+				if item.GetParamRef() == nil || j >= len(target) {
+					continue
+				}
+				f := t.Schema.Field(t.Schema.FieldIndices(target[j])[0])
+				if err := castParam(item, lakeTypeName(f.Type)); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
-	srcCols, _, params, err := s.describeDuck(ctx, srcSQL)
+	srcSQL, srcCols, _, params, err := s.prepareDuck(ctx, src, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -121,16 +131,17 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	query := fmt.Sprintf("SELECT %s FROM (%s) AS __src(%s)", strings.Join(exprs, ", "), srcSQL, strings.Join(aliases, ", "))
 	recSchema := arrow.NewSchema(fields, nil)
 
+	paramTypes := mergeParamOIDs(paramOIDs, params)
 	return &funcStmt{
 		tag:    "INSERT",
-		params: mergeParamOIDs(paramOIDs, params),
+		params: paramTypes,
 		run: func(ctx context.Context, args []any) (string, [][]any, error) {
 			if err := s.takeSnapshots(ctx, tables); err != nil {
 				return "", nil, err
 			}
-			dargs := make([]any, len(args))
-			for i, a := range args {
-				dargs[i] = duckArg(a)
+			dargs, err := duckArgs(paramTypes, args)
+			if err != nil {
+				return "", nil, err
 			}
 			rec, err := s.collect(ctx, query, dargs, recSchema)
 			if err != nil {

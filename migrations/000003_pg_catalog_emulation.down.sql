@@ -4,5 +4,7 @@ DROP SCHEMA IF EXISTS lakesoul_pg CASCADE;
 DO $$
 BEGIN
     EXECUTE format('ALTER DATABASE %I RESET jit', current_database());
+EXCEPTION WHEN insufficient_privilege THEN
+    NULL;
 END
 $$;

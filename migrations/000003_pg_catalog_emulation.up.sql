@@ -21,8 +21,8 @@
 --   * every view is security_invoker, so the invoking role's privileges and the
 --     row-level security of LakeSoul's tables apply; the helper functions are
 --     SECURITY INVOKER too.
--- Names starting with "lake_" are helpers, not emulations (pgcatalog never
--- points a client query at them).
+-- Views named lake_* and functions not named after a pg_catalog function are
+-- helpers: pgcatalog never points a client query at them.
 
 CREATE SCHEMA IF NOT EXISTS lakesoul_pg;
 
@@ -39,47 +39,49 @@ ON CONFLICT DO NOTHING;
 -- Helper functions: the lake metadata → PostgreSQL catalog mapping, defined once.
 ------------------------------------------------------------------------------
 
--- spark_pg_type maps a Spark type name (and the field's optional "pg_type"
--- metadata, the PostgreSQL type the column was declared with) to the type OID
--- and typmod of the column. It must agree with schema.PGTypeOf: pg_type wins
--- for varchar(n), bpchar(n), uuid, json and jsonb; an unknown type is text.
-CREATE OR REPLACE FUNCTION lakesoul_pg.spark_pg_type(
-    p_spark_type text, p_pg_type text, OUT typid oid, OUT typmod int4)
-LANGUAGE sql IMMUTABLE AS $$
-    WITH pg AS (
-        SELECT split_part(p_pg_type, '(', 1) AS base,
-               coalesce(substring(p_pg_type FROM '^[^(]+\(([+-]?\d{1,9})\)?$')::int4 + 4, -1) AS mod
-    ), dec AS (
-        SELECT m[1]::int4 AS p, m[2]::int4 AS s
-          FROM regexp_match(p_spark_type, '^decimal\((\d{1,4}),\s*(\d{1,4})\)$') AS m
-    )
+-- spark_pg_typid and spark_pg_typmod map a Spark type name (and the field's
+-- optional "pg_type" metadata, the PostgreSQL type the column was declared
+-- with) to the type OID and typmod of the column. They must agree with
+-- schema.PGTypeOf: pg_type wins for varchar(n), bpchar(n), uuid, json and
+-- jsonb; an unknown type is text. (Single expressions, so PostgreSQL inlines
+-- them.)
+CREATE OR REPLACE FUNCTION lakesoul_pg.spark_pg_typid(p_spark_type text, p_pg_type text)
+RETURNS oid LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE split_part(p_pg_type, '(', 1)
+             WHEN 'varchar' THEN 1043
+             WHEN 'bpchar'  THEN 1042
+             WHEN 'uuid'    THEN 2950
+             WHEN 'json'    THEN 114
+             WHEN 'jsonb'   THEN 3802
+             ELSE CASE
+               WHEN p_spark_type = 'long'             THEN 20
+               WHEN p_spark_type = 'integer'          THEN 23
+               WHEN p_spark_type IN ('short', 'byte') THEN 21
+               WHEN p_spark_type = 'double'           THEN 701
+               WHEN p_spark_type = 'float'            THEN 700
+               WHEN p_spark_type = 'boolean'          THEN 16
+               WHEN p_spark_type = 'string'           THEN 25
+               WHEN p_spark_type = 'binary'           THEN 17
+               WHEN p_spark_type = 'date'             THEN 1082
+               WHEN p_spark_type = 'timestamp'        THEN 1184
+               WHEN p_spark_type = 'timestamp_ntz'    THEN 1114
+               WHEN p_spark_type ~ '^decimal\(\d{1,4},\s*\d{1,4}\)$' THEN 1700
+               ELSE 25
+             END
+           END::oid
+$$;
+
+CREATE OR REPLACE FUNCTION lakesoul_pg.spark_pg_typmod(p_spark_type text, p_pg_type text)
+RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
-             WHEN pg.base = 'varchar' THEN 1043
-             WHEN pg.base = 'bpchar'  THEN 1042
-             WHEN pg.base = 'uuid'    THEN 2950
-             WHEN pg.base = 'json'    THEN 114
-             WHEN pg.base = 'jsonb'   THEN 3802
-             WHEN p_spark_type = 'long'          THEN 20
-             WHEN p_spark_type = 'integer'       THEN 23
-             WHEN p_spark_type IN ('short', 'byte') THEN 21
-             WHEN p_spark_type = 'double'        THEN 701
-             WHEN p_spark_type = 'float'         THEN 700
-             WHEN p_spark_type = 'boolean'       THEN 16
-             WHEN p_spark_type = 'string'        THEN 25
-             WHEN p_spark_type = 'binary'        THEN 17
-             WHEN p_spark_type = 'date'          THEN 1082
-             WHEN p_spark_type = 'timestamp'     THEN 1184
-             WHEN p_spark_type = 'timestamp_ntz' THEN 1114
-             WHEN dec.p IS NOT NULL              THEN 1700
-             ELSE 25
-           END::oid,
-           CASE
-             WHEN pg.base IN ('varchar', 'bpchar') THEN pg.mod
-             WHEN pg.base IN ('uuid', 'json', 'jsonb') THEN -1
-             WHEN dec.p IS NOT NULL THEN ((dec.p << 16) | dec.s) + 4
+             WHEN split_part(p_pg_type, '(', 1) IN ('varchar', 'bpchar') THEN
+                  coalesce(substring(p_pg_type FROM '^[^(]+\(([+-]?\d{1,9})\)?$')::int4 + 4, -1)
+             WHEN split_part(p_pg_type, '(', 1) IN ('uuid', 'json', 'jsonb') THEN -1
+             WHEN p_spark_type ~ '^decimal\(\d{1,4},\s*\d{1,4}\)$' THEN
+                  ((substring(p_spark_type FROM '^decimal\((\d+)')::int4 << 16)
+                   | substring(p_spark_type FROM '(\d+)\)$')::int4) + 4
              ELSE -1
            END
-      FROM pg LEFT JOIN dec ON true
 $$;
 
 -- primary_key_columns returns the primary-key columns of a table_info.partitions
@@ -90,43 +92,73 @@ RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
                     '{}'::text[])
 $$;
 
--- schema_columns returns the columns of a Spark StructType JSON
--- (table_info.table_schema): attnum 1..n in field order, name, type (see
--- spark_pg_type) and the field's "nullable" (default true). Text that is not
--- such JSON has no columns, so one malformed table cannot break every catalog
--- query. ROWS keeps the planner's estimates (and so JIT) in check.
-CREATE OR REPLACE FUNCTION lakesoul_pg.schema_columns(p_table_schema text)
-RETURNS TABLE (attnum int2, attname name, atttypid oid, atttypmod int4, nullable boolean)
-LANGUAGE plpgsql IMMUTABLE ROWS 10 AS $$
+-- schema_fields returns the "fields" array of a Spark StructType JSON
+-- (table_info.table_schema), or an empty array when the text is not such JSON,
+-- so one malformed table cannot break every catalog query.
+CREATE OR REPLACE FUNCTION lakesoul_pg.schema_fields(p_table_schema text)
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     v jsonb;
 BEGIN
-    BEGIN
-        v := p_table_schema::jsonb -> 'fields';
-    EXCEPTION WHEN invalid_text_representation THEN
-        RETURN;
-    END;
-    IF jsonb_typeof(v) IS DISTINCT FROM 'array' THEN
-        RETURN;
+    v := p_table_schema::jsonb -> 'fields';
+    IF jsonb_typeof(v) = 'array' THEN
+        RETURN v;
     END IF;
-    RETURN QUERY
-    SELECT f.n::int2, (f.field->>'name')::name, ty.typid, ty.typmod,
-           coalesce((f.field->>'nullable')::boolean, true)
-      FROM jsonb_array_elements(v) WITH ORDINALITY AS f(field, n)
-     CROSS JOIN LATERAL lakesoul_pg.spark_pg_type(
-             CASE jsonb_typeof(f.field->'type') WHEN 'string' THEN f.field->>'type' END,
-             f.field->'metadata'->>'pg_type') ty
-     ORDER BY f.n;
+    RETURN '[]';
+EXCEPTION WHEN invalid_text_representation THEN
+    RETURN '[]';
 END
+$$;
+
+-- schema_columns returns the columns of a table schema: attnum 1..n in field
+-- order, name, type (see spark_pg_typid) and the field's "nullable" (default
+-- true). A single SELECT, not strict, so PostgreSQL inlines it into the
+-- calling query.
+CREATE OR REPLACE FUNCTION lakesoul_pg.schema_columns(p_table_schema text)
+RETURNS TABLE (attnum int2, attname name, atttypid oid, atttypmod int4, nullable boolean)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT f.n::int2, (f.field->>'name')::name,
+           lakesoul_pg.spark_pg_typid(f.type, f.field->'metadata'->>'pg_type'),
+           lakesoul_pg.spark_pg_typmod(f.type, f.field->'metadata'->>'pg_type'),
+           coalesce((f.field->>'nullable')::boolean, true)
+      FROM (SELECT e.field, e.n,
+                   CASE jsonb_typeof(e.field->'type') WHEN 'string' THEN e.field->>'type' END AS type
+              FROM jsonb_array_elements(lakesoul_pg.schema_fields(p_table_schema))
+                   WITH ORDINALITY AS e(field, n)) f
+$$;
+
+-- column_count is the number of columns schema_columns returns. It and
+-- pk_attnums run once per table in every pg_class scan, so they are an
+-- inlined expression and plpgsql made of simple expressions only (a query
+-- inside a per-row function costs a hundred times more).
+CREATE OR REPLACE FUNCTION lakesoul_pg.column_count(p_table_schema text)
+RETURNS int2 LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_array_length(lakesoul_pg.schema_fields(p_table_schema))::int2
 $$;
 
 -- pk_attnums returns the attnums of the key columns p_pk in a table schema,
 -- in key order; key columns missing from the schema are skipped.
 CREATE OR REPLACE FUNCTION lakesoul_pg.pk_attnums(p_table_schema text, p_pk text[])
-RETURNS int2[] LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(c.attnum ORDER BY k.i), '{}'::int2[])
-      FROM unnest(p_pk) WITH ORDINALITY AS k(name, i)
-      JOIN lakesoul_pg.schema_columns(p_table_schema) c ON c.attname = k.name
+RETURNS int2[] LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v   jsonb;
+    k   text;
+    res int2[] := '{}';
+BEGIN
+    IF coalesce(cardinality(p_pk), 0) = 0 THEN
+        RETURN res;
+    END IF;
+    v := lakesoul_pg.schema_fields(p_table_schema);
+    FOREACH k IN ARRAY p_pk LOOP
+        FOR i IN 0 .. jsonb_array_length(v) - 1 LOOP
+            IF v -> i ->> 'name' = k THEN
+                res := res || (i + 1)::int2;
+                EXIT;
+            END IF;
+        END LOOP;
+    END LOOP;
+    RETURN res;
+END
 $$;
 
 -- lake_owner is the role shown as owner of every lake object: the owner of
@@ -162,8 +194,9 @@ SELECT o.oid::oid AS oid, n.namespace::name AS nspname, n.comment
 CREATE OR REPLACE VIEW lakesoul_pg.lake_table WITH (security_invoker = true) AS
 SELECT o.oid::oid AS oid, t.table_name::name AS relname, no.oid::oid AS relnamespace,
        t.table_namespace::name AS nspname, t.table_id, t.table_schema,
-       (SELECT count(*) FROM lakesoul_pg.schema_columns(t.table_schema))::int2 AS relnatts,
+       lakesoul_pg.column_count(t.table_schema) AS relnatts,
        lakesoul_pg.pk_attnums(t.table_schema, lakesoul_pg.primary_key_columns(t.partitions)) AS pkattnums,
+       lakesoul_pg.primary_key_columns(t.partitions) AS pk,
        o.oid AS oid8, t.table_namespace, t.table_name
   FROM public.table_info t
   JOIN lakesoul.table_oid o ON o.table_id = t.table_id
@@ -171,10 +204,12 @@ SELECT o.oid::oid AS oid, t.table_name::name AS relname, no.oid::oid AS relnames
   JOIN lakesoul.namespace_oid no ON no.namespace = n.namespace;
 
 -- One row per column of a lake table; attnotnull for key columns and fields
--- declared "nullable": false.
+-- declared "nullable": false. (The key test is by name: t.pkattnums would parse
+-- the schema again for every column.)
 CREATE OR REPLACE VIEW lakesoul_pg.lake_column WITH (security_invoker = true) AS
 SELECT t.oid AS attrelid, c.attnum, c.attname, c.atttypid, c.atttypmod,
-       (c.attnum = ANY (t.pkattnums) OR NOT c.nullable) AS attnotnull
+       (c.attname = ANY (t.pk) OR NOT c.nullable) AS attnotnull,
+       t.relnamespace, t.nspname, t.relname
   FROM lakesoul_pg.lake_table t
  CROSS JOIN LATERAL lakesoul_pg.schema_columns(t.table_schema) c;
 
@@ -182,70 +217,97 @@ SELECT t.oid AS attrelid, c.attnum, c.attname, c.atttypid, c.atttypmod,
 CREATE OR REPLACE VIEW lakesoul_pg.lake_index WITH (security_invoker = true) AS
 SELECT (t.oid::int8 + 2147483648)::oid AS indexrelid, t.oid AS indrelid,
        (t.relname || '_pkey')::name AS relname, t.relname AS tablename,
-       t.relnamespace, t.nspname, t.pkattnums
+       t.relnamespace, t.nspname, t.pkattnums, t.table_schema
   FROM lakesoul_pg.lake_table t
  WHERE cardinality(t.pkattnums) > 0;
 
 -- lake_relation finds the lake table or PK index with OID p_oid (no row when
 -- p_oid is not a lake relation); keycols are the table's key columns in key
--- order. Lookups go through lakesoul.table_oid's unique index on oid.
+-- order. OIDs below 10^9 (the start of lakesoul.object_oid_seq) are never
+-- looked up; others go through lakesoul.table_oid's unique index on oid.
 CREATE OR REPLACE FUNCTION lakesoul_pg.lake_relation(p_oid oid)
 RETURNS TABLE (table_id text, nspname name, relname name, is_index boolean,
                tablename name, keycols name[])
-LANGUAGE sql STABLE STRICT AS $$
-    SELECT t.table_id, t.nspname,
-           CASE WHEN p_oid::int8 >= 2147483648 THEN (t.relname || '_pkey')::name ELSE t.relname END,
-           p_oid::int8 >= 2147483648, t.relname,
-           ARRAY(SELECT c.attname
-                   FROM unnest(t.pkattnums) WITH ORDINALITY AS k(attnum, n)
-                   JOIN lakesoul_pg.schema_columns(t.table_schema) c ON c.attnum = k.attnum
-                  ORDER BY k.n)
-      FROM lakesoul_pg.lake_table t
-     WHERE p_oid::int8 >= 1000000000
-       AND t.oid8 = CASE WHEN p_oid::int8 >= 2147483648 THEN p_oid::int8 - 2147483648
-                         ELSE p_oid::int8 END
-       AND (p_oid::int8 < 2147483648 OR cardinality(t.pkattnums) > 0)
+LANGUAGE plpgsql STABLE STRICT ROWS 1 AS $$
+DECLARE
+    v_oid int8 := p_oid::int8;
+    t     record;
+    a     int2;
+BEGIN
+    IF v_oid < 1000000000 THEN
+        RETURN;
+    END IF;
+    is_index := v_oid >= 2147483648;
+    IF is_index THEN
+        v_oid := v_oid - 2147483648;
+    END IF;
+    SELECT l.table_id, l.nspname, l.relname, l.pkattnums, l.table_schema INTO t
+      FROM lakesoul_pg.lake_table l WHERE l.oid8 = v_oid;
+    IF NOT FOUND OR (is_index AND cardinality(t.pkattnums) = 0) THEN
+        RETURN;
+    END IF;
+    table_id := t.table_id;
+    nspname := t.nspname;
+    tablename := t.relname;
+    relname := CASE WHEN is_index THEN (t.relname || '_pkey')::name ELSE t.relname END;
+    keycols := '{}';
+    FOREACH a IN ARRAY t.pkattnums LOOP
+        keycols := keycols || ((lakesoul_pg.schema_fields(t.table_schema) -> (a - 1) ->> 'name')::name);
+    END LOOP;
+    RETURN NEXT;
+END
 $$;
 
--- lake_is_visible: a lake relation is visible when its namespace is the first
--- namespace of the lake search path holding a relation of that name.
-CREATE OR REPLACE FUNCTION lakesoul_pg.lake_is_visible(p_nspname name, p_relname name)
-RETURNS boolean LANGUAGE sql STABLE STRICT AS $$
-    SELECT coalesce((
-        SELECT q.n = p_nspname
-          FROM unnest(lakesoul_pg.lake_search_path()) WITH ORDINALITY AS q(n, i)
-         WHERE EXISTS (SELECT 1 FROM lakesoul_pg.lake_table t
-                        WHERE t.table_namespace = q.n
-                          AND t.table_name IN (p_relname::text, left(p_relname, -5))
-                          AND (t.relname = p_relname
-                               OR (t.relname || '_pkey' = p_relname AND cardinality(t.pkattnums) > 0)))
-         ORDER BY q.i
-         LIMIT 1), false)
-$$;
 ------------------------------------------------------------------------------
 -- Replacements for built-in functions that take relation OIDs. pgcatalog.Rewrite
 -- points calls of the pg_catalog functions here. Each handles lake OIDs and
 -- otherwise returns what the built-in function returns.
 ------------------------------------------------------------------------------
 
+-- pg_table_is_visible: a lake relation is visible when its namespace is the
+-- first namespace of the lake search path holding a relation of its name.
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_table_is_visible(p_oid oid)
-RETURNS boolean LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN r.relname IS NULL THEN pg_catalog.pg_table_is_visible(p_oid)
-                ELSE lakesoul_pg.lake_is_visible(r.nspname, r.relname) END
-      FROM (SELECT 1) one LEFT JOIN lakesoul_pg.lake_relation(p_oid) r ON true
+RETURNS boolean LANGUAGE plpgsql STABLE STRICT AS $$
+DECLARE
+    r record;
+    n text;
+BEGIN
+    SELECT l.nspname, l.relname INTO r FROM lakesoul_pg.lake_relation(p_oid) l;
+    IF NOT FOUND THEN
+        RETURN pg_catalog.pg_table_is_visible(p_oid);
+    END IF;
+    FOREACH n IN ARRAY lakesoul_pg.lake_search_path() LOOP
+        IF n = r.nspname THEN
+            RETURN true;
+        END IF;
+        IF EXISTS (SELECT 1 FROM lakesoul_pg.lake_table t
+                    WHERE t.table_namespace = n
+                      AND t.table_name IN (r.relname::text, left(r.relname, -5))
+                      AND (t.relname = r.relname
+                           OR (t.relname || '_pkey' = r.relname AND cardinality(t.pkattnums) > 0))) THEN
+            RETURN false;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
 $$;
 
 -- pg_get_indexdef: column 0 is the whole CREATE INDEX statement, column k the
 -- k-th key column (as the built-in does).
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_indexdef(p_oid oid, p_column int4, p_pretty boolean)
-RETURNS text LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN r.is_index IS NOT TRUE THEN pg_catalog.pg_get_indexdef(p_oid, p_column, p_pretty)
-                WHEN p_column = 0 THEN
-                     format('CREATE UNIQUE INDEX %I ON %I.%I USING btree (%s)', r.relname, r.nspname,
-                            r.tablename, (SELECT string_agg(quote_ident(k), ', ') FROM unnest(r.keycols) k))
-                ELSE quote_ident(r.keycols[p_column])
-           END
-      FROM (SELECT 1) one LEFT JOIN lakesoul_pg.lake_relation(p_oid) r ON true
+RETURNS text LANGUAGE plpgsql STABLE STRICT AS $$
+DECLARE
+    r record;
+BEGIN
+    SELECT * INTO r FROM lakesoul_pg.lake_relation(p_oid);
+    IF NOT FOUND OR NOT r.is_index THEN
+        RETURN pg_catalog.pg_get_indexdef(p_oid, p_column, p_pretty);
+    ELSIF p_column = 0 THEN
+        RETURN format('CREATE UNIQUE INDEX %I ON %I.%I USING btree (%s)', r.relname, r.nspname,
+                      r.tablename, (SELECT string_agg(quote_ident(k), ', ') FROM unnest(r.keycols) k));
+    END IF;
+    RETURN quote_ident(r.keycols[p_column]);
+END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_indexdef(p_oid oid)
@@ -255,11 +317,16 @@ $$;
 
 -- pg_get_constraintdef: the virtual PK constraint has the OID of its index.
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_constraintdef(p_oid oid, p_pretty boolean)
-RETURNS text LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN r.is_index IS NOT TRUE THEN pg_catalog.pg_get_constraintdef(p_oid, p_pretty)
-                ELSE format('PRIMARY KEY (%s)', (SELECT string_agg(quote_ident(k), ', ') FROM unnest(r.keycols) k))
-           END
-      FROM (SELECT 1) one LEFT JOIN lakesoul_pg.lake_relation(p_oid) r ON true
+RETURNS text LANGUAGE plpgsql STABLE STRICT AS $$
+DECLARE
+    r record;
+BEGIN
+    SELECT * INTO r FROM lakesoul_pg.lake_relation(p_oid);
+    IF NOT FOUND OR NOT r.is_index THEN
+        RETURN pg_catalog.pg_get_constraintdef(p_oid, p_pretty);
+    END IF;
+    RETURN format('PRIMARY KEY (%s)', (SELECT string_agg(quote_ident(k), ', ') FROM unnest(r.keycols) k));
+END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_constraintdef(p_oid oid)
@@ -291,10 +358,17 @@ BEGIN
 END
 $$;
 
+-- is_lake_relation reports whether p_oid is a lake table or PK index.
+CREATE OR REPLACE FUNCTION lakesoul_pg.is_lake_relation(p_oid oid)
+RETURNS boolean LANGUAGE plpgsql STABLE STRICT AS $$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM lakesoul_pg.lake_relation(p_oid));
+END
+$$;
+
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_relation_size(p_rel regclass, p_fork text)
 RETURNS bigint LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM lakesoul_pg.lake_relation(p_rel))
-                THEN pg_catalog.pg_relation_size(p_rel, p_fork)
+    SELECT CASE WHEN NOT lakesoul_pg.is_lake_relation(p_rel) THEN pg_catalog.pg_relation_size(p_rel, p_fork)
                 WHEN p_fork = 'main' THEN lakesoul_pg.lake_relation_size(p_rel)
                 ELSE 0 END
 $$;
@@ -306,22 +380,19 @@ $$;
 
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_table_size(p_rel regclass)
 RETURNS bigint LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM lakesoul_pg.lake_relation(p_rel))
-                THEN lakesoul_pg.lake_relation_size(p_rel)
+    SELECT CASE WHEN lakesoul_pg.is_lake_relation(p_rel) THEN lakesoul_pg.lake_relation_size(p_rel)
                 ELSE pg_catalog.pg_table_size(p_rel) END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_total_relation_size(p_rel regclass)
 RETURNS bigint LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM lakesoul_pg.lake_relation(p_rel))
-                THEN lakesoul_pg.lake_relation_size(p_rel)
+    SELECT CASE WHEN lakesoul_pg.is_lake_relation(p_rel) THEN lakesoul_pg.lake_relation_size(p_rel)
                 ELSE pg_catalog.pg_total_relation_size(p_rel) END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_indexes_size(p_rel regclass)
 RETURNS bigint LANGUAGE sql STABLE STRICT AS $$
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM lakesoul_pg.lake_relation(p_rel))
-                THEN 0::bigint
+    SELECT CASE WHEN lakesoul_pg.is_lake_relation(p_rel) THEN 0::bigint
                 ELSE pg_catalog.pg_indexes_size(p_rel) END
 $$;
 
@@ -402,7 +473,8 @@ SELECT l.attrelid, l.attname, l.atttypid, -1 AS attstattarget, ty.typlen AS attl
         SELECT i.indexrelid, c.attname, c.atttypid, k.n::int2, c.atttypmod, false
           FROM lakesoul_pg.lake_index i
          CROSS JOIN LATERAL unnest(i.pkattnums) WITH ORDINALITY AS k(attnum, n)
-          JOIN lakesoul_pg.lake_column c ON c.attrelid = i.indrelid AND c.attnum = k.attnum) l
+         CROSS JOIN LATERAL lakesoul_pg.schema_columns(i.table_schema) c
+         WHERE c.attnum = k.attnum) l
   JOIN pg_catalog.pg_type ty ON ty.oid = l.atttypid;
 
 CREATE OR REPLACE VIEW lakesoul_pg.pg_index WITH (security_invoker = true) AS
@@ -425,7 +497,7 @@ SELECT i.indexrelid, i.indrelid, cardinality(i.pkattnums)::int2, cardinality(i.p
         SELECT string_agg(coalesce(ty.typcollation, 0)::text, ' ' ORDER BY k.n) AS collations,
                string_agg(coalesce(oc.oid, 0)::text, ' ' ORDER BY k.n) AS classes
           FROM unnest(i.pkattnums) WITH ORDINALITY AS k(attnum, n)
-          JOIN lakesoul_pg.lake_column c ON c.attrelid = i.indrelid AND c.attnum = k.attnum
+          JOIN lakesoul_pg.schema_columns(i.table_schema) c ON c.attnum = k.attnum
           LEFT JOIN pg_catalog.pg_type ty ON ty.oid = c.atttypid
           LEFT JOIN pg_catalog.pg_opclass oc
                  ON oc.opcmethod = 403 AND oc.opcdefault AND oc.opcintype = c.atttypid) k;
@@ -574,8 +646,8 @@ SELECT c.* FROM information_schema.columns c
  WHERE c.table_schema IN ('pg_catalog', 'information_schema')
 UNION ALL
 SELECT pg_catalog.current_database()::information_schema.sql_identifier AS table_catalog,
-       t.nspname::information_schema.sql_identifier AS table_schema,
-       t.relname::information_schema.sql_identifier AS table_name,
+       a.nspname::information_schema.sql_identifier AS table_schema,
+       a.relname::information_schema.sql_identifier AS table_name,
        a.attname::information_schema.sql_identifier AS column_name,
        a.attnum::information_schema.cardinal_number AS ordinal_position,
        NULL::information_schema.character_data AS column_default,
@@ -618,8 +690,7 @@ SELECT pg_catalog.current_database()::information_schema.sql_identifier AS table
        'NEVER'::information_schema.character_data AS is_generated,
        NULL::information_schema.character_data AS generation_expression,
        'YES'::information_schema.yes_or_no AS is_updatable
-  FROM lakesoul_pg.lake_table t
-  JOIN lakesoul_pg.lake_column a ON a.attrelid = t.oid
+  FROM lakesoul_pg.lake_column a
   JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid;
 
 -- Lake constraints: the primary key, and (as PostgreSQL 15 lists them) one
@@ -640,10 +711,10 @@ SELECT pg_catalog.current_database()::information_schema.sql_identifier,
   FROM (SELECT i.nspname, i.relname AS conname, i.tablename AS relname, 'PRIMARY KEY' AS contype
           FROM lakesoul_pg.lake_index i
         UNION ALL
-        SELECT t.nspname, format('%s_%s_%s_not_null', t.relnamespace, t.oid, a.attnum),
-               t.relname, 'CHECK'
-          FROM lakesoul_pg.lake_table t
-          JOIN lakesoul_pg.lake_column a ON a.attrelid = t.oid AND a.attnotnull) x;
+        SELECT a.nspname, format('%s_%s_%s_not_null', a.relnamespace, a.attrelid, a.attnum),
+               a.relname, 'CHECK'
+          FROM lakesoul_pg.lake_column a
+         WHERE a.attnotnull) x;
 
 CREATE OR REPLACE VIEW lakesoul_pg.info_key_column_usage WITH (security_invoker = true) AS
 SELECT k.* FROM information_schema.key_column_usage k
@@ -660,7 +731,8 @@ SELECT pg_catalog.current_database()::information_schema.sql_identifier,
        NULL::information_schema.cardinal_number
   FROM lakesoul_pg.lake_index i
  CROSS JOIN LATERAL unnest(i.pkattnums) WITH ORDINALITY AS k(attnum, n)
-  JOIN lakesoul_pg.lake_column a ON a.attrelid = i.indrelid AND a.attnum = k.attnum;
+ CROSS JOIN LATERAL lakesoul_pg.schema_columns(i.table_schema) a
+ WHERE a.attnum = k.attnum;
 
 CREATE OR REPLACE VIEW lakesoul_pg.info_views WITH (security_invoker = true) AS
 SELECT v.* FROM information_schema.views v
@@ -696,10 +768,14 @@ $$;
 -- jit_above_cost (set-returning functions are assumed to return 1000 rows),
 -- and JIT compilation then takes seconds for a query that runs in
 -- milliseconds. Nothing in this database (LakeSoul's metadata OLTP included)
--- profits from JIT, so it is off for every session of the database.
+-- profits from JIT, so it is off for every new session of the database
+-- (when the migrating role may say so; otherwise set jit = off for the
+-- catalog sessions another way).
 DO $$
 BEGIN
     EXECUTE format('ALTER DATABASE %I SET jit = off', current_database());
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE NOTICE 'jit stays on: %', SQLERRM;
 END
 $$;
 

@@ -22,6 +22,13 @@
 // of the catalog database. References to catalogs that are not emulated stay
 // on the real objects and simply show no lake rows.
 //
+// The catalog session a rewritten query runs on should carry the client's lake
+// search path in the setting lakesoul.search_path (a comma list of namespaces,
+// "default" when unset): pg_table_is_visible, current_schema and
+// current_schemas answer from it. The session's role decides what it may see:
+// the views read LakeSoul's tables as that role (security_invoker), so its
+// privileges and row-level security apply.
+//
 // Invariant: the names in this package (emulatedRelations, emulatedFunctions)
 // and the objects the migration creates agree; the tests check it against a
 // migrated database.

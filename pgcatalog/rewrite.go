@@ -45,18 +45,21 @@ func RewriteSQL(sql string) (string, error) {
 // An unqualified name that some WITH clause of the statement defines is never
 // treated as a catalog relation. Everything else is left untouched.
 //
-// Catalogs are read-only: when a statement refers to a catalog relation and is
-// not a plain query (SELECT without INTO, or EXPLAIN of one, without
-// data-modifying WITH), Rewrite returns a 42501 *sqlerr.Error and leaves the
-// tree unchanged.
+// Rewrite is for statements bound for the catalog database, which must not
+// change it: a statement that is not a plain query (SELECT or VALUES without
+// INTO or FOR UPDATE/SHARE, or EXPLAIN of one, with no data-modifying WITH)
+// makes Rewrite return a 42501 *sqlerr.Error and leave the tree unchanged.
+// (Functions called by a query run with the catalog session's privileges:
+// that session's role is what limits them.)
 func Rewrite(tree *pg_query.ParseResult) error {
 	if tree == nil {
 		return errors.New("pgcatalog: nil parse tree")
 	}
 	ctes := cteNames(tree)
 	for _, raw := range tree.GetStmts() {
-		if name, ok := catalogReference(raw.GetStmt(), ctes); ok && !isReadOnlyQuery(raw.GetStmt()) {
-			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied: %s is a read-only system catalog", name)
+		if !isReadOnlyQuery(raw.GetStmt()) {
+			return sqlerr.New(sqlerr.InsufficientPrivilege,
+				"permission denied: the system catalogs only answer queries")
 		}
 	}
 	walk(tree.ProtoReflect(), func(m any) {
@@ -152,25 +155,9 @@ func cteNames(tree *pg_query.ParseResult) map[string]bool {
 	return names
 }
 
-// catalogReference returns the first catalog relation stmt refers to.
-func catalogReference(stmt *pg_query.Node, ctes map[string]bool) (name string, found bool) {
-	walkNode(stmt, func(m any) {
-		rv, ok := m.(*pg_query.RangeVar)
-		if !ok || found || (rv.Schemaname == "" && ctes[rv.Relname]) {
-			return
-		}
-		if IsCatalogRelation(rv.Schemaname, rv.Relname) {
-			name, found = rv.Relname, true
-			if rv.Schemaname != "" {
-				name = rv.Schemaname + "." + rv.Relname
-			}
-		}
-	})
-	return name, found
-}
-
 // isReadOnlyQuery reports whether stmt is a SELECT (or EXPLAIN of one) that
-// neither creates a table (INTO) nor modifies data (in a WITH clause).
+// neither creates a table (INTO), locks rows (FOR UPDATE …) nor modifies data
+// (in a WITH clause).
 func isReadOnlyQuery(stmt *pg_query.Node) bool {
 	if e := stmt.GetExplainStmt(); e != nil {
 		stmt = e.GetQuery()
@@ -184,7 +171,7 @@ func isReadOnlyQuery(stmt *pg_query.Node) bool {
 		case *pg_query.InsertStmt, *pg_query.UpdateStmt, *pg_query.DeleteStmt, *pg_query.MergeStmt:
 			ok = false
 		case *pg_query.SelectStmt:
-			if n.IntoClause != nil {
+			if n.IntoClause != nil || len(n.LockingClause) > 0 {
 				ok = false
 			}
 		}

@@ -66,9 +66,7 @@ type catalogDB struct {
 }
 
 // newCatalogDB migrates a fresh database (migrations in order, then the
-// sqlfuncs scripts in name order) and creates the lake fixture. A sqlfuncs
-// script other than 010_ddl.sql that fails is logged, not fatal: pgcatalog
-// only needs the DDL functions (and uses lakesoul.live_files when present).
+// sqlfuncs scripts in name order) and creates the lake fixture.
 func newCatalogDB(t *testing.T) *catalogDB {
 	t.Helper()
 	c := &catalogDB{dsn: pgtest.DSN(t)}
@@ -91,10 +89,7 @@ func newCatalogDB(t *testing.T) *catalogDB {
 	}
 	for _, s := range scripts {
 		if _, err := c.su.Exec(context.Background(), s.SQL); err != nil {
-			if s.Name == "010_ddl.sql" {
-				t.Fatalf("sqlfuncs %s: %v", s.Name, err)
-			}
-			t.Logf("sqlfuncs %s failed (not needed here): %v", s.Name, err)
+			t.Fatalf("sqlfuncs %s: %v", s.Name, err)
 		}
 	}
 	exec(t, c.su, `SELECT lakesoul.create_namespace('s')`)
@@ -114,6 +109,12 @@ func newCatalogDB(t *testing.T) *catalogDB {
 		}
 	}
 	return c
+}
+
+// migrationsFile returns the text of one migration file.
+func migrationsFile(name string) (string, error) {
+	b, err := migrations.FS.ReadFile(name)
+	return string(b), err
 }
 
 // reader returns a session of a new non-superuser role that may read the

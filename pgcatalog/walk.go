@@ -32,7 +32,7 @@ func walkNode(n *pg_query.Node, visit func(any)) {
 	}
 }
 
-// strings returns the values of a list of String nodes, or ok=false when an
+// strs returns the values of a list of String nodes, or ok=false when an
 // element is something else (A_Star, …).
 func strs(nodes []*pg_query.Node) (out []string, ok bool) {
 	out = make([]string, len(nodes))

@@ -105,8 +105,11 @@ func (c *conn) run() (err error) {
 			err = fatal(&panicError{value: r})
 		}
 	}()
-	c.raw.SetDeadline(time.Now().Add(authTimeout))
 	c.out.w = c.nc
+	c.raw.SetDeadline(time.Now().Add(authTimeout))
+	if c.shutdown.Load() { // Shutdown's read deadline may just have been replaced
+		return fatal(adminShutdownError())
+	}
 	sm, err := c.readStartup()
 	c.out.w = c.nc // TLS may have replaced the socket
 	if err != nil || sm == nil {
@@ -331,7 +334,12 @@ func (c *conn) finish(err error) {
 		c.log.Debug("pgwire: client connection lost", "err", err)
 	case errors.As(err, &fe):
 		e := sqlerr.From(fe.err)
-		c.log.Warn("pgwire: terminating connection", "sqlstate", e.Code, "err", fe.err)
+		level := slog.LevelWarn
+		switch e.Code {
+		case sqlerr.InvalidPassword, sqlerr.InvalidAuthorization, sqlerr.AdminShutdown, sqlerr.InvalidCatalogName:
+			level = slog.LevelInfo // expected in normal operation
+		}
+		c.log.Log(context.Background(), level, "pgwire: terminating connection", "sqlstate", e.Code, "err", fe.err)
 		if c.out.send(errorResponse(fe.err, severityFatal)) == nil {
 			_ = c.out.flush()
 		}

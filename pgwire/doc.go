@@ -22,6 +22,7 @@
 //	params.go    Bind parameter decoding into Go values
 //	rows.go      RowDescription and DataRow encoding
 //	values.go    per-type value encoding details
+//	datetime.go  date/time text input and timestamptz text output
 //	errors.go    ErrorResponse construction and error classes
 //
 // Concurrency: every connection is served by one goroutine that alone calls

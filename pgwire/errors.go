@@ -20,7 +20,6 @@ const (
 	codeDuplicateCursor             = "42P03"
 	codeInvalidBinaryRepresentation = "22P03"
 	codeProtocolViolation           = sqlerr.ProtocolViolation
-	codeCannotConnectNow            = "57P03"
 )
 
 // Severities of an ErrorResponse.

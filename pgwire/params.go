@@ -78,6 +78,11 @@ func (c *conn) decodeTextParam(oid uint32, src []byte) (any, error) {
 	default:
 		return validString(src)
 	}
+	if isTimeOID(oid) {
+		if t, ok := parseDateTimeText(oid, string(src), c.tz.location(c.reported["TimeZone"])); ok {
+			return t, nil
+		}
+	}
 	text := src
 	if oid != pgtype.ByteaOID {
 		text = bytes.TrimSpace(src) // PostgreSQL's input functions allow surrounding blanks

@@ -54,7 +54,7 @@ func TestPgxAuthFailures(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct{ user, password, msg string }{
 		{testUser, "wrong", `password authentication failed for user "alice"`},
-		{"bob", testPassword, `password authentication failed for user "bob"`},     // unknown role
+		{"bob", testPassword, `password authentication failed for user "bob"`},         // unknown role
 		{"nologin", testPassword, `password authentication failed for user "nologin"`}, // unusable verifier
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"encoding/binary"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -37,8 +38,8 @@ func TestSimpleQuery(t *testing.T) {
 	expectMsgs(t, r.query("ROLLBACK"), "CommandComplete ROLLBACK", "ReadyForQuery I")
 	// Changed run-time parameters are reported.
 	expectMsgs(t, r.query("SET application_name = 'x'; SET TimeZone = 'Europe/Warsaw'"),
-		"CommandComplete SET", "ParameterStatus application_name=x",
-		"CommandComplete SET", "ParameterStatus TimeZone=Europe/Warsaw", "ReadyForQuery I")
+		"ParameterStatus application_name=x", "CommandComplete SET",
+		"ParameterStatus TimeZone=Europe/Warsaw", "CommandComplete SET", "ReadyForQuery I")
 	expectMsgs(t, r.query("SET application_name = 'x'"), "CommandComplete SET", "ReadyForQuery I")
 }
 
@@ -245,14 +246,15 @@ func TestExtendedProtocolErrors(t *testing.T) {
 	expectMsgs(t, cycle(&pgproto3.Bind{PreparedStatement: "u", Parameters: [][]byte{{0xff}}, ParameterFormatCodes: []int16{1}}),
 		"ErrorResponse ERROR 22021", "ReadyForQuery I")
 	// Duplicate named portal.
-	expectMsgs(t, cycle(&pgproto3.Bind{PreparedStatement: "e", DestinationPortal: "p", Parameters: [][]byte{[]byte("1")}}, &pgproto3.Query{String: "BEGIN"}),
-		"BindComplete", "ReadyForQuery I")
 	r.query("BEGIN")
 	expectMsgs(t, cycle(
 		&pgproto3.Bind{PreparedStatement: "e", DestinationPortal: "p", Parameters: [][]byte{[]byte("1")}},
 		&pgproto3.Bind{PreparedStatement: "e", DestinationPortal: "p", Parameters: [][]byte{[]byte("1")}}),
 		"BindComplete", "ErrorResponse ERROR 42P03", "ReadyForQuery T")
 	r.query("ROLLBACK")
+	// Unknown Describe and Close kinds.
+	expectMsgs(t, cycle(&pgproto3.Describe{ObjectType: 'X'}), "ErrorResponse ERROR 08P01", "ReadyForQuery I")
+	expectMsgs(t, cycle(&pgproto3.Close{ObjectType: 'X'}), "ErrorResponse ERROR 08P01", "ReadyForQuery I")
 	// Fast-path function calls are refused on their own.
 	r.send(&pgproto3.FunctionCall{Function: 1})
 	expectMsgs(t, r.until("ReadyForQuery"), "ErrorResponse ERROR 0A000", "ReadyForQuery I")
@@ -283,23 +285,15 @@ func TestUnknownMessageTypeIsFatal(t *testing.T) {
 func TestMalformedMessageIsFatal(t *testing.T) {
 	h := newHarness(t)
 	for _, msg := range [][]byte{
-		{'P', 0, 0, 0, 6, 'x', 0},          // Parse without query and parameter count
-		{'B', 0, 0, 0, 5, 0},               // Bind truncated
-		{'E', 0, 0, 0, 4},                  // Execute without portal name
-		{'Q', 0, 0, 0, 2},                  // length below 4
-		{'D', 0, 0, 0, 6, 'X', 0},          // Describe of unknown kind decodes but is refused
+		{'P', 0, 0, 0, 6, 'x', 0},            // Parse without query and parameter count
+		{'B', 0, 0, 0, 5, 0},                 // Bind truncated
+		{'E', 0, 0, 0, 4},                    // Execute without portal name
+		{'Q', 0, 0, 0, 2},                    // length below 4
 		{'p', 0, 0, 0, 9, 'p', 'w', 0, 0, 0}, // password message after authentication
 	} {
 		r := h.raw(t)
 		r.sendBytes(msg)
-		got := r.expectClosed()
-		if msg[0] == 'D' {
-			// An unknown Describe kind is an ERROR in PostgreSQL terms, but
-			// nothing follows it here: close the connection ourselves.
-			expectMsgs(t, got[:1], "ErrorResponse ERROR 08P01")
-			continue
-		}
-		expectMsgs(t, got, "ErrorResponse FATAL 08P01")
+		expectMsgs(t, r.expectClosed(), "ErrorResponse FATAL 08P01")
 	}
 	h.connect(t)
 }
@@ -385,6 +379,7 @@ func TestShutdown(t *testing.T) {
 	h := newHarness(t)
 	idle := h.raw(t)
 	busy := h.raw(t)
+	silent := h.dial(t) // connected, but no startup packet yet
 	busy.send(&pgproto3.Query{String: "SLEEP"})
 	<-h.db.sleeping
 	done := make(chan struct{})
@@ -394,5 +389,32 @@ func TestShutdown(t *testing.T) {
 	}()
 	expectMsgs(t, idle.expectClosed(), "ErrorResponse FATAL 57P01")
 	expectMsgs(t, busy.expectClosed(), "ErrorResponse FATAL 57P01")
+	if n, err := silent.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Errorf("connection in startup: read %d bytes, %v; want it closed", n, err)
+	}
 	<-done
+	if _, err := net.Dial("tcp", h.addr); err == nil {
+		t.Error("server still accepts after Shutdown")
+	}
+}
+
+func TestDateTimeTextParameters(t *testing.T) {
+	h := newHarness(t)
+	r := h.raw(t)
+	r.query("SET TimeZone = 'Asia/Kolkata'")
+	r.send(
+		&pgproto3.Parse{Query: "SELECT $1::date, $2::timestamp, $3::timestamptz, $4::timestamptz, $5::date"},
+		&pgproto3.Bind{Parameters: [][]byte{
+			[]byte("2026-01-01 00:00:00Z"),     // a date from timestamp text
+			[]byte("2026-01-01T10:11:12.5+05"), // the offset is ignored
+			[]byte("2026-01-01 00:00:00Z"),     // UTC
+			[]byte(" 2026-01-01 05:30:00 "),    // the session's time zone
+			[]byte("infinity"),                 // passed on as text
+		}, ResultFormatCodes: []int16{0}},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{},
+	)
+	expectMsgs(t, r.until("ReadyForQuery"), "ParseComplete", "BindComplete",
+		"DataRow 2026-01-01|2026-01-01 10:11:12.5|2026-01-01 05:30:00+05:30|2026-01-01 05:30:00+05:30|infinity",
+		"CommandComplete SELECT 1", "ReadyForQuery I")
 }

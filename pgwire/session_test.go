@@ -36,6 +36,9 @@ type testDB struct {
 	sessions  atomic.Int64      // open sessions
 	// sleeping receives a value when a SLEEP statement starts waiting.
 	sleeping chan struct{}
+	// fuzzSafe refuses SLEEP and PANIC and bounds result sizes, so that
+	// arbitrary input cannot block or flag the fuzz target.
+	fuzzSafe bool
 }
 
 func newTestDB() *testDB {
@@ -141,9 +144,11 @@ func (s *testSession) parseOne(sql string, paramOIDs []uint32) (*testStatement, 
 			}
 			st.oids = append(st.oids, oid)
 		}
+	case s.db.fuzzSafe && (st.kind == "sleep" || st.kind == "panic"):
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "%s is disabled", st.kind)
 	case (st.kind == "generate" || st.kind == "bigrow") && len(fields) == 2:
 		n, err := strconv.Atoi(fields[1])
-		if err != nil {
+		if err != nil || n < 0 || n > 1<<20 {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "bad count %q", fields[1])
 		}
 		st.n = n
@@ -256,6 +261,9 @@ func (p *testPortal) Execute(ctx context.Context, maxRows int, w RowWriter) (str
 		for ; p.next <= p.st.n; p.next++ {
 			if maxRows > 0 && count == maxRows {
 				return "", false, nil
+			}
+			if err := ctx.Err(); err != nil {
+				return "", false, err
 			}
 			if err := w.WriteRow([]any{int64(p.next)}); err != nil {
 				return "", false, err

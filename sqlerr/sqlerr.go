@@ -19,6 +19,7 @@ const (
 	FeatureNotSupported        = "0A000"
 	InvalidParameterValue      = "22023"
 	InvalidTextRepresentation  = "22P02"
+	InvalidDatetimeFormat      = "22007"
 	DatatypeMismatch           = "42804"
 	NotNullViolation           = "23502"
 	UniqueViolation            = "23505"

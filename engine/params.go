@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/schema"
+)
+
+// Parameter typing. DuckDB infers a $n's type from its context and cannot
+// prepare a statement where it cannot (e.g. VALUES ($1)). PostgreSQL clients
+// expect the types they declared in Parse to hold, and INSERT parameters to take
+// the target columns' types. Both are expressed to DuckDB as casts around the
+// ParamRef, added before the statement is prepared.
+
+// pgTypeNames are the PostgreSQL type names for declared parameter OIDs that
+// DuckDB understands with the same meaning. numeric is absent on purpose: a
+// bare numeric cast in DuckDB means DECIMAL(18,3).
+var pgTypeNames = map[uint32]string{
+	schema.OIDBool: "bool", schema.OIDBytea: "bytea", schema.OIDInt8: "int8", schema.OIDInt2: "int2",
+	schema.OIDInt4: "int4", schema.OIDText: "text", schema.OIDVarchar: "varchar", schema.OIDFloat4: "float4",
+	schema.OIDFloat8: "float8", schema.OIDDate: "date", schema.OIDTimestamp: "timestamp",
+	schema.OIDTimestamptz: "timestamptz", schema.OIDUUID: "uuid",
+}
+
+// lakeTypeName is the SQL type name of a lake column type.
+func lakeTypeName(dt arrow.DataType) string {
+	switch t := dt.(type) {
+	case *arrow.Int64Type:
+		return "int8"
+	case *arrow.Int32Type:
+		return "int4"
+	case *arrow.Int16Type, *arrow.Int8Type:
+		return "int2"
+	case *arrow.Float64Type:
+		return "float8"
+	case *arrow.Float32Type:
+		return "float4"
+	case *arrow.BooleanType:
+		return "bool"
+	case *arrow.BinaryType:
+		return "bytea"
+	case *arrow.Date32Type:
+		return "date"
+	case *arrow.TimestampType:
+		if t.TimeZone != "" {
+			return "timestamptz"
+		}
+		return "timestamp"
+	case *arrow.Decimal128Type:
+		return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
+	}
+	return "text"
+}
+
+var (
+	typeNameMu    sync.Mutex
+	typeNameCache = map[string]*pg_query.TypeName{}
+)
+
+// parsedTypeName returns the parse tree of a type name such as "numeric(10,2)".
+func parsedTypeName(name string) (*pg_query.TypeName, error) {
+	typeNameMu.Lock()
+	defer typeNameMu.Unlock()
+	if tn, ok := typeNameCache[name]; ok {
+		return tn, nil
+	}
+	r, err := pg_query.Parse("SELECT NULL::" + name)
+	if err != nil {
+		return nil, err
+	}
+	tn := r.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast().TypeName
+	typeNameCache[name] = tn
+	return tn, nil
+}
+
+// paramRefs returns the nodes holding $n references, by parameter number.
+func paramRefs(stmt *pg_query.Node) map[int32][]*pg_query.Node {
+	out := map[int32][]*pg_query.Node{}
+	walk(stmt, func(n *pg_query.Node) {
+		if p := n.GetParamRef(); p != nil {
+			out[p.Number] = append(out[p.Number], n)
+		}
+	})
+	return out
+}
+
+// castParam wraps a ParamRef node in a cast to typeName, in place.
+func castParam(n *pg_query.Node, typeName string) error {
+	tn, err := parsedTypeName(typeName)
+	if err != nil {
+		return err
+	}
+	ref := &pg_query.Node{Node: n.Node}
+	n.Node = &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: ref, TypeName: tn, Location: -1}}
+	return nil
+}
+
+// castDeclaredParams casts every $n whose type the client declared.
+func castDeclaredParams(stmt *pg_query.Node, declared []uint32) error {
+	refs := paramRefs(stmt)
+	for i, oid := range declared {
+		name, ok := pgTypeNames[oid]
+		if !ok {
+			continue
+		}
+		for _, n := range refs[int32(i+1)] {
+			if err := castParam(n, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// castUntypedParams casts the given parameter numbers to text, for DuckDB
+// parameters whose type nothing determines (PostgreSQL resolves those as text).
+func castUntypedParams(stmt *pg_query.Node, numbers []int) error {
+	refs := paramRefs(stmt)
+	for _, num := range numbers {
+		for _, n := range refs[int32(num)] {
+			if err := castParam(n, "text"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pgArrayTypes maps PostgreSQL array type OIDs to the cast DuckDB understands.
+var pgArrayTypes = map[uint32]string{
+	1000: "bool[]", 1005: "int2[]", 1007: "int4[]", 1016: "int8[]", 1021: "float4[]", 1022: "float8[]",
+	1009: "text[]", 1015: "varchar[]", 1182: "date[]", 1115: "timestamp[]", 1185: "timestamptz[]", 2951: "uuid[]",
+}
+
+func init() {
+	for oid, name := range pgArrayTypes {
+		pgTypeNames[oid] = name
+	}
+}
+
+// pgArrayToDuckList rewrites a one-dimensional PostgreSQL array literal
+// ({1,2,"a b",NULL}) as DuckDB list text ([1, 2, "a b", NULL]).
+func pgArrayToDuckList(s string) (string, error) {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return "", fmt.Errorf("malformed array literal: %q", s)
+	}
+	body := s[1 : len(s)-1]
+	var elems []string
+	for i := 0; i < len(body); {
+		var elem string
+		quoted := false
+		if body[i] == '"' {
+			quoted = true
+			i++
+			var b []byte
+			for i < len(body) && body[i] != '"' {
+				if body[i] == '\\' && i+1 < len(body) {
+					i++
+				}
+				b = append(b, body[i])
+				i++
+			}
+			if i >= len(body) {
+				return "", fmt.Errorf("malformed array literal: %q", s)
+			}
+			i++ // closing quote
+			elem = string(b)
+		} else {
+			j := i
+			for j < len(body) && body[j] != ',' {
+				j++
+			}
+			elem = body[i:j]
+			i = j
+		}
+		if i < len(body) {
+			if body[i] != ',' {
+				return "", fmt.Errorf("malformed array literal: %q", s)
+			}
+			i++
+		}
+		switch {
+		case !quoted && elem == "NULL":
+			elems = append(elems, "NULL")
+		case strings.ContainsAny(elem, "{}"):
+			return "", fmt.Errorf("multidimensional arrays are not supported: %q", s)
+		case !strings.Contains(elem, `"`):
+			elems = append(elems, `"`+elem+`"`)
+		default:
+			elems = append(elems, "'"+strings.ReplaceAll(elem, "'", "''")+"'")
+		}
+	}
+	return "[" + strings.Join(elems, ", ") + "]", nil
+}
