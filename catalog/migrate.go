@@ -66,7 +66,12 @@ func migrateURL(catalogURL string) (string, error) {
 	if cfg.TLSConfig != nil {
 		q.Set("sslmode", "require")
 	}
-	q.Set("x-migrations-table", MigrationsTable)
+	// Qualify the migrations table: golang-migrate otherwise uses
+	// current_schema(), which changes once schema "lakesoul" exists for a
+	// role named lakesoul ("$user" comes first in the default search_path).
+	q.Set("x-migrations-table", `"public"."`+MigrationsTable+`"`)
+	q.Set("x-migrations-table-quoted", "1")
+	q.Set("search_path", "public")
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -2,7 +2,8 @@
 -- leaves no orphan rows (LakeSoul's JVM path uses compensating deletes instead).
 
 CREATE OR REPLACE FUNCTION lakesoul.create_namespace(p_namespace text, p_domain text DEFAULT 'public')
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 BEGIN
     INSERT INTO public.namespace (namespace, properties, comment, domain)
     VALUES (p_namespace, '{}', '', coalesce(p_domain, 'public'));
@@ -16,7 +17,8 @@ $$;
 -- remain (2BP01); with it, it drops them and returns their paths so the caller
 -- can delete their files after this transaction commits.
 CREATE OR REPLACE FUNCTION lakesoul.drop_namespace(p_namespace text, p_cascade boolean)
-RETURNS SETOF text LANGUAGE plpgsql AS $$
+RETURNS SETOF text LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 DECLARE
     t record;
 BEGIN
@@ -41,7 +43,8 @@ $$;
 CREATE OR REPLACE FUNCTION lakesoul.create_table(
     p_table_id text, p_namespace text, p_table_name text, p_table_path text,
     p_table_schema text, p_properties json, p_partitions text)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 DECLARE
     v_domain text;
 BEGIN
@@ -72,7 +75,8 @@ $$;
 -- drop_table_by_id removes every metadata row of a table and returns its path;
 -- the caller deletes the files once the transaction has committed.
 CREATE OR REPLACE FUNCTION lakesoul.drop_table_by_id(p_table_id text)
-RETURNS text LANGUAGE plpgsql AS $$
+RETURNS text LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 DECLARE
     v_path text;
 BEGIN
@@ -91,7 +95,8 @@ END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul.drop_table(p_namespace text, p_table_name text)
-RETURNS text LANGUAGE plpgsql AS $$
+RETURNS text LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 DECLARE
     v_id text;
 BEGIN

@@ -28,7 +28,8 @@
 
 CREATE OR REPLACE FUNCTION lakesoul.commit_one_partition(
     p_table_id text, p_domain text, p_commit_op text, p_part jsonb)
-RETURNS int LANGUAGE plpgsql AS $$
+RETURNS int LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 DECLARE
     v_desc      text := p_part->>'partition_desc';
     v_commit_id uuid := (p_part->>'commit_id')::uuid;
@@ -168,7 +169,8 @@ END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul.commit(p_table_id text, p_commit_op text, p_partitions jsonb)
-RETURNS TABLE (partition_desc text, version int) LANGUAGE plpgsql AS $$
+RETURNS TABLE (partition_desc text, version int) LANGUAGE plpgsql
+SET search_path = pg_catalog, public AS $$
 DECLARE
     v_domain text;
     v_part   jsonb;

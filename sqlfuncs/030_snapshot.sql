@@ -5,7 +5,8 @@
 
 CREATE OR REPLACE FUNCTION lakesoul.live_files(p_table_id text, p_partitions text[] DEFAULT NULL)
 RETURNS TABLE (partition_desc text, version int, path text, size bigint, file_exist_cols text)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, public AS $$
     WITH latest AS (
         SELECT DISTINCT ON (p.partition_desc) p.partition_desc, p.version, p.snapshot
           FROM public.partition_info p

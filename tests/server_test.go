@@ -105,9 +105,9 @@ func serverEnv() []string {
 // a pgx connection as the admin. password "" omits --admin-password. Its
 // log goes to <dataDir>/../lakesoul-<n>.log. Should another process take
 // the chosen port first, it retries on another.
-func startServer(dataDir, password string) (*server, error) {
+func startServer(dataDir, password string, extraArgs ...string) (*server, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := startServerOnce(dataDir, password)
+		s, err := startServerOnce(dataDir, password, extraArgs...)
 		if err != nil && attempt < 3 && strings.Contains(err.Error(), "address already in use") {
 			continue
 		}
@@ -115,7 +115,7 @@ func startServer(dataDir, password string) (*server, error) {
 	}
 }
 
-func startServerOnce(dataDir, password string) (*server, error) {
+func startServerOnce(dataDir, password string, extraArgs ...string) (*server, error) {
 	addr, port, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -138,6 +138,7 @@ func startServerOnce(dataDir, password string) (*server, error) {
 	if password != "" {
 		args = append(args, "--admin-password", password)
 	}
+	args = append(args, extraArgs...)
 	s.cmd = exec.Command(lakesoulBin, args...)
 	s.cmd.Env = serverEnv()
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile

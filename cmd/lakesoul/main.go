@@ -107,13 +107,21 @@ func serve(args []string) error {
 func migrateCmd(args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ExitOnError)
 	url := fs.String("catalog-url", env("LAKESOUL_CATALOG_URL", ""), "catalog PostgreSQL URL [LAKESOUL_CATALOG_URL]")
-	if err := fs.Parse(args); err != nil {
-		return err
+	// Accept the action before or after the flags: `migrate up --catalog-url …`.
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	if *url == "" {
 		return errors.New("migrate: --catalog-url is required")
 	}
-	rest := fs.Args()
 	if len(rest) == 0 {
 		return errors.New("migrate: want up, down N or version")
 	}
