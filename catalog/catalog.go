@@ -24,6 +24,13 @@ import (
 // DefaultNamespace is LakeSoul's default namespace, created by the migrations.
 const DefaultNamespace = "default"
 
+// CDCColumnProperty is LakeSoul's table property naming a CDC table's op
+// column; its values are insert, update and delete.
+const CDCColumnProperty = "lakesoul_cdc_change_column"
+
+// CDCColumn returns the table's CDC op column, or "".
+func (t *Table) CDCColumn() string { return t.Properties[CDCColumnProperty] }
+
 // Catalog is a connection pool to the catalog database.
 type Catalog struct {
 	pool *pgxpool.Pool

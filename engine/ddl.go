@@ -14,6 +14,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -192,9 +193,15 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "hash_bucket_num needs a PRIMARY KEY: buckets are chosen by hashing the key")
 			}
 			t.HashBucketNum = nb
+		case "cdc_column", reader.CDCColumnProperty:
+			t.Properties[reader.CDCColumnProperty] = val
+			t.Properties["use_cdc"] = "true"
 		default:
 			t.Properties[key] = val
 		}
+	}
+	if err := checkTableOptions(t); err != nil {
+		return nil, err
 	}
 	t.Path = objstore.Join(s.e.cfg.Warehouse, ns, rel.Relname)
 	return ddl("CREATE TABLE", func(ctx context.Context) error {
@@ -204,6 +211,52 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		}
 		return err
 	}), nil
+}
+
+// checkTableOptions validates the options with meaning for merge-on-read:
+// merge operators and the CDC column.
+func checkTableOptions(t *catalog.Table) error {
+	col := func(name string) (arrow.Field, bool) {
+		idx := t.Schema.FieldIndices(name)
+		if len(idx) == 0 {
+			return arrow.Field{}, false
+		}
+		return t.Schema.Field(idx[0]), true
+	}
+	if c := t.Properties[reader.CDCColumnProperty]; c != "" {
+		f, ok := col(c)
+		switch {
+		case !ok:
+			return sqlerr.New(sqlerr.UndefinedColumn, "cdc_column %q is not a column of the table", c)
+		case !t.HasPK():
+			return sqlerr.New(sqlerr.InvalidTableDefinition, "a CDC table needs a PRIMARY KEY")
+		case f.Type.ID() != arrow.STRING:
+			return sqlerr.New(sqlerr.InvalidTableDefinition, "cdc_column %q must be text (values insert, update, delete)", c)
+		case slices.Contains(t.PKCols, c) || slices.Contains(t.RangeCols, c):
+			return sqlerr.New(sqlerr.InvalidTableDefinition, "cdc_column %q cannot be a key or partition column", c)
+		}
+	}
+	for k, v := range t.Properties {
+		name, ok := strings.CutPrefix(k, reader.MergeOpPrefix)
+		if !ok {
+			continue
+		}
+		f, ok := col(name)
+		if !ok {
+			return sqlerr.New(sqlerr.UndefinedColumn, "merge operator for unknown column %q", name)
+		}
+		if !t.HasPK() || slices.Contains(t.PKCols, name) || slices.Contains(t.RangeCols, name) {
+			return sqlerr.New(sqlerr.InvalidTableDefinition, "merge operators apply to non-key columns of tables with a PRIMARY KEY")
+		}
+		op, err := reader.ParseMergeOp(v)
+		if err != nil {
+			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid merge operator")
+		}
+		if err := reader.CheckMergeOp(op, f.Type); err != nil {
+			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, fmt.Sprintf("merge operator for column %q", name))
+		}
+	}
+	return nil
 }
 
 func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {

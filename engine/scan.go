@@ -37,6 +37,9 @@ type scanEntry struct {
 	parts []catalog.PartitionFiles
 	// resolved is false until a snapshot was taken for the current execution.
 	resolved bool
+	// fixed entries carry a file list chosen by their creator (one partition
+	// of a rewrite, a time-travel snapshot); takeSnapshots never refreshes them.
+	fixed bool
 }
 
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
@@ -60,10 +63,24 @@ func (r *scanRegistry) put(handle string, t *catalog.Table) {
 	r.m[handle] = &scanEntry{table: t}
 }
 
+// putFixed registers a handle that always scans exactly parts.
+func (r *scanRegistry) putFixed(handle string, t *catalog.Table, parts []catalog.PartitionFiles) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true}
+}
+
+// drop removes one handle.
+func (r *scanRegistry) drop(handle string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, handle)
+}
+
 func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e, ok := r.m[handle]; ok {
+	if e, ok := r.m[handle]; ok && !e.fixed {
 		e.parts, e.resolved = parts, true
 	}
 }

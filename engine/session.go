@@ -128,9 +128,15 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 			tag = "DEALLOCATE"
 		}
 		return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) { return tag, nil, nil }}, nil
-	case *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt, *pg_query.Node_MergeStmt, *pg_query.Node_TruncateStmt:
-		return nil, sqlerr.Unsupported(statementName(stmt),
-			"supported writes today: INSERT ... VALUES and INSERT ... SELECT (upsert on primary-key tables, append otherwise)")
+	case *pg_query.Node_UpdateStmt:
+		return s.planUpdate(ctx, n.UpdateStmt, paramOIDs)
+	case *pg_query.Node_DeleteStmt:
+		return s.planDelete(ctx, n.DeleteStmt, paramOIDs)
+	case *pg_query.Node_TruncateStmt:
+		return s.planTruncate(ctx, n.TruncateStmt)
+	case *pg_query.Node_MergeStmt:
+		return nil, sqlerr.Unsupported("MERGE",
+			"INSERT ... ON CONFLICT (key) DO UPDATE / DO NOTHING, UPDATE and DELETE")
 	}
 	return nil, sqlerr.Unsupported(statementName(stmt),
 		"supported: SELECT, INSERT, CREATE/DROP SCHEMA, CREATE/DROP TABLE, SET, SHOW, BEGIN/COMMIT/ROLLBACK")

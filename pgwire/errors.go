@@ -90,6 +90,7 @@ func errorResponse(err error, severity string) *pgproto3.ErrorResponse {
 		Detail:              e.Detail,
 		Hint:                e.Hint,
 		Position:            e.Position,
+		Where:               e.Where,
 	}
 }
 

@@ -103,3 +103,100 @@ type Column struct {
 	TypeSize     int16
 	TypeModifier int32
 }
+
+// COPY. A Portal of a COPY statement implements CopyInPortal (COPY … FROM
+// STDIN) or CopyOutPortal (COPY … TO STDOUT). When such a portal is executed,
+// by a simple query or by Execute, the server runs the COPY sub-protocol
+// instead of streaming DataRows: CopyInResponse, then the client's
+// CopyData/CopyDone/CopyFail; or CopyOutResponse, CopyData per row, CopyDone.
+// Either ends with CommandComplete carrying the returned tag ("COPY n").
+// Describe of a COPY statement or portal answers NoData, as PostgreSQL does.
+//
+// The division of work: this package decodes and encodes the COPY data
+// format (text, CSV, binary framing, escapes, quoting, NULL markers, header
+// line) and the values of COPY TO; the SQL layer parses the COPY options into
+// a CopyFormat, converts the field bytes of COPY FROM into typed values, and
+// reports bad values (22P02 …) with CopyRowReader.Line as context.
+
+// CopyFormatKind is the data format of a COPY.
+type CopyFormatKind uint8
+
+// COPY data formats.
+const (
+	CopyText CopyFormatKind = iota
+	CopyCSV
+	CopyBinary
+)
+
+// CopyFormat is the data format of a COPY, from its options. Zero fields take
+// PostgreSQL's defaults for the Kind (see Defaults).
+type CopyFormat struct {
+	Kind CopyFormatKind
+	// Delimiter separates fields: tab for text, ',' for CSV.
+	Delimiter byte
+	// Null is the text of a NULL field: `\N` for text, "" for CSV (unquoted).
+	Null string
+	// Quote and Escape are CSV's quote and escape characters ('"' both).
+	Quote, Escape byte
+	// Header: COPY FROM skips the first line; COPY TO writes the column names.
+	Header bool
+	// Columns is the number of fields per row of COPY FROM (it is announced
+	// in CopyInResponse).
+	Columns int
+}
+
+// WithDefaults returns f with unset fields at PostgreSQL's defaults.
+func (f CopyFormat) WithDefaults(nullSet bool) CopyFormat {
+	if f.Delimiter == 0 {
+		f.Delimiter = '\t'
+		if f.Kind == CopyCSV {
+			f.Delimiter = ','
+		}
+	}
+	if !nullSet && f.Kind == CopyText {
+		f.Null = `\N`
+	}
+	if f.Quote == 0 {
+		f.Quote = '"'
+	}
+	if f.Escape == 0 {
+		f.Escape = f.Quote
+	}
+	return f
+}
+
+// CopyInPortal is a Portal of COPY … FROM STDIN.
+type CopyInPortal interface {
+	Portal
+	// CopyInFormat is the format the client must send.
+	CopyInFormat() CopyFormat
+	// CopyIn consumes the client's rows and returns the command tag. It
+	// should read rows until io.EOF; if it returns early without an error,
+	// the server discards the rest of the data. Nothing it did may remain
+	// visible when it returns an error.
+	CopyIn(ctx context.Context, rows CopyRowReader) (tag string, err error)
+}
+
+// CopyRowReader yields the rows of COPY … FROM STDIN as the client sent them.
+type CopyRowReader interface {
+	// ReadRow returns the fields of the next row, nil for NULL: text with
+	// escapes resolved (text format), unquoted text (CSV), or each value's
+	// binary representation (binary format). The slices are valid until the
+	// next call. It returns io.EOF after the last row; malformed data is a
+	// 22P04 error, a CopyFail from the client 57014, the end of the
+	// connection an error the caller must simply return.
+	ReadRow() ([][]byte, error)
+	// Line is the 1-based line number (row number in binary format) of the
+	// row ReadRow returned last, header included, for error messages.
+	Line() int64
+}
+
+// CopyOutPortal is a Portal of COPY … TO STDOUT. The server calls Execute
+// once, with no row limit, and writes each row as one CopyData line; values
+// follow the same Column types as for DataRow. Execute's tag is sent in
+// CommandComplete ("COPY n").
+type CopyOutPortal interface {
+	Portal
+	// CopyOutFormat is the format to write and the columns of the rows.
+	CopyOutFormat() (CopyFormat, []Column)
+}

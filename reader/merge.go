@@ -33,13 +33,13 @@ type mergeIterator struct {
 	// retired are batches streams moved past that the current key group may
 	// still reference; they are released once the group is appended.
 	retired []arrow.RecordBatch
-	// per-column winner of the current key group
-	winOrder []int
-	winSeq   []int64
-	winArr   []arrow.Array
-	winRow   []int
-	keyBuf   []arrow.Array
-	started  bool
+	// ops is each column's merge operator; cdcCol the CDC op column or -1.
+	ops     []MergeOp
+	cdcCol  int
+	group   []groupEntry
+	vals    []valueRef
+	keyBuf  []arrow.Array
+	started bool
 }
 
 type mergeStream struct {
@@ -89,10 +89,16 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 		}
 		it.streams = append(it.streams, &mergeStream{fs: fs})
 	}
-	it.winOrder = make([]int, n)
-	it.winSeq = make([]int64, n)
-	it.winArr = make([]arrow.Array, n)
-	it.winRow = make([]int, n)
+	if it.ops, err = TableMergeOps(t); err != nil {
+		it.Close()
+		return nil, err
+	}
+	it.cdcCol = -1
+	if c := t.Properties[CDCColumnProperty]; c != "" {
+		if idx := t.Schema.FieldIndices(c); len(idx) > 0 {
+			it.cdcCol = idx[0]
+		}
+	}
 	it.h = streamHeap{it: it}
 	return it, nil
 }
@@ -140,16 +146,19 @@ func (it *mergeIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 	}
 	rows := 0
-	for rows < it.scan.BatchRows && it.h.Len() > 0 {
-		if rows%1024 == 0 {
+	for n := 0; rows < it.scan.BatchRows && it.h.Len() > 0; n++ {
+		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		if err := it.mergeOneKey(ctx); err != nil {
+		emitted, err := it.mergeOneKey(ctx)
+		if err != nil {
 			return nil, err
 		}
-		rows++
+		if emitted {
+			rows++
+		}
 	}
 	if rows == 0 {
 		return nil, io.EOF
@@ -157,37 +166,37 @@ func (it *mergeIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	return it.flush(rows)
 }
 
-// mergeOneKey consumes every row of the smallest key and appends one output row.
-func (it *mergeIterator) mergeOneKey(ctx context.Context) error {
-	for i := range it.winOrder {
-		it.winOrder[i] = -1
-	}
+// groupEntry is one row of the key group being merged.
+type groupEntry struct {
+	order  int
+	seq    int64
+	batch  arrow.RecordBatch
+	colMap []int
+	row    int
+}
+
+// mergeOneKey consumes every row of the smallest key and appends one output
+// row, unless the key's merged row is a CDC delete (then it reports false).
+func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 	first := it.h.items[0]
 	// The group's key must outlive batch changes of `first`: copy the key
 	// arrays (load reuses st.keys) and rely on load retiring, not releasing,
 	// the batch they belong to.
 	it.keyBuf = append(it.keyBuf[:0], first.keys...)
 	keyArrs, keyRow := it.keyBuf, first.row
+	it.group = it.group[:0]
 	for it.h.Len() > 0 {
 		st := it.h.items[0]
 		if it.cmp.Compare(st.keys, st.row, keyArrs, keyRow) != 0 {
 			break
 		}
-		for c, bc := range st.fs.colMap {
-			if bc < 0 || it.builders[c] == nil {
-				continue
-			}
-			if st.fs.order > it.winOrder[c] || (st.fs.order == it.winOrder[c] && st.seq > it.winSeq[c]) {
-				it.winOrder[c], it.winSeq[c] = st.fs.order, st.seq
-				it.winArr[c], it.winRow[c] = st.batch.Column(bc), st.row
-			}
-		}
+		it.group = append(it.group, groupEntry{order: st.fs.order, seq: st.seq, batch: st.batch, colMap: st.fs.colMap, row: st.row})
 		st.row++
 		st.seq++
 		if st.row >= int(st.batch.NumRows()) {
 			ok, err := it.load(ctx, st)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if !ok {
 				heap.Pop(&it.h)
@@ -196,21 +205,55 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) error {
 		}
 		heap.Fix(&it.h, 0)
 	}
-	for c, app := range it.appends {
-		if app == nil {
-			continue
+	// Oldest first: file order, then arrival within the file.
+	g := it.group
+	for i := 1; i < len(g); i++ {
+		for j := i; j > 0 && (g[j].order < g[j-1].order || (g[j].order == g[j-1].order && g[j].seq < g[j-1].seq)); j-- {
+			g[j], g[j-1] = g[j-1], g[j]
 		}
-		if it.winOrder[c] < 0 {
-			it.builders[c].AppendNull()
-		} else {
-			app(it.winArr[c], it.winRow[c])
+	}
+	emit := true
+	if it.cdcCol >= 0 && !it.scan.KeepCDCDeletes {
+		if arr, row, ok := it.lastValue(it.cdcCol); ok && !arr.IsNull(row) {
+			if v, _ := arr.(*array.String); v != nil && v.Value(row) == "delete" {
+				emit = false
+			}
+		}
+	}
+	if emit {
+		for c, app := range it.appends {
+			if app == nil {
+				continue
+			}
+			if it.ops[c] == UseLast {
+				if arr, row, ok := it.lastValue(c); ok {
+					app(arr, row)
+				} else {
+					it.builders[c].AppendNull()
+				}
+				continue
+			}
+			if err := it.combine(c); err != nil {
+				return false, err
+			}
 		}
 	}
 	for _, b := range it.retired {
 		b.Release()
 	}
 	it.retired = it.retired[:0]
-	return nil
+	return emit, nil
+}
+
+// lastValue is the newest value of column c in the group, if any row has it.
+func (it *mergeIterator) lastValue(c int) (arrow.Array, int, bool) {
+	for i := len(it.group) - 1; i >= 0; i-- {
+		e := it.group[i]
+		if bc := e.colMap[c]; bc >= 0 {
+			return e.batch.Column(bc), e.row, true
+		}
+	}
+	return nil, 0, false
 }
 
 func (it *mergeIterator) flush(rows int) (arrow.RecordBatch, error) {

@@ -35,6 +35,9 @@ type Scan struct {
 	Partitions []catalog.PartitionFiles
 	Mem        memory.Allocator
 	BatchRows  int
+	// KeepCDCDeletes keeps rows of CDC tables whose merged op is "delete"
+	// (change feeds); snapshot reads drop them.
+	KeepCDCDeletes bool
 }
 
 // Unit is an independent piece of a scan: the files of one bucket of one

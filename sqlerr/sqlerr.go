@@ -23,6 +23,7 @@ const (
 	DatatypeMismatch           = "42804"
 	NotNullViolation           = "23502"
 	UniqueViolation            = "23505"
+	CheckViolation             = "23514"
 	CharacterNotInRepertoire   = "22021"
 	InvalidTransactionState    = "25000"
 	InFailedSQLTransaction     = "25P02"
@@ -60,6 +61,9 @@ type Error struct {
 	Hint    string
 	// Position is the 1-based character offset into the query text, or 0.
 	Position int32
+	// Where is the context of the error (PostgreSQL's CONTEXT line), e.g.
+	// `COPY t, line 3, column id: "x"`.
+	Where string
 	// Err is the underlying cause, if any; it is not shown to the client.
 	Err error
 }
@@ -114,8 +118,13 @@ func From(err error) *Error {
 	return &Error{Code: InternalError, Message: err.Error(), Err: err}
 }
 
-// Code returns the SQLSTATE From would assign to err.
-func Code(err error) string { return From(err).Code }
+// Code returns the SQLSTATE From would assign to err ("00000" for nil).
+func Code(err error) string {
+	if err == nil {
+		return SuccessfulCompletion
+	}
+	return From(err).Code
+}
 
 var errCanceled = errors.New("canceled")
 

@@ -142,6 +142,20 @@ func (w *Writer) check(rec arrow.RecordBatch) error {
 			return sqlerr.New(sqlerr.NotNullViolation, "column %q must be written: it is part of the primary key or partitioning of %q", c, t.QualifiedName())
 		}
 	}
+	if c := t.CDCColumn(); c != "" {
+		if idx := rec.Schema().FieldIndices(c); len(idx) > 0 {
+			ops := rec.Column(idx[0]).(*array.String)
+			for i := 0; i < ops.Len(); i++ {
+				if ops.IsValid(i) {
+					switch ops.Value(i) {
+					case "insert", "update", "delete":
+					default:
+						return sqlerr.New(sqlerr.CheckViolation, "CDC column %q must be insert, update or delete, not %q", c, ops.Value(i))
+					}
+				}
+			}
+		}
+	}
 	for _, c := range t.PKCols {
 		if rec.Column(rec.Schema().FieldIndices(c)[0]).NullN() > 0 {
 			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.QualifiedName())

@@ -1,0 +1,448 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
+)
+
+// UPDATE, DELETE and TRUNCATE.
+//
+// Primary-key tables are updated merge-on-read: UPDATE writes the new values of
+// the SET columns (plus key and partition columns) as a partial upsert
+// (MergeCommit), so nothing is rewritten. DELETE on a CDC table writes delete
+// markers (the CDC column set to 'delete'). Every other DELETE, and UPDATE on
+// an append table, is copy-on-write: each partition with matching rows is
+// rewritten without (or with changed) rows and committed as an UpdateCommit
+// based on the version that was read, so a concurrent update of the same
+// partition makes one of them fail (40001) instead of losing rows.
+
+// dmlTarget is the table a DML statement changes and how its rows are read.
+type dmlTarget struct {
+	t      *catalog.Table
+	alias  string
+	handle string
+}
+
+func (s *Session) dmlTarget(ctx context.Context, rel *pg_query.RangeVar) (*dmlTarget, error) {
+	t, err := s.resolveTable(ctx, rel.Schemaname, rel.Relname)
+	if err != nil {
+		return nil, err
+	}
+	alias := rel.Relname
+	if rel.Alias != nil {
+		alias = rel.Alias.Aliasname
+	}
+	handle := s.token + ":dml:" + t.ID
+	s.e.scans.putFixed(handle, t, nil)
+	return &dmlTarget{t: t, alias: alias, handle: handle}, nil
+}
+
+// from is the target's FROM item: its fixed-handle scan under its alias.
+func (d *dmlTarget) from() *pg_query.Node {
+	return scanFromClause(d.handle, &pg_query.Alias{Aliasname: d.alias})
+}
+
+func colRef(fields ...string) *pg_query.Node {
+	nodes := make([]*pg_query.Node, len(fields))
+	for i, f := range fields {
+		nodes[i] = pg_query.MakeStrNode(f)
+	}
+	return pg_query.MakeColumnRefNode(nodes, -1)
+}
+
+func resTarget(name string, val *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeResTargetNodeWithNameAndVal(name, val, -1)
+}
+
+func selectNode(targets, from []*pg_query.Node, where *pg_query.Node) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{
+		TargetList: targets, FromClause: from, WhereClause: where,
+		Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT,
+	}}}
+}
+
+func countStar() *pg_query.Node {
+	fc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("count")}, nil, -1)
+	fc.GetFuncCall().AggStar = true
+	return fc
+}
+
+// isTrue wraps cond as `(cond) IS TRUE` (NULL counts as false, as in WHERE).
+func isTrue(cond *pg_query.Node, not bool) *pg_query.Node {
+	t := pg_query.BoolTestType_IS_TRUE
+	if not {
+		t = pg_query.BoolTestType_IS_NOT_TRUE
+	}
+	return &pg_query.Node{Node: &pg_query.Node_BooleanTest{BooleanTest: &pg_query.BooleanTest{Arg: cond, Booltesttype: t, Location: -1}}}
+}
+
+func caseWhen(cond, then, els *pg_query.Node) *pg_query.Node {
+	n := pg_query.MakeCaseExprNode(nil, []*pg_query.Node{pg_query.MakeCaseWhenNode(cond, then, -1)}, -1)
+	n.GetCaseExpr().Defresult = els
+	return n
+}
+
+// castedSelect wraps a query producing the given table columns (in order) so
+// each is cast to its lake type; the result feeds Session.collect.
+func castedSelect(inner string, fields []arrow.Field) string {
+	q := "SELECT "
+	for i, f := range fields {
+		if i > 0 {
+			q += ", "
+		}
+		q += fmt.Sprintf("CAST(__src.c%d AS %s) AS %s", i, schema.DuckDBType(f.Type), quoteIdent(f.Name))
+	}
+	q += " FROM (" + inner + ") AS __src("
+	for i := range fields {
+		if i > 0 {
+			q += ", "
+		}
+		q += fmt.Sprintf("c%d", i)
+	}
+	return q + ")"
+}
+
+// dmlQuery is a prepared DuckDB query of a DML statement.
+type dmlQuery struct {
+	sql    string
+	params []uint32
+}
+
+func (s *Session) prepareDML(ctx context.Context, stmt *pg_query.Node, declared []uint32) (dmlQuery, map[string]*catalog.Table, error) {
+	tables, err := s.bindLakeTables(ctx, stmt)
+	if err != nil {
+		return dmlQuery{}, nil, err
+	}
+	text, _, _, params, err := s.prepareDuck(ctx, stmt, declared)
+	if err != nil {
+		return dmlQuery{}, nil, err
+	}
+	return dmlQuery{sql: text, params: params}, tables, nil
+}
+
+func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if len(n.ReturningList) > 0 {
+		return nil, sqlerr.Unsupported("UPDATE ... RETURNING", "UPDATE without RETURNING")
+	}
+	if n.WithClause != nil {
+		return nil, sqlerr.Unsupported("WITH ... UPDATE", "UPDATE ... FROM")
+	}
+	d, err := s.dmlTarget(ctx, n.Relation)
+	if err != nil {
+		return nil, err
+	}
+	t := d.t
+	sets := map[string]*pg_query.Node{}
+	var setCols []string
+	for _, tl := range n.TargetList {
+		rt := tl.GetResTarget()
+		if len(rt.Indirection) > 0 {
+			return nil, sqlerr.Unsupported("assigning to a field or subscript", "SET column = expression")
+		}
+		if len(t.Schema.FieldIndices(rt.Name)) == 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
+		}
+		if slices.Contains(t.PKCols, rt.Name) || slices.Contains(t.RangeCols, rt.Name) {
+			return nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name),
+				"delete the row and insert it with the new key")
+		}
+		if _, dup := sets[rt.Name]; dup {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", rt.Name)
+		}
+		sets[rt.Name] = rt.Val
+		setCols = append(setCols, rt.Name)
+	}
+	if t.HasPK() {
+		return s.planUpdateMerge(ctx, d, n, sets, paramOIDs)
+	}
+	if len(n.FromClause) > 0 {
+		return nil, sqlerr.Unsupported("UPDATE ... FROM on a table without a primary key", "UPDATE ... WHERE")
+	}
+	// Copy-on-write: every column, SET columns replaced where the condition holds.
+	var targets []*pg_query.Node
+	var fields []arrow.Field
+	for _, f := range t.Schema.Fields() {
+		val := colRef(d.alias, f.Name)
+		if e, ok := sets[f.Name]; ok {
+			val = e
+			if n.WhereClause != nil {
+				val = caseWhen(isTrue(n.WhereClause, false), e, colRef(d.alias, f.Name))
+			}
+		}
+		targets = append(targets, resTarget(f.Name, val))
+		fields = append(fields, f)
+	}
+	return s.planRewrite(ctx, d, "UPDATE", targets, fields, nil, n.WhereClause, paramOIDs)
+}
+
+// planUpdateMerge plans UPDATE of a primary-key table as a partial upsert.
+func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query.UpdateStmt, sets map[string]*pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	t := d.t
+	var targets []*pg_query.Node
+	var fields []arrow.Field
+	for _, f := range t.Schema.Fields() {
+		var val *pg_query.Node
+		switch {
+		case slices.Contains(t.PKCols, f.Name) || slices.Contains(t.RangeCols, f.Name):
+			val = colRef(d.alias, f.Name)
+		case sets[f.Name] != nil:
+			val = sets[f.Name]
+		case f.Name == t.Properties[reader.CDCColumnProperty]:
+			val = pg_query.MakeAConstStrNode("update", -1)
+		default:
+			continue
+		}
+		targets = append(targets, resTarget(f.Name, val))
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+	}
+	from := append([]*pg_query.Node{d.from()}, n.FromClause...)
+	q, tables, err := s.prepareDML(ctx, selectNode(targets, from, n.WhereClause), paramOIDs)
+	if err != nil {
+		return nil, err
+	}
+	query := castedSelect(q.sql, fields)
+	sch := arrow.NewSchema(fields, nil)
+	return &funcStmt{tag: "UPDATE", params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		if _, err := s.readTarget(ctx, d, tables); err != nil {
+			return "", nil, err
+		}
+		dargs, err := duckArgs(q.params, args)
+		if err != nil {
+			return "", nil, err
+		}
+		rec, err := s.collect(ctx, query, dargs, sch)
+		if err != nil {
+			return "", nil, err
+		}
+		defer rec.Release()
+		if err := s.writeAndCommit(ctx, t, rec); err != nil {
+			return "", nil, err
+		}
+		s.noteWrite()
+		return fmt.Sprintf("UPDATE %d", rec.NumRows()), nil, nil
+	}}, nil
+}
+
+// readTarget snapshots the target (as a fixed handle) and the other tables.
+func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
+	parts, err := s.e.cat.LiveFiles(ctx, d.t.ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.e.scans.putFixed(d.handle, d.t, parts)
+	return parts, s.takeSnapshots(ctx, others)
+}
+
+func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if len(n.ReturningList) > 0 {
+		return nil, sqlerr.Unsupported("DELETE ... RETURNING", "DELETE without RETURNING")
+	}
+	if len(n.UsingClause) > 0 || n.WithClause != nil {
+		return nil, sqlerr.Unsupported("DELETE ... USING / WITH", "DELETE ... WHERE (subqueries allowed)")
+	}
+	d, err := s.dmlTarget(ctx, n.Relation)
+	if err != nil {
+		return nil, err
+	}
+	t := d.t
+	if cdc := t.Properties[reader.CDCColumnProperty]; cdc != "" && t.HasPK() {
+		// CDC table: write delete markers; snapshot reads drop them after merging.
+		var targets []*pg_query.Node
+		var fields []arrow.Field
+		for _, f := range t.Schema.Fields() {
+			var val *pg_query.Node
+			switch {
+			case slices.Contains(t.PKCols, f.Name) || slices.Contains(t.RangeCols, f.Name):
+				val = colRef(d.alias, f.Name)
+			case f.Name == cdc:
+				val = pg_query.MakeAConstStrNode("delete", -1)
+			default:
+				continue
+			}
+			targets = append(targets, resTarget(f.Name, val))
+			fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+		}
+		q, tables, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{d.from()}, n.WhereClause), paramOIDs)
+		if err != nil {
+			return nil, err
+		}
+		query := castedSelect(q.sql, fields)
+		sch := arrow.NewSchema(fields, nil)
+		return &funcStmt{tag: "DELETE", params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+			if _, err := s.readTarget(ctx, d, tables); err != nil {
+				return "", nil, err
+			}
+			dargs, err := duckArgs(q.params, args)
+			if err != nil {
+				return "", nil, err
+			}
+			rec, err := s.collect(ctx, query, dargs, sch)
+			if err != nil {
+				return "", nil, err
+			}
+			defer rec.Release()
+			if err := s.writeAndCommit(ctx, t, rec); err != nil {
+				return "", nil, err
+			}
+			s.noteWrite()
+			return fmt.Sprintf("DELETE %d", rec.NumRows()), nil, nil
+		}}, nil
+	}
+	var targets []*pg_query.Node
+	var fields []arrow.Field
+	for _, f := range t.Schema.Fields() {
+		targets = append(targets, resTarget(f.Name, colRef(d.alias, f.Name)))
+		fields = append(fields, f)
+	}
+	// Rows that stay: those the condition does not select (all of them go
+	// without a WHERE).
+	keep := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: false}}}}}
+	if n.WhereClause != nil {
+		keep = isTrue(n.WhereClause, true)
+	}
+	return s.planRewrite(ctx, d, "DELETE", targets, fields, keep, n.WhereClause, paramOIDs)
+}
+
+// planRewrite plans a copy-on-write change: for every partition where match
+// holds for some row, the partition's rows are recomputed by targets (filtered
+// by keep, when given) and replace the partition in an UpdateCommit based on
+// the version read. The command tag counts the matching rows.
+func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, targets []*pg_query.Node, fields []arrow.Field,
+	keep, match *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	t := d.t
+	// Both queries are planned from one statement text so parameters agree.
+	countQ, tables, err := s.prepareDML(ctx, selectNode([]*pg_query.Node{resTarget("n", countStar())}, []*pg_query.Node{d.from()}, match), paramOIDs)
+	if err != nil {
+		return nil, err
+	}
+	dataQ, _, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{d.from()}, keep), countQ.params)
+	if err != nil {
+		return nil, err
+	}
+	if len(dataQ.params) > len(countQ.params) {
+		countQ.params = dataQ.params
+	}
+	query := castedSelect(dataQ.sql, fields)
+	sch := arrow.NewSchema(fields, nil)
+	return &funcStmt{tag: tag, params: countQ.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		parts, err := s.readTarget(ctx, d, tables)
+		if err != nil {
+			return "", nil, err
+		}
+		dargs, err := duckArgs(countQ.params, args)
+		if err != nil {
+			return "", nil, err
+		}
+		var commits []catalog.PartitionCommit
+		var written []catalog.PartitionCommit
+		total := int64(0)
+		cleanup := func() {
+			for _, p := range written {
+				for _, op := range p.Ops {
+					if op.Op == "add" {
+						_ = s.e.store.Delete(context.WithoutCancel(ctx), op.Path)
+					}
+				}
+			}
+		}
+		for _, p := range parts {
+			s.e.scans.putFixed(d.handle, t, []catalog.PartitionFiles{p})
+			var n int64
+			if err := s.duck.QueryRowContext(ctx, countQ.sql, dargs...).Scan(&n); err != nil {
+				cleanup()
+				return "", nil, err
+			}
+			if n == 0 {
+				continue
+			}
+			total += n
+			rec, err := s.collect(ctx, query, dargs, sch)
+			if err != nil {
+				cleanup()
+				return "", nil, err
+			}
+			w := &writer.Writer{Store: s.e.store, Table: t}
+			out, err := w.Write(ctx, rec)
+			rec.Release()
+			if err != nil {
+				cleanup()
+				return "", nil, err
+			}
+			written = append(written, out...)
+			pc := catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New()}
+			read := p.Version
+			pc.ReadVersion = &read
+			for _, o := range out {
+				if o.Desc != p.Desc {
+					cleanup()
+					return "", nil, fmt.Errorf("%s moved rows out of partition %s", tag, p.Desc)
+				}
+				pc.Ops = append(pc.Ops, o.Ops...)
+			}
+			for _, f := range p.Files {
+				pc.Ops = append(pc.Ops, catalog.FileOp{Path: f.Path, Op: "del", Size: f.Size, ExistCols: f.ExistCols})
+			}
+			commits = append(commits, pc)
+		}
+		if len(commits) > 0 {
+			if _, err := s.e.cat.Commit(ctx, t.ID, catalog.UpdateCommit, commits); err != nil {
+				cleanup()
+				return "", nil, err
+			}
+			s.noteWrite()
+		}
+		return fmt.Sprintf("%s %d", tag, total), nil, nil
+	}}, nil
+}
+
+func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (pgwire.Statement, error) {
+	var tables []*catalog.Table
+	for _, r := range n.Relations {
+		rv := r.GetRangeVar()
+		t, err := s.resolveTable(ctx, rv.Schemaname, rv.Relname)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return &funcStmt{tag: "TRUNCATE TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		for _, t := range tables {
+			parts, err := s.e.cat.LiveFiles(ctx, t.ID, nil)
+			if err != nil {
+				return "", nil, err
+			}
+			var commits []catalog.PartitionCommit
+			for _, p := range parts {
+				read := p.Version
+				commits = append(commits, catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New(), ReadVersion: &read})
+			}
+			if len(commits) == 0 {
+				continue
+			}
+			if _, err := s.e.cat.Commit(ctx, t.ID, catalog.DeleteCommit, commits); err != nil {
+				return "", nil, err
+			}
+			s.noteWrite()
+		}
+		return "TRUNCATE TABLE", nil, nil
+	}}, nil
+}
+
+// noteWrite records that a write committed inside a transaction block.
+func (s *Session) noteWrite() {
+	if s.inBlock {
+		s.wroteInBlock = true
+	}
+}

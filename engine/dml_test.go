@@ -1,0 +1,96 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// execTag runs one statement and returns its command tag.
+func execTag(t *testing.T, s pgwire.Session, text string) string {
+	t.Helper()
+	ctx := context.Background()
+	stmts, err := s.Parse(ctx, text, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	p, err := stmts[0].Bind(ctx, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	defer p.Close()
+	tag, _, err := p.Execute(ctx, 0, &rowCollector{})
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	return tag
+}
+
+func wantTag(t *testing.T, s pgwire.Session, text, want string) {
+	t.Helper()
+	if got := execTag(t, s, text); got != want {
+		t.Fatalf("%s: tag %q, want %q", text, got, want)
+	}
+}
+
+func TestUpdateDeleteTruncatePKTable(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE t (id bigint PRIMARY KEY, k text, v double precision, d date) PARTITION BY LIST (d)`)
+	mustRun(t, s, `INSERT INTO t VALUES (1,'a',1,'2026-01-01'),(2,'b',2,'2026-01-01'),(3,'c',3,'2026-01-02'),(4,'d',4,'2026-01-02')`)
+	wantTag(t, s, "UPDATE t SET v = v * 10, k = upper(k) WHERE id IN (1, 3)", "UPDATE 2")
+	expectRows(t, s, "SELECT id, k, v FROM t ORDER BY id", "1|A|10", "2|b|2", "3|C|30", "4|d|4")
+	wantTag(t, s, "DELETE FROM t WHERE v > 5", "DELETE 2")
+	expectRows(t, s, "SELECT id, k, v, d FROM t ORDER BY id", "2|b|2|2026-01-01 00:00:00 +0000 UTC", "4|d|4|2026-01-02 00:00:00 +0000 UTC")
+	wantTag(t, s, "DELETE FROM t WHERE id = 99", "DELETE 0")
+	// Upserts after a delete merge with the rewritten partition.
+	mustRun(t, s, "INSERT INTO t (id, k, d) VALUES (2, 'B', '2026-01-01'), (1, 'new', '2026-01-01')")
+	expectRows(t, s, "SELECT id, k, v FROM t ORDER BY id", "1|new|NULL", "2|B|2", "4|d|4")
+	wantTag(t, s, "TRUNCATE t", "TRUNCATE TABLE")
+	expectRows(t, s, "SELECT count(*) FROM t", "0")
+	mustRun(t, s, "INSERT INTO t VALUES (7, 'x', 7, '2026-01-03')")
+	expectRows(t, s, "SELECT id FROM t", "7")
+}
+
+func TestUpdateDeleteAppendTable(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE a (x int, y text)`)
+	mustRun(t, s, `INSERT INTO a VALUES (1, 'one'), (2, 'two'), (2, 'two again'), (3, NULL)`)
+	wantTag(t, s, "UPDATE a SET y = y || '!' WHERE x = 2", "UPDATE 2")
+	expectRows(t, s, "SELECT x, y FROM a ORDER BY x, y", "1|one", "2|two again!", "2|two!", "3|NULL")
+	wantTag(t, s, "DELETE FROM a WHERE y IS NULL OR x = 1", "DELETE 2")
+	expectRows(t, s, "SELECT x, y FROM a ORDER BY y", "2|two again!", "2|two!")
+	wantTag(t, s, "DELETE FROM a", "DELETE 2")
+	expectRows(t, s, "SELECT count(*) FROM a", "0")
+}
+
+func TestMergeOperatorsAndCDCThroughSQL(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE m (id int PRIMARY KEY, total bigint, tags text, last_seen text)
+		WITH (merge_op.total = 'SumAll', merge_op.tags = 'JoinedAllByComma', merge_op.last_seen = 'UseLastNotNull')`)
+	mustRun(t, s, `INSERT INTO m VALUES (1, 10, 'a', 'mon')`)
+	mustRun(t, s, `INSERT INTO m VALUES (1, 5, 'b', NULL)`)
+	mustRun(t, s, `INSERT INTO m VALUES (1, 7, 'c', NULL)`)
+	expectRows(t, s, "SELECT total, tags, last_seen FROM m", "22|a,b,c|mon")
+
+	mustRun(t, s, `CREATE TABLE c (id int PRIMARY KEY, v text, op text) WITH (cdc_column = 'op')`)
+	mustRun(t, s, `INSERT INTO c VALUES (1, 'a', 'insert'), (2, 'x', 'insert')`)
+	mustRun(t, s, `INSERT INTO c VALUES (1, 'b', 'update')`)
+	wantTag(t, s, "DELETE FROM c WHERE id = 1", "DELETE 1")
+	expectRows(t, s, "SELECT id, v FROM c ORDER BY id", "2|x")
+	mustRun(t, s, `INSERT INTO c VALUES (1, 'c', 'insert')`)
+	expectRows(t, s, "SELECT id, v, op FROM c ORDER BY id", "1|c|insert", "2|x|insert")
+
+	for _, tc := range []struct{ sql, code string }{
+		{"CREATE TABLE bad1 (id int PRIMARY KEY, v text) WITH (merge_op.v = 'Concat')", sqlerr.InvalidParameterValue},
+		{"CREATE TABLE bad2 (id int PRIMARY KEY, v text) WITH (merge_op.v = 'SumAll')", sqlerr.InvalidParameterValue},
+		{"CREATE TABLE bad3 (id int, op text) WITH (cdc_column = 'op')", sqlerr.InvalidTableDefinition},
+		{"INSERT INTO c VALUES (3, 'z', 'upsert')", sqlerr.CheckViolation},
+	} {
+		if _, err := run(t, s, tc.sql); sqlerr.Code(err) != tc.code {
+			t.Errorf("%s: got %v, want %s", tc.sql, err, tc.code)
+		}
+	}
+	expectRows(t, s, "SELECT count(*) FROM c", "2")
+}
