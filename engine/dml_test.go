@@ -94,3 +94,28 @@ func TestMergeOperatorsAndCDCThroughSQL(t *testing.T) {
 	}
 	expectRows(t, s, "SELECT count(*) FROM c", "2")
 }
+
+func TestInsertOnConflict(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE u (id int PRIMARY KEY, name text, n bigint)`)
+	mustRun(t, s, `INSERT INTO u VALUES (1, 'a', 1), (2, 'b', 2)`)
+	wantTag(t, s, "INSERT INTO u VALUES (2, 'B', 20), (3, 'c', 3) ON CONFLICT DO NOTHING", "INSERT 0 1")
+	expectRows(t, s, "SELECT * FROM u ORDER BY id", "1|a|1", "2|b|2", "3|c|3")
+	// Only the SET columns change for existing keys; new keys are inserted whole.
+	wantTag(t, s, "INSERT INTO u VALUES (1, 'A', 100), (4, 'd', 4) ON CONFLICT (id) DO UPDATE SET n = u.n + EXCLUDED.n", "INSERT 0 2")
+	expectRows(t, s, "SELECT * FROM u ORDER BY id", "1|a|101", "2|b|2", "3|c|3", "4|d|4")
+	wantTag(t, s, "INSERT INTO u AS x (id, name) VALUES (2, 'two'), (3, 'three') ON CONFLICT ON CONSTRAINT u_pkey DO UPDATE SET name = EXCLUDED.name WHERE x.n > 2", "INSERT 0 1")
+	expectRows(t, s, "SELECT * FROM u ORDER BY id", "1|a|101", "2|b|2", "3|three|3", "4|d|4")
+	for _, tc := range []struct{ sql, code string }{
+		{"INSERT INTO u VALUES (1, 'x', 1) ON CONFLICT (name) DO NOTHING", "42P10"},
+		{"INSERT INTO u VALUES (1, 'x', 1) ON CONFLICT (id) DO UPDATE SET id = 5", sqlerr.FeatureNotSupported},
+	} {
+		if _, err := run(t, s, tc.sql); sqlerr.Code(err) != tc.code {
+			t.Errorf("%s: got %v, want %s", tc.sql, err, tc.code)
+		}
+	}
+	mustRun(t, s, `CREATE TABLE ap (id int, v text)`)
+	if _, err := run(t, s, "INSERT INTO ap VALUES (1, 'x') ON CONFLICT DO NOTHING"); sqlerr.Code(err) != "42P10" {
+		t.Errorf("ON CONFLICT on a table without key: %v", err)
+	}
+}

@@ -30,10 +30,6 @@ import (
 // values there (LakeSoul partial upsert). On an append table (AppendCommit)
 // omitted columns are NULL.
 func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if n.OnConflictClause != nil {
-		return nil, sqlerr.Unsupported("INSERT ... ON CONFLICT",
-			"INSERT into a table with a PRIMARY KEY already upserts: rows with an existing key replace the written columns")
-	}
 	if len(n.ReturningList) > 0 {
 		return nil, sqlerr.Unsupported("INSERT ... RETURNING", "INSERT without RETURNING")
 	}
@@ -43,6 +39,11 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
 	if err != nil {
 		return nil, err
+	}
+	if oc := n.OnConflictClause; oc != nil {
+		if err := checkConflictTarget(t, oc); err != nil {
+			return nil, err
+		}
 	}
 
 	// Target columns.
@@ -129,6 +130,30 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		aliases[i] = fmt.Sprintf("c%d", i)
 	}
 	query := fmt.Sprintf("SELECT %s FROM (%s) AS __src(%s)", strings.Join(exprs, ", "), srcSQL, strings.Join(aliases, ", "))
+	if oc := n.OnConflictClause; oc != nil {
+		// The statement reads the target's current rows too.
+		handle := s.token + ":" + t.ID
+		s.e.scans.put(handle, t)
+		tables[handle] = t
+		alias := n.Relation.Relname
+		if n.Relation.Alias != nil {
+			alias = n.Relation.Alias.Aliasname
+		}
+		var written []string
+		for _, f := range fields {
+			written = append(written, f.Name)
+		}
+		q, cols, err := conflictQuery(t, alias, handle, query, written, target, oc)
+		if err != nil {
+			return nil, err
+		}
+		query = q
+		fields = fields[:0]
+		for _, c := range cols {
+			f := t.Schema.Field(t.Schema.FieldIndices(c)[0])
+			fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+		}
+	}
 	recSchema := arrow.NewSchema(fields, nil)
 
 	paramTypes := mergeParamOIDs(paramOIDs, params)
@@ -151,9 +176,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			if err := s.writeAndCommit(ctx, t, rec); err != nil {
 				return "", nil, err
 			}
-			if s.inBlock {
-				s.wroteInBlock = true
-			}
+			s.noteWrite()
 			return fmt.Sprintf("INSERT 0 %d", rec.NumRows()), nil, nil
 		},
 	}, nil

@@ -189,6 +189,12 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 // execute runs pt.p.Execute with a row writer for the portal's columns and
 // reports changed run-time parameters afterwards, whether or not it failed.
 func (c *conn) execute(pt *portal, maxRows int) (tag string, done bool, err error) {
+	switch cp := pt.p.(type) {
+	case CopyInPortal:
+		return c.copyIn(cp)
+	case CopyOutPortal:
+		return c.copyOut(pt, cp)
+	}
 	w := &rowWriter{c: c, cols: pt.cols, formats: pt.formats}
 	err = c.call(c.ctx, func(ctx context.Context) error {
 		var err error

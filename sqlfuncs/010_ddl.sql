@@ -69,6 +69,8 @@ BEGIN
     VALUES (p_table_id, p_namespace, p_table_name, p_table_path, p_table_schema,
             p_properties, p_partitions, v_domain);
     INSERT INTO lakesoul.table_oid (table_id) VALUES (p_table_id);
+    INSERT INTO lakesoul.table_created (table_id, created_ms)
+    VALUES (p_table_id, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
 END
 $$;
 
@@ -90,6 +92,7 @@ BEGIN
     DELETE FROM public.partition_info WHERE table_id = p_table_id;
     DELETE FROM public.data_commit_info WHERE table_id = p_table_id;
     DELETE FROM lakesoul.table_oid WHERE table_id = p_table_id;
+    DELETE FROM lakesoul.table_created WHERE table_id = p_table_id;
     RETURN v_path;
 END
 $$;

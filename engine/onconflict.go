@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// INSERT ... ON CONFLICT on primary-key tables.
+//
+// A plain INSERT into a PK table already upserts the written columns. ON
+// CONFLICT adds PostgreSQL's semantics on top, evaluated against the snapshot
+// the statement reads:
+//   - DO NOTHING writes only rows whose key does not exist yet;
+//   - DO UPDATE SET … writes, for an existing key, the old row with the SET
+//     columns replaced (expressions may use EXCLUDED.col and the old values),
+//     and the new row for a new key; DO UPDATE … WHERE skips keys where the
+//     condition does not hold.
+// The key is the range-partition columns plus the primary key (LakeSoul's
+// uniqueness rule), so the join compares both.
+
+// checkConflictTarget accepts a conflict target naming the primary key (with or
+// without the range columns) or the primary-key constraint.
+func checkConflictTarget(t *catalog.Table, oc *pg_query.OnConflictClause) error {
+	if !t.HasPK() {
+		return sqlerr.New("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+	}
+	if oc.Infer == nil {
+		if oc.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE {
+			return sqlerr.New(sqlerr.SyntaxError, "ON CONFLICT DO UPDATE requires inference specification or constraint name")
+		}
+		return nil
+	}
+	if oc.Infer.Conname != "" {
+		if oc.Infer.Conname != t.Name+"_pkey" {
+			return sqlerr.New(sqlerr.UndefinedObject, "constraint %q for table %q does not exist", oc.Infer.Conname, t.Name)
+		}
+		return nil
+	}
+	var names []string
+	for _, e := range oc.Infer.IndexElems {
+		ie := e.GetIndexElem()
+		if ie == nil || ie.Name == "" {
+			return sqlerr.Unsupported("expressions in the ON CONFLICT target", "ON CONFLICT (primary key columns)")
+		}
+		names = append(names, ie.Name)
+	}
+	slices.Sort(names)
+	pk := slices.Clone(t.PKCols)
+	slices.Sort(pk)
+	withRange := slices.Concat(t.PKCols, t.RangeCols)
+	slices.Sort(withRange)
+	if !slices.Equal(names, pk) && !slices.Equal(names, withRange) {
+		return sqlerr.New("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+	}
+	return nil
+}
+
+// deparseExpr renders one expression as SQL text.
+func deparseExpr(n *pg_query.Node) (string, error) {
+	text, err := deparseNode(selectNode([]*pg_query.Node{pg_query.MakeResTargetNodeWithVal(n, -1)}, nil, nil))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(text, "SELECT "), nil
+}
+
+// rewriteConflictRefs points column references of a DO UPDATE expression at
+// the joined relations: EXCLUDED.x → __new.x (NULL when x was not inserted),
+// target.x and bare x → __old.x.
+func rewriteConflictRefs(n *pg_query.Node, t *catalog.Table, alias string, inserted []string) {
+	walk(n, func(node *pg_query.Node) {
+		cr := node.GetColumnRef()
+		if cr == nil {
+			return
+		}
+		var parts []string
+		for _, f := range cr.Fields {
+			s := f.GetString_()
+			if s == nil {
+				return // a.* and friends: left as they are
+			}
+			parts = append(parts, s.Sval)
+		}
+		switch {
+		case len(parts) == 2 && strings.EqualFold(parts[0], "excluded"):
+			if !slices.Contains(inserted, parts[1]) {
+				node.Node = &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}
+				return
+			}
+			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__new"), pg_query.MakeStrNode(parts[1])}
+		case len(parts) == 2 && (parts[0] == alias || parts[0] == t.Name):
+			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__old"), pg_query.MakeStrNode(parts[1])}
+		case len(parts) == 1 && len(t.Schema.FieldIndices(parts[0])) > 0:
+			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__old"), pg_query.MakeStrNode(parts[0])}
+		}
+	})
+}
+
+// conflictQuery wraps the casted INSERT query (which yields the columns
+// `written`) into the ON CONFLICT query; it returns the query text and the
+// columns it yields (all table columns for DO UPDATE).
+func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []string, target []string,
+	oc *pg_query.OnConflictClause) (string, []string, error) {
+	keyCols := slices.Concat(t.RangeCols, t.PKCols)
+	var on []string
+	for _, k := range keyCols {
+		on = append(on, fmt.Sprintf("__old.%s IS NOT DISTINCT FROM __new.%s", quoteIdent(k), quoteIdent(k)))
+	}
+	scan := fmt.Sprintf("lakesoul_scan('%s')", strings.ReplaceAll(handle, "'", "''"))
+	if oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
+		q := fmt.Sprintf("SELECT __new.* FROM (%s) AS __new WHERE NOT EXISTS (SELECT 1 FROM %s AS __old WHERE %s)",
+			inserted, scan, strings.Join(on, " AND "))
+		return q, written, nil
+	}
+	sets := map[string]string{}
+	for _, tl := range oc.TargetList {
+		rt := tl.GetResTarget()
+		if len(rt.Indirection) > 0 {
+			return "", nil, sqlerr.Unsupported("assigning to a field or subscript", "SET column = expression")
+		}
+		if len(t.Schema.FieldIndices(rt.Name)) == 0 {
+			return "", nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
+		}
+		if slices.Contains(keyCols, rt.Name) {
+			return "", nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name), "SET non-key columns")
+		}
+		rewriteConflictRefs(rt.Val, t, alias, target)
+		e, err := deparseExpr(rt.Val)
+		if err != nil {
+			return "", nil, err
+		}
+		sets[rt.Name] = e
+	}
+	var exprs, cols []string
+	for _, f := range t.Schema.Fields() {
+		newVal := "NULL"
+		if slices.Contains(written, f.Name) {
+			newVal = "__new." + quoteIdent(f.Name)
+		}
+		oldVal := "__old." + quoteIdent(f.Name)
+		if e, ok := sets[f.Name]; ok {
+			oldVal = e
+		}
+		exprs = append(exprs, fmt.Sprintf("CAST(CASE WHEN __old.__exists IS NULL THEN %s ELSE %s END AS %s) AS %s",
+			newVal, oldVal, schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+		cols = append(cols, f.Name)
+	}
+	where := ""
+	if oc.WhereClause != nil {
+		rewriteConflictRefs(oc.WhereClause, t, alias, target)
+		w, err := deparseExpr(oc.WhereClause)
+		if err != nil {
+			return "", nil, err
+		}
+		where = fmt.Sprintf(" WHERE __old.__exists IS NULL OR (%s) IS TRUE", w)
+	}
+	q := fmt.Sprintf("SELECT %s FROM (%s) AS __new LEFT JOIN (SELECT *, true AS __exists FROM %s) AS __old ON %s%s",
+		strings.Join(exprs, ", "), inserted, scan, strings.Join(on, " AND "), where)
+	return q, cols, nil
+}
