@@ -42,6 +42,7 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog url: %w", err)
 	}
+	cfg.AfterConnect = afterConnect // retry.go
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect catalog: %w", err)
@@ -223,4 +224,24 @@ func (c *Catalog) DropTable(ctx context.Context, namespace, name string) (string
 	var path string
 	err := c.pool.QueryRow(ctx, "SELECT lakesoul.drop_table($1, $2)", namespace, name).Scan(&path)
 	return path, err
+}
+
+// AlterTable stores t's schema and properties (hashBucketNum and
+// hashPartitions are kept in step with the table's key).
+func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
+	schemaJSON, err := schema.ToSparkJSON(t.Schema)
+	if err != nil {
+		return sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "unsupported column type")
+	}
+	props := map[string]string{}
+	for k, v := range t.Properties {
+		props[k] = v
+	}
+	props["hashBucketNum"] = strconv.Itoa(t.HashBucketNum)
+	propsJSON, err := json.Marshal(props)
+	if err != nil {
+		return err
+	}
+	_, err = c.pool.Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
+	return err
 }

@@ -56,6 +56,12 @@ type jsonPartition struct {
 // Commit commits file operations on one or more partitions atomically via
 // lakesoul.commit and returns the version each partition got (a partition
 // missing from the map was dropped from a compaction, see LakeSoul §2.4).
+//
+// When the connection fails after the call was sent (catalog restart, network
+// error, the caller's ctx ending mid-call), Commit re-sends the same commit —
+// lakesoul.commit is idempotent per commit id — until it learns the outcome,
+// so a nil error means committed exactly once and any other error means not
+// committed, except errors wrapping ErrCommitOutcomeUnknown (see retry.go).
 func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
 	for i, p := range parts {
@@ -69,26 +75,28 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.pool.Query(ctx, "SELECT partition_desc, version FROM lakesoul.commit($1, $2, $3::jsonb)", tableID, op, string(b))
-	if err != nil {
-		return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
-	}
-	defer rows.Close()
-	out := make(map[string]int, len(parts))
-	for rows.Next() {
-		var desc string
-		var v *int32
-		if err := rows.Scan(&desc, &v); err != nil {
-			return nil, err
+	return c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+		rows, err := c.pool.Query(ctx, "SELECT partition_desc, version FROM lakesoul.commit($1, $2, $3::jsonb)", tableID, op, string(b))
+		if err != nil {
+			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
 		}
-		if v != nil {
-			out[desc] = int(*v)
+		defer rows.Close()
+		out := make(map[string]int, len(parts))
+		for rows.Next() {
+			var desc string
+			var v *int32
+			if err := rows.Scan(&desc, &v); err != nil {
+				return nil, &definiteError{err}
+			}
+			if v != nil {
+				out[desc] = int(*v)
+			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
-	}
-	return out, nil
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
+		}
+		return out, nil
+	})
 }
 
 // DataFile is a live data file of a partition version.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -84,6 +85,10 @@ func (s *Session) beginCatalogTx(ctx context.Context) (*pgxpool.Conn, pgx.Tx, er
 	if s.user != s.e.catalogRole {
 		setup += ", set_config('role', $2, true)"
 		args = append(args, s.user)
+	}
+	if d := s.statementTimeout(); d > 0 { // the catalog enforces statement_timeout itself (57014)
+		args = append(args, strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+		setup += fmt.Sprintf(", set_config('statement_timeout', $%d, true)", len(args))
 	}
 	if _, err := tx.Exec(ctx, setup, args...); err != nil {
 		tx.Rollback(ctx)

@@ -195,15 +195,8 @@ func (s *Session) writeAndCommit(ctx context.Context, t *catalog.Table, rec arro
 	if t.HasPK() {
 		op = catalog.MergeCommit
 	}
-	if _, err := s.e.cat.Commit(ctx, t.ID, op, parts); err != nil {
-		for _, p := range parts {
-			for _, f := range p.Ops {
-				_ = s.e.store.Delete(context.WithoutCancel(ctx), f.Path)
-			}
-		}
-		return err
-	}
-	return nil
+	// Commits now, or at COMMIT inside a transaction block (txn.go).
+	return s.commitWrite(ctx, t, op, parts)
 }
 
 // collect runs query in DuckDB and gathers its rows into one Arrow batch of

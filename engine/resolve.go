@@ -113,6 +113,7 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 		if err != nil {
 			return err
 		}
+		parts = s.stagedSnapshot(t, parts) // an open block reads its own writes (txn.go)
 		s.e.scans.setSnapshot(handle, parts)
 	}
 	return nil

@@ -29,6 +29,10 @@ type Session struct {
 	failed  bool
 	// wroteInBlock is set when a write committed inside the current block.
 	wroteInBlock bool
+	// staged are the block's writes waiting for COMMIT (txn.go).
+	staged []stagedWrite
+	// cursors are the open DECLAREd cursors by name (cursor.go).
+	cursors map[string]*cursor
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -46,6 +50,8 @@ func (s *Session) TxStatus() byte {
 
 // Close implements pgwire.Session.
 func (s *Session) Close() {
+	s.closeCursors(true)
+	s.discardStaged(context.Background())
 	s.e.scans.dropPrefix(s.token + ":")
 	s.duck.Close()
 }
@@ -114,6 +120,8 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 		return s.planCreateSchema(n.CreateSchemaStmt)
 	case *pg_query.Node_CreateStmt:
 		return s.planCreateTable(ctx, n.CreateStmt)
+	case *pg_query.Node_AlterTableStmt:
+		return s.planAlterTable(ctx, n.AlterTableStmt)
 	case *pg_query.Node_DropStmt:
 		return s.planDrop(n.DropStmt)
 	case *pg_query.Node_VariableSetStmt:
@@ -137,6 +145,9 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 	case *pg_query.Node_MergeStmt:
 		return nil, sqlerr.Unsupported("MERGE",
 			"INSERT ... ON CONFLICT (key) DO UPDATE / DO NOTHING, UPDATE and DELETE")
+	}
+	if st, ok, err := s.planSessionStmt(ctx, stmt, paramOIDs); ok { // COPY, cursors (copy.go)
+		return st, err
 	}
 	return nil, sqlerr.Unsupported(statementName(stmt),
 		"supported: SELECT, INSERT, CREATE/DROP SCHEMA, CREATE/DROP TABLE, SET, SHOW, BEGIN/COMMIT/ROLLBACK")
@@ -171,7 +182,7 @@ func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, er
 	if err != nil {
 		return nil, t.s.fail(err)
 	}
-	return &trackedPortal{Portal: p, s: t.s}, nil
+	return t.s.trackPortal(p), nil
 }
 
 func isTxEndTag(tag string) bool { return tag == "COMMIT" || tag == "ROLLBACK" }
@@ -182,6 +193,7 @@ type trackedPortal struct {
 }
 
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
-	return tag, done, t.s.fail(err)
+	return tag, done, t.s.fail(stop(err))
 }

@@ -2,7 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -20,6 +25,15 @@ type setting struct {
 	value string
 }
 
+// ServerVersion is the PostgreSQL version the server reports: a 16.x
+// version, whose client-side behaviour (psql's describe queries, pgjdbc's
+// startup) the pg_catalog emulation is tested with. The catalog queries
+// themselves run on the catalog PostgreSQL (15 or later).
+const (
+	ServerVersion    = "16.4"
+	ServerVersionNum = "160004"
+)
+
 // reported are the parameters PostgreSQL reports in ParameterStatus.
 var reported = []string{"server_version", "server_encoding", "client_encoding", "application_name",
 	"DateStyle", "TimeZone", "integer_datetimes", "standard_conforming_strings", "IntervalStyle",
@@ -28,7 +42,8 @@ var reported = []string{"server_version", "server_encoding", "client_encoding", 
 func (s *Session) defaultSettings(params map[string]string) settings {
 	st := settings{}
 	set := func(name, v string) { st[strings.ToLower(name)] = setting{name: name, value: v} }
-	set("server_version", s.e.serverVersion)
+	set("server_version", ServerVersion)
+	set("server_version_num", ServerVersionNum)
 	set("server_encoding", "UTF8")
 	set("client_encoding", "UTF8")
 	set("application_name", "")
@@ -94,7 +109,7 @@ func (s *Session) searchPath() []string {
 }
 
 // readOnlySettings cannot be changed by SET.
-var readOnlySettings = map[string]bool{"server_version": true, "server_encoding": true, "integer_datetimes": true,
+var readOnlySettings = map[string]bool{"server_version": true, "server_version_num": true, "server_encoding": true, "integer_datetimes": true,
 	"is_superuser": true, "max_identifier_length": true, "session_authorization": true}
 
 func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error) {
@@ -138,6 +153,10 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	if name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(value, "-", ""), "UTF8") && !strings.EqualFold(value, "unicode") {
 		return nil, sqlerr.Unsupported("client_encoding "+value, "only UTF8 is supported")
 	}
+	value, err := validateSetting(name, value)
+	if err != nil {
+		return nil, err
+	}
 	tag := "SET"
 	if n.Kind == pg_query.VariableSetKind_VAR_RESET {
 		tag = "RESET"
@@ -158,7 +177,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, error) {
 	name := strings.ToLower(n.Name)
 	if name == "all" {
-		return nil, sqlerr.Unsupported("SHOW ALL", "SHOW <name> for a single setting")
+		return s.planShowAll(), nil
 	}
 	if name == "time zone" {
 		name = "timezone"
@@ -175,42 +194,160 @@ func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, erro
 	}, nil
 }
 
-// planTransaction handles BEGIN/COMMIT/ROLLBACK. Each write commits to the
-// catalog when it executes; a transaction block groups statements for the
-// client's bookkeeping (status, error state) but cannot undo a committed write,
-// so ROLLBACK after a write in the block is refused with 0A000 rather than
-// pretending the write was undone.
+// planTransaction handles BEGIN/COMMIT/ROLLBACK. Writes inside a block are
+// staged and commit together at COMMIT, or not at all (txn.go). Savepoints
+// are not supported: a block commits or rolls back as a whole.
 func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement, error) {
-	run := func(tag string, fn func() error) (pgwire.Statement, error) {
-		return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) {
-			if err := fn(); err != nil {
-				return "", nil, err
-			}
-			return tag, nil, nil
+	run := func(fn func(ctx context.Context) (string, error)) (pgwire.Statement, error) {
+		tag := "COMMIT"
+		switch n.Kind {
+		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+			tag = "BEGIN"
+		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+			tag = "ROLLBACK"
+		}
+		return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+			t, err := fn(ctx)
+			return t, nil, err
 		}}, nil
 	}
 	switch n.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		return run("BEGIN", func() error { s.inBlock = true; return nil })
+		return run(func(context.Context) (string, error) { s.inBlock = true; return "BEGIN", nil })
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return run("COMMIT", func() error {
-			// COMMIT of a failed block rolls back, as in PostgreSQL.
+		return run(func(ctx context.Context) (string, error) {
+			failed := s.failed
 			s.inBlock, s.failed, s.wroteInBlock = false, false, false
-			return nil
+			s.closeCursors(false)
+			if failed {
+				// COMMIT of a failed block rolls back, as in PostgreSQL.
+				s.discardStaged(ctx)
+				return "ROLLBACK", nil
+			}
+			if err := s.commitStaged(ctx); err != nil {
+				return "", err
+			}
+			return "COMMIT", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		return run("ROLLBACK", func() error {
-			wrote := s.wroteInBlock
+		return run(func(ctx context.Context) (string, error) {
 			s.inBlock, s.failed, s.wroteInBlock = false, false, false
-			if wrote {
-				return sqlerr.Unsupported("ROLLBACK of lake writes",
-					"each INSERT commits when it executes; the transaction block has ended, but its writes remain")
-			}
-			return nil
+			s.closeCursors(false)
+			s.discardStaged(ctx)
+			return "ROLLBACK", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg_query.TransactionStmtKind_TRANS_STMT_RELEASE,
 		pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return nil, sqlerr.Unsupported("SAVEPOINT", "BEGIN, COMMIT and ROLLBACK")
+		return nil, sqlerr.Unsupported("SAVEPOINT", "a transaction block commits or rolls back as a whole: end it with COMMIT or ROLLBACK")
 	}
 	return nil, sqlerr.Unsupported("this transaction command", "BEGIN, COMMIT and ROLLBACK")
+}
+
+// validateSetting checks and normalises a value given to SET.
+func validateSetting(name, value string) (string, error) {
+	bad := func() (string, error) {
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter %q: %q", name, value)
+	}
+	switch name {
+	case "timezone":
+		if _, ok := loadLocation(value); !ok {
+			return bad()
+		}
+	case "datestyle":
+		v := strings.ToUpper(value)
+		if !strings.Contains(v, "ISO") && v != "MDY" && v != "DMY" && v != "YMD" {
+			return "", sqlerr.Unsupported("DateStyle "+value, "DateStyle ISO (with MDY, DMY or YMD order)")
+		}
+		order := "MDY"
+		for _, o := range []string{"DMY", "YMD", "EURO", "EUROPEAN", "US", "NONEURO", "NONEUROPEAN"} {
+			if strings.Contains(v, o) {
+				order = map[string]string{"EURO": "DMY", "EUROPEAN": "DMY", "US": "MDY", "NONEURO": "MDY", "NONEUROPEAN": "MDY"}[o]
+				if order == "" {
+					order = o
+				}
+				break
+			}
+		}
+		return "ISO, " + order, nil
+	case "intervalstyle":
+		if !strings.EqualFold(value, "postgres") {
+			return "", sqlerr.Unsupported("IntervalStyle "+value, "IntervalStyle postgres")
+		}
+		return "postgres", nil
+	case "statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout":
+		if _, ok := parseDurationSetting(value); !ok {
+			return bad()
+		}
+	case "extra_float_digits":
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil || n < -15 || n > 3 {
+			return bad()
+		}
+	}
+	return value, nil
+}
+
+var (
+	locMu    sync.Mutex
+	locCache = map[string]*time.Location{}
+)
+
+// loadLocation resolves a TimeZone setting: an IANA name, UTC/GMT, or a
+// numeric offset in hours (POSIX sign: "+5" is five hours west of UTC… as
+// in PostgreSQL's "SET TIME ZONE 5", which means UTC+5; we follow that).
+func loadLocation(name string) (*time.Location, bool) {
+	locMu.Lock()
+	defer locMu.Unlock()
+	if l, ok := locCache[name]; ok {
+		return l, true
+	}
+	var loc *time.Location
+	switch up := strings.ToUpper(strings.TrimSpace(name)); {
+	case up == "UTC" || up == "GMT" || up == "Z" || up == "ZULU" || up == "UCT":
+		loc = time.UTC
+	default:
+		if h, err := strconv.ParseFloat(strings.TrimSpace(name), 64); err == nil && h >= -15 && h <= 15 {
+			loc = time.FixedZone(fmt.Sprintf("%+g", h), int(h*3600))
+		} else if l, err := time.LoadLocation(name); err == nil {
+			loc = l
+		} else if l, err := time.LoadLocation(strings.ToUpper(name)); err == nil {
+			loc = l
+		}
+	}
+	if loc == nil {
+		return nil, false
+	}
+	locCache[name] = loc
+	return loc, true
+}
+
+// timeZone is the session's TimeZone as a location (UTC if unknown).
+func (s *Session) timeZone() *time.Location {
+	if l, ok := loadLocation(s.settings["timezone"].value); ok {
+		return l
+	}
+	return time.UTC
+}
+
+// planShowAll answers SHOW ALL: name, setting, description.
+func (s *Session) planShowAll() pgwire.Statement {
+	text := func(n string) pgwire.Column {
+		return pgwire.Column{Name: n, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}
+	}
+	return &funcStmt{
+		tag:  "SHOW",
+		cols: []pgwire.Column{text("name"), text("setting"), text("description")},
+		run: func(context.Context, []any) (string, [][]any, error) {
+			names := make([]string, 0, len(s.settings))
+			for _, st := range s.settings {
+				names = append(names, st.name)
+			}
+			slices.SortFunc(names, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+			rows := make([][]any, len(names))
+			for i, n := range names {
+				rows[i] = []any{n, s.settings[strings.ToLower(n)].value, ""}
+			}
+			return "SHOW", rows, nil
+		},
+	}
 }

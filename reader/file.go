@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -25,6 +26,10 @@ type fileStream struct {
 	// colMap maps table column index → column index in the file's batches, or -1
 	// when the file does not contain the column (partial upsert, schema evolution).
 	colMap []int
+	// widenTo holds, per batch column, the table type its values are widened
+	// to (nil when the file already has the table's type).
+	widenTo []arrow.DataType
+	mem     memory.Allocator
 }
 
 func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, t *catalog.Table, mem memory.Allocator, batchRows int) (*fileStream, error) {
@@ -50,25 +55,35 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	// Read only the file columns the table still has, in table order.
 	colMap := make([]int, t.Schema.NumFields())
 	var want []int
+	var widenTo []arrow.DataType
+	needWiden := false
 	for i, tf := range t.Schema.Fields() {
 		colMap[i] = -1
 		idx := fsch.FieldIndices(tf.Name)
 		if len(idx) == 0 {
 			continue
 		}
-		if !arrow.TypeEqual(fsch.Field(idx[0]).Type, tf.Type) {
-			pf.Close()
-			return nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", f.Path, tf.Name, fsch.Field(idx[0]).Type, tf.Type)
+		var to arrow.DataType
+		if ft := fsch.Field(idx[0]).Type; !arrow.TypeEqual(ft, tf.Type) {
+			if !CanWiden(ft, tf.Type) {
+				pf.Close()
+				return nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", f.Path, tf.Name, ft, tf.Type)
+			}
+			to, needWiden = tf.Type, true
 		}
 		colMap[i] = len(want)
 		want = append(want, idx[0])
+		widenTo = append(widenTo, to)
+	}
+	if !needWiden {
+		widenTo = nil
 	}
 	rr, err := fr.GetRecordReader(ctx, want, nil)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
 	}
-	return &fileStream{order: order, path: f.Path, obj: obj, rr: rr, colMap: colMap}, nil
+	return &fileStream{order: order, path: f.Path, obj: obj, rr: rr, colMap: colMap, widenTo: widenTo, mem: mem}, nil
 }
 
 // nextBatch returns the next non-empty batch (retained: the caller releases
@@ -88,6 +103,9 @@ func (s *fileStream) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 		if b.NumRows() == 0 {
 			continue
 		}
+		if s.widenTo != nil {
+			return s.widenBatch(b)
+		}
 		b.Retain()
 		return b, nil
 	}
@@ -102,4 +120,33 @@ func (s *fileStream) close() {
 		s.obj.Close()
 		s.obj = nil
 	}
+}
+
+// widenBatch returns a new batch with the columns of older, narrower types
+// widened to the table's types.
+func (s *fileStream) widenBatch(b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, b.NumCols())
+	fields := make([]arrow.Field, b.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i := range cols {
+		f := b.Schema().Field(i)
+		if to := s.widenTo[i]; to != nil {
+			w, err := widen(s.mem, b.Column(i), to)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: column %s: %w", s.path, f.Name, err)
+			}
+			cols[i], f.Type = w, to
+		} else {
+			cols[i] = b.Column(i)
+			cols[i].Retain()
+		}
+		fields[i] = f
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.NumRows()), nil
 }

@@ -57,14 +57,15 @@ type Config struct {
 
 // Server is a running server.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	cluster  *pgcluster.Cluster
-	cat      *catalog.Catalog
-	eng      *engine.Engine
-	wire     *pgwire.Server
-	ln       net.Listener
-	serveErr chan error
+	cfg        Config
+	catalogURL string
+	log        *slog.Logger
+	cluster    *pgcluster.Cluster
+	cat        *catalog.Catalog
+	eng        *engine.Engine
+	wire       *pgwire.Server
+	ln         net.Listener
+	serveErr   chan error
 }
 
 // Start brings everything up and starts accepting connections.
@@ -113,6 +114,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	} else if err := catalog.MigrateUp(ctx, catalogURL); err != nil {
 		return nil, err
 	}
+	s.catalogURL = catalogURL
 	if err := s.ensureAdmin(ctx, catalogURL); err != nil {
 		return nil, err
 	}
@@ -144,6 +146,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
 	return s, nil
 }
+
+// CatalogURL is the catalog PostgreSQL's connection string (the private
+// cluster's unix socket, or --catalog-url).
+func (s *Server) CatalogURL() string { return s.catalogURL }
 
 // Addr is the pgwire listen address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }

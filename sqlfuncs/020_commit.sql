@@ -17,6 +17,30 @@
 --     DROP TABLE waits, and a commit to a dropped table fails with 42P01;
 --   * re-committing a commit id that already committed is a no-op returning the
 --     version it created; reusing a commit id with different files is an error.
+--     So a client whose connection broke during the call may simply call again
+--     with the same commit ids: it gets the first call's result or commits now;
+--   * partition_info.timestamp is taken (clock_timestamp(), ms) while holding
+--     the partition's lock and never goes below the previous version's, so
+--     within a partition timestamps never decrease as versions increase and
+--     time travel by timestamp (max version with timestamp < T) is monotone.
+--
+-- Conflict rules (LakeSoul §2.4/§2.5, "middle" = ops of the versions landed
+-- after the writer's read version):
+--   Append/Merge  with a read version: a middle Delete, or a middle op of the
+--                 other kind (Merge for Append, Append for Merge) → 40001;
+--                 otherwise rebase onto the latest version (accumulate).
+--   Compaction    read = latest → replace; a middle Update/Compaction/Delete →
+--                 the partition is dropped from the commit (version NULL);
+--                 otherwise own commit ++ commits added after the read.
+--   Update        read = latest → replace; middle Update or Delete, or a mix
+--                 containing Compaction → 40001; middle = {Compaction} →
+--                 replace, unless a compaction had absorbed concurrent writes
+--                 (40001); middle of Append/Merge only → own commit ++ commits
+--                 added after the read (nothing that landed is lost).
+--                 LakeSoul exempts read version 0 from the Update rule because
+--                 its clients cannot tell "read version 0" from "no read
+--                 version"; an explicit read_version here always counts.
+--                 Without a read version an Update replaces the snapshot.
 --
 -- p_partitions is a JSON array of objects:
 --   {"partition_desc": text, "commit_id": uuid,
@@ -39,6 +63,8 @@ DECLARE
     v_cur_ver   int;
     v_cur_snap  uuid[];
     v_cur_op    text;
+    v_cur_ts    bigint;
+    v_ts        bigint;
     v_read_snap uuid[];
     v_middle    text[];
     v_new_snap  uuid[];
@@ -79,12 +105,12 @@ BEGIN
     -- Phase 2.
     LOOP
         v_attempt := v_attempt + 1;
-        SELECT version, snapshot, commit_op INTO v_cur_ver, v_cur_snap, v_cur_op
+        SELECT version, snapshot, commit_op, timestamp INTO v_cur_ver, v_cur_snap, v_cur_op, v_cur_ts
           FROM public.partition_info
          WHERE table_id = p_table_id AND partition_desc = v_desc
          ORDER BY version DESC LIMIT 1;
         IF NOT FOUND THEN
-            v_cur_ver := -1; v_cur_snap := '{}'; v_cur_op := NULL;
+            v_cur_ver := -1; v_cur_snap := '{}'; v_cur_op := NULL; v_cur_ts := NULL;
         END IF;
 
         IF v_read IS NOT NULL AND v_read > v_cur_ver THEN
@@ -126,33 +152,40 @@ BEGIN
                            WHERE c <> ALL (v_read_snap) ORDER BY n);
             END IF;
         WHEN 'UpdateCommit' THEN
+            v_new_snap := ARRAY[v_commit_id];
             IF v_read IS NOT NULL AND v_read < v_cur_ver THEN
-                IF v_read > 0 AND ('UpdateCommit' = ANY (v_middle) OR 'DeleteCommit' = ANY (v_middle)
-                                   OR (cardinality(v_middle) > 1 AND 'CompactionCommit' = ANY (v_middle))) THEN
+                IF 'UpdateCommit' = ANY (v_middle) OR 'DeleteCommit' = ANY (v_middle)
+                   OR (cardinality(v_middle) > 1 AND 'CompactionCommit' = ANY (v_middle)) THEN
                     RAISE EXCEPTION 'commit % conflicts with other data writing tasks on partition %', v_commit_id, v_desc
                         USING ERRCODE = '40001';
                 END IF;
-                IF v_middle = ARRAY['CompactionCommit'] AND EXISTS (
-                       SELECT 1 FROM public.partition_info
-                        WHERE table_id = p_table_id AND partition_desc = v_desc
-                          AND version > v_read AND version <= v_cur_ver AND cardinality(snapshot) > 1) THEN
-                    RAISE EXCEPTION 'commit % conflicts with a compaction that absorbed concurrent writes on partition %',
-                        v_commit_id, v_desc USING ERRCODE = '40001';
+                IF v_middle = ARRAY['CompactionCommit'] THEN
+                    IF EXISTS (SELECT 1 FROM public.partition_info
+                                WHERE table_id = p_table_id AND partition_desc = v_desc
+                                  AND version > v_read AND version <= v_cur_ver AND cardinality(snapshot) > 1) THEN
+                        RAISE EXCEPTION 'commit % conflicts with a compaction that absorbed concurrent writes on partition %',
+                            v_commit_id, v_desc USING ERRCODE = '40001';
+                    END IF;
+                ELSE
+                    -- Only appends/upserts landed: keep them after the update.
+                    v_new_snap := v_new_snap ||
+                        ARRAY(SELECT c FROM unnest(v_cur_snap) WITH ORDINALITY u(c, n)
+                               WHERE c <> ALL (v_read_snap) ORDER BY n);
                 END IF;
             END IF;
-            v_new_snap := ARRAY[v_commit_id];
         WHEN 'DeleteCommit' THEN
             IF v_cur_ver < 0 THEN
-                RAISE EXCEPTION 'partition % of table % does not exist', v_desc, p_table_id USING ERRCODE = '22023';
+                RAISE EXCEPTION 'partition % of table % does not exist', v_desc, p_table_id USING ERRCODE = '42704';
             END IF;
             v_new_snap := '{}';
         ELSE
             RAISE EXCEPTION 'unknown commit op %', p_commit_op USING ERRCODE = '22023';
         END CASE;
 
+        v_ts := greatest((extract(epoch FROM clock_timestamp()) * 1000)::bigint, v_cur_ts);
         BEGIN
-            INSERT INTO public.partition_info (table_id, partition_desc, version, commit_op, snapshot, expression, domain)
-            VALUES (p_table_id, v_desc, v_cur_ver + 1, p_commit_op, v_new_snap, '', p_domain);
+            INSERT INTO public.partition_info (table_id, partition_desc, version, commit_op, timestamp, snapshot, expression, domain)
+            VALUES (p_table_id, v_desc, v_cur_ver + 1, p_commit_op, v_ts, v_new_snap, '', p_domain);
             EXIT;
         EXCEPTION WHEN unique_violation THEN
             IF v_attempt >= 5 THEN

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/lakesoul-go/lakesoul/bench"
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/server"
 )
@@ -26,6 +28,7 @@ const usage = `usage: lakesoul <command> [flags]
 commands:
   serve     run the server (embedded PostgreSQL catalog by default)
   migrate   up | down N | version   manage the catalog schema (--catalog-url)
+  bench     <name> [--scale F] [flags]   run a benchmark with its peers (JSON lines)
   version   print the version
 `
 
@@ -40,6 +43,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "migrate":
 		err = migrateCmd(os.Args[2:])
+	case "bench":
+		err = benchCmd(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("lakesoul", version)
 	case "help", "-h", "--help":
@@ -151,4 +156,51 @@ func migrateCmd(args []string) error {
 		return nil
 	}
 	return fmt.Errorf("migrate: unknown action %q (want up, down N, version)", rest[0])
+}
+
+func benchCmd(args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("bench: want a benchmark name, one of %v", bench.Names())
+	}
+	name := args[0]
+	fs := flag.NewFlagSet("bench "+name, flag.ContinueOnError)
+	scale := fs.Float64("scale", 1, "multiply the workload's row counts")
+	url := fs.String("catalog-url", env("LAKESOUL_CATALOG_URL", ""), "use this catalog PostgreSQL instead of a private one")
+	dir := fs.String("dir", "", "scratch directory (default: a new temp dir, removed afterwards)")
+	// Benchmark-specific flags pass through untouched.
+	var own, rest []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		key := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
+		if key == "scale" || key == "catalog-url" || key == "dir" {
+			own = append(own, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) {
+				own = append(own, args[i+1])
+				i++
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	if err := fs.Parse(own); err != nil {
+		return err
+	}
+	scratch := *dir
+	if scratch == "" {
+		d, err := os.MkdirTemp("", "lakesoul-bench-*")
+		if err != nil {
+			return err
+		}
+		// The private PostgreSQL runs as the postgres account when we are root.
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		scratch = d
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	slog.SetDefault(newLogger("warn"))
+	return bench.Run(ctx, name, bench.Options{Scale: *scale, CatalogURL: *url, Dir: scratch, Args: rest,
+		Out: bench.NewEmitter(os.Stdout), Log: os.Stderr})
 }

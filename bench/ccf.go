@@ -1,0 +1,408 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB peer
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/server"
+)
+
+func init() { Register("ccf", runCCF) }
+
+// runCCF is LakeSoul's published upsert workload, with PostgreSQL
+// (INSERT … ON CONFLICT into a heap table), DuckDB (dedup over the same Parquet
+// files) and raw Parquet (the writer library alone) in the same run. Every
+// system's final contents are checked against the checksum the generator
+// predicts.
+func runCCF(ctx context.Context, o Options) error {
+	fs := flag.NewFlagSet("ccf", flag.ContinueOnError)
+	upserts := fs.Int("upserts", 10, "number of upsert batches")
+	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw)")
+	if err := fs.Parse(o.Args); err != nil {
+		return err
+	}
+	w := newCCFWorkload(o.Scale, *upserts)
+	if w.batch < 2 {
+		return fmt.Errorf("ccf: scale %v is too small", o.Scale)
+	}
+	skipped := map[string]bool{}
+	for _, s := range strings.Split(*skip, ",") {
+		skipped[strings.TrimSpace(s)] = true
+	}
+	name := "ccf"
+	if *upserts != 10 {
+		name = fmt.Sprintf("ccf-upserts-%d", *upserts)
+	}
+	want, keys := w.expectedChecksum()
+	fmt.Fprintf(o.Log, "ccf: %d base rows + %d × %d upserts = %d rows, %d keys\n", w.base, w.upserts, w.batch, w.totalRows(), keys)
+
+	srv, err := server.Start(ctx, server.Config{
+		DataDir: filepath.Join(o.Dir, "lakesoul"), Listen: "127.0.0.1:0", AdminPassword: "bench",
+		CatalogURL: o.CatalogURL, Announce: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close(context.WithoutCancel(ctx))
+	lake, err := pgx.Connect(ctx, fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()))
+	if err != nil {
+		return err
+	}
+	defer lake.Close(ctx)
+
+	// LakeSoul: COPY over pgwire, upserts on a 4-bucket PK table.
+	for _, q := range []string{"DROP SCHEMA IF EXISTS ccf CASCADE", "CREATE SCHEMA ccf",
+		"CREATE TABLE ccf.t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
+		if _, err := lake.Exec(ctx, q); err != nil {
+			return fmt.Errorf("lakesoul setup %q: %w", q, err)
+		}
+	}
+	start := time.Now()
+	for b := 0; b <= w.upserts; b++ {
+		if err := copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", w, b); err != nil {
+			return fmt.Errorf("lakesoul ingest batch %d: %w", b, err)
+		}
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: "lakesoul", Rows: w.totalRows(), Seconds: time.Since(start).Seconds()})
+
+	start = time.Now()
+	var n int64
+	if err := lake.QueryRow(ctx, "SELECT count(*) FROM ccf.t").Scan(&n); err != nil {
+		return err
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "read_count", System: "lakesoul", Rows: n, Seconds: time.Since(start).Seconds(),
+		Extra: map[string]any{"count_ok": n == int64(keys)}})
+	start = time.Now()
+	n, sum, err := checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
+	if err != nil {
+		return err
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "read", System: "lakesoul", Rows: n, Seconds: time.Since(start).Seconds(),
+		Extra: map[string]any{"checksum": strconv.FormatUint(sum, 16), "checksum_ok": sum == want && n == int64(keys)}})
+
+	files, err := ccfFiles(ctx, srv.CatalogURL())
+	if err != nil {
+		return err
+	}
+	if !skipped["duckdb"] {
+		if err := ccfDuckDB(ctx, o, name, files, want, keys); err != nil {
+			return fmt.Errorf("duckdb peer: %w", err)
+		}
+	}
+	if !skipped["postgres"] {
+		if err := ccfPostgres(ctx, o, name, srv.CatalogURL(), w, want, keys); err != nil {
+			return fmt.Errorf("postgres peer: %w", err)
+		}
+	}
+	if !skipped["parquet-raw"] {
+		if err := ccfParquetRaw(ctx, o, name, w); err != nil {
+			return fmt.Errorf("parquet-raw peer: %w", err)
+		}
+	}
+	return nil
+}
+
+// copyBatch streams batch b as COPY text into the connection.
+func copyBatch(ctx context.Context, c *pgx.Conn, copySQL string, w ccfWorkload, b int) error {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 1<<20)
+		var err error
+		w.batchKeys(b, func(k int) {
+			if err == nil {
+				err = ccfMakeRow(k, b).writeText(bw)
+			}
+		})
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	_, err := c.PgConn().CopyFrom(ctx, pr, copySQL)
+	pr.Close()
+	return err
+}
+
+// checksumQuery materialises every row of query and sums the row checksums.
+func checksumQuery(ctx context.Context, c *pgx.Conn, query string) (int64, uint64, error) {
+	rows, err := c.Query(ctx, query)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rows.Close()
+	var n int64
+	var sum uint64
+	var f [8]string
+	var req int64
+	for rows.Next() {
+		if err := rows.Scan(&f[0], &f[1], &f[2], &req, &f[4], &f[5], &f[6], &f[7]); err != nil {
+			return 0, 0, err
+		}
+		sum += rowChecksum(f[0], f[1], f[2], strconv.FormatInt(req, 10), f[4], f[5], f[6], f[7])
+		n++
+	}
+	return n, sum, rows.Err()
+}
+
+// ccfFiles returns the table's live files in snapshot order (OS paths).
+func ccfFiles(ctx context.Context, catalogURL string) ([]string, error) {
+	cat, err := catalog.Open(ctx, catalogURL)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	t, err := cat.TableByName(ctx, "ccf", "t")
+	if err != nil {
+		return nil, err
+	}
+	parts, err := cat.LiveFiles(ctx, t.ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range parts {
+		for _, f := range p.Files {
+			lp, err := objstore.LocalPath(f.Path)
+			if err != nil {
+				return nil, fmt.Errorf("the ccf peers read local files: %w", err)
+			}
+			out = append(out, lp)
+		}
+	}
+	return out, nil
+}
+
+// ccfDuckDB deduplicates the same Parquet files in DuckDB: per key the row of
+// the newest file (files are in commit order; keys are unique within a file).
+func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want uint64, keys int) error {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var values []string
+	for i, f := range files {
+		values = append(values, fmt.Sprintf("('%s', %d)", strings.ReplaceAll(f, "'", "''"), i))
+	}
+	list := "['" + strings.Join(quoteEach(files), "', '") + "']"
+	query := fmt.Sprintf(`WITH seq(filename, n) AS (VALUES %s)
+		SELECT %s FROM read_parquet(%s, filename = true) p JOIN seq USING (filename)
+		QUALIFY row_number() OVER (PARTITION BY uuid ORDER BY seq.n DESC) = 1`,
+		strings.Join(values, ", "), "p."+strings.Join(ccfColumns, ", p."), list)
+	start := time.Now()
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var n int64
+	var sum uint64
+	var f [8]string
+	var req int64
+	for rows.Next() {
+		if err := rows.Scan(&f[0], &f[1], &f[2], &req, &f[4], &f[5], &f[6], &f[7]); err != nil {
+			return err
+		}
+		sum += rowChecksum(f[0], f[1], f[2], strconv.FormatInt(req, 10), f[4], f[5], f[6], f[7])
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "read", System: "duckdb", Rows: n, Seconds: time.Since(start).Seconds(),
+		Extra: map[string]any{"checksum": strconv.FormatUint(sum, 16), "checksum_ok": sum == want && n == int64(keys)}})
+	return nil
+}
+
+func quoteEach(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ReplaceAll(s, "'", "''")
+	}
+	return out
+}
+
+// ccfPostgres is the PostgreSQL peer: COPY into a staging table, then
+// INSERT … ON CONFLICT DO UPDATE into a heap table with the primary key.
+func ccfPostgres(ctx context.Context, o Options, name, catalogURL string, w ccfWorkload, want uint64, keys int) error {
+	admin, err := pgx.Connect(ctx, catalogURL)
+	if err != nil {
+		return err
+	}
+	admin.Exec(ctx, "DROP DATABASE IF EXISTS ccf_pg")
+	if _, err := admin.Exec(ctx, "CREATE DATABASE ccf_pg"); err != nil {
+		admin.Close(ctx)
+		return err
+	}
+	admin.Close(ctx)
+	cfg, err := pgx.ParseConfig(catalogURL)
+	if err != nil {
+		return err
+	}
+	cfg.Database = "ccf_pg"
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	for _, q := range []string{
+		"CREATE TABLE t (" + ccfCreateColumns + ", PRIMARY KEY (uuid))",
+		"CREATE TABLE staging (" + ccfCreateColumns + ")",
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	var set []string
+	for _, col := range ccfColumns[1:] {
+		set = append(set, col+" = EXCLUDED."+col)
+	}
+	upsert := "INSERT INTO t SELECT * FROM staging ON CONFLICT (uuid) DO UPDATE SET " + strings.Join(set, ", ")
+	start := time.Now()
+	for b := 0; b <= w.upserts; b++ {
+		if err := copyBatch(ctx, c, "COPY staging FROM STDIN", w, b); err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, upsert); err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, "TRUNCATE staging"); err != nil {
+			return err
+		}
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: "postgres", Rows: w.totalRows(), Seconds: time.Since(start).Seconds()})
+	start = time.Now()
+	n, sum, err := checksumQuery(ctx, c, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM t")
+	if err != nil {
+		return err
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "read", System: "postgres", Rows: n, Seconds: time.Since(start).Seconds(),
+		Extra: map[string]any{"checksum": strconv.FormatUint(sum, 16), "checksum_ok": sum == want && n == int64(keys)}})
+	return nil
+}
+
+// ccfParquetRaw writes every generated row with the Parquet library alone (no
+// hashing, sorting or catalog) and reads them back: the limit for the writer
+// and the reader.
+func ccfParquetRaw(ctx context.Context, o Options, name string, w ccfWorkload) error {
+	dir := filepath.Join(o.Dir, "parquet-raw")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fields := []arrow.Field{{Name: "uuid", Type: arrow.BinaryTypes.String}}
+	for _, c := range ccfColumns[1:] {
+		t := arrow.DataType(arrow.BinaryTypes.String)
+		if c == "requests" {
+			t = arrow.PrimitiveTypes.Int64
+		}
+		fields = append(fields, arrow.Field{Name: c, Type: t, Nullable: true})
+	}
+	sch := arrow.NewSchema(fields, nil)
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(128*1024))
+	start := time.Now()
+	var paths []string
+	for b := 0; b <= w.upserts; b++ {
+		p := filepath.Join(dir, fmt.Sprintf("batch-%03d.parquet", b))
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		fw, err := pqarrow.NewFileWriter(sch, f, props, pqarrow.DefaultWriterProps())
+		if err != nil {
+			f.Close()
+			return err
+		}
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+		flush := func() error {
+			rec := rb.NewRecordBatch()
+			defer rec.Release()
+			return fw.WriteBuffered(rec)
+		}
+		rows := 0
+		var werr error
+		w.batchKeys(b, func(k int) {
+			if werr != nil {
+				return
+			}
+			r := ccfMakeRow(k, b)
+			rb.Field(0).(*array.StringBuilder).Append(r.uuid)
+			rb.Field(1).(*array.StringBuilder).Append(r.ip)
+			rb.Field(2).(*array.StringBuilder).Append(r.hostname)
+			rb.Field(3).(*array.Int64Builder).Append(r.requests)
+			rb.Field(4).(*array.StringBuilder).Append(r.name)
+			rb.Field(5).(*array.StringBuilder).Append(r.city)
+			rb.Field(6).(*array.StringBuilder).Append(r.job)
+			rb.Field(7).(*array.StringBuilder).Append(r.phonenum)
+			if rows++; rows%65536 == 0 {
+				werr = flush()
+			}
+		})
+		if werr == nil {
+			werr = flush()
+		}
+		rb.Release()
+		if err := fw.Close(); err != nil && werr == nil {
+			werr = err
+		}
+		if werr != nil {
+			return werr
+		}
+		paths = append(paths, p)
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: "parquet-raw", Rows: w.totalRows(), Seconds: time.Since(start).Seconds()})
+
+	start = time.Now()
+	var n int64
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		pf, err := file.NewParquetReader(f)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
+		if err != nil {
+			pf.Close()
+			return err
+		}
+		rr, err := fr.GetRecordReader(ctx, nil, nil)
+		if err != nil {
+			pf.Close()
+			return err
+		}
+		for rr.Next() {
+			n += rr.RecordBatch().NumRows()
+		}
+		rr.Release()
+		pf.Close()
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "read", System: "parquet-raw", Rows: n, Seconds: time.Since(start).Seconds()})
+	return nil
+}

@@ -1,0 +1,47 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// TableCommit is one table's commit within CommitMany.
+type TableCommit struct {
+	TableID string
+	Op      string
+	Parts   []PartitionCommit
+}
+
+type jsonTableCommit struct {
+	TableID    string          `json:"table_id"`
+	CommitOp   string          `json:"commit_op"`
+	Partitions []jsonPartition `json:"partitions"`
+}
+
+// CommitMany commits the file operations of several tables atomically, in
+// one catalog transaction (lakesoul.commit_many): all become visible or none.
+// Commits apply in order; each is what Commit does for its table.
+func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
+	payload := make([]jsonTableCommit, len(commits))
+	for i, tc := range commits {
+		parts := make([]jsonPartition, len(tc.Parts))
+		for j, p := range tc.Parts {
+			ops := make([]jsonFileOp, len(p.Ops))
+			for k, o := range p.Ops {
+				ops[k] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
+			}
+			parts[j] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion}
+		}
+		payload[i] = jsonTableCommit{TableID: tc.TableID, CommitOp: tc.Op, Partitions: parts}
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	if _, err := c.pool.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b)); err != nil {
+		return fmt.Errorf("commit of %d tables: %w", len(commits), err)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrCommitOutcomeUnknown is wrapped by a commit error when the catalog could
+// not be reached again within CommitRetryWindow after a failure that happened
+// while the commit was in flight: the commit may or may not have landed. A
+// writer must then keep its files (at worst they are orphans nobody reads)
+// rather than delete files a committed version may list.
+var ErrCommitOutcomeUnknown = errors.New("the outcome of the commit is unknown (catalog unreachable)")
+
+// CommitRetryWindow bounds how long a commit keeps re-sending itself after a
+// connection-level failure (long enough for a catalog restart).
+var CommitRetryWindow = 60 * time.Second
+
+// retryCommit runs call, re-running it after connection-level failures.
+// Invariant: call must be idempotent (it is: lakesoul.commit and
+// lakesoul.commit_many recognise commit ids they already committed).
+//   - A failure before anything was sent is retried while ctx lives and
+//     otherwise returned: nothing was committed.
+//   - A failure after the call was sent (connection lost, server shutting
+//     down, ctx ended mid-call) is ambiguous: retryCommit re-sends the call,
+//     detached from ctx, until it gets a definite answer or the window ends.
+//   - A SQL error from the commit itself (conflict 40001, bad input, …) is
+//     definite and returned as is.
+func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (map[string]int, error)) (map[string]int, error) {
+	out, err := call(ctx)
+	if err == nil || !transient(err) {
+		return out, err
+	}
+	if pgconn.SafeToRetry(err) && ctx.Err() != nil {
+		return nil, err // never sent and the caller gave up: not committed
+	}
+	detached, cancel := context.WithTimeout(context.WithoutCancel(ctx), CommitRetryWindow)
+	defer cancel()
+	backoff := 20 * time.Millisecond
+	for {
+		select {
+		case <-detached.Done():
+			return nil, fmt.Errorf("%w: %w", ErrCommitOutcomeUnknown, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+		out, err = call(detached)
+		if err == nil || !transient(err) {
+			return out, err
+		}
+	}
+}
+
+// transient reports whether err is a connection-level failure rather than an
+// answer of the server: no SQLSTATE, or a connection-exception (08xxx) or
+// shutdown (57P01-57P03) one.
+func transient(err error) bool {
+	var de *definiteError
+	if errors.As(err, &de) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return true
+}
+
+// definiteError marks a client-side failure that retrying cannot change
+// (decoding a result row).
+type definiteError struct{ err error }
+
+func (e *definiteError) Error() string { return e.err.Error() }
+func (e *definiteError) Unwrap() error { return e.err }
+
+// afterConnect prepares each catalog connection. On PostgreSQL 14 and later it
+// sets client_connection_check_interval, so a backend whose client died (a
+// writer killed while its commit waits for a partition lock) notices within a
+// second and rolls back instead of committing for nobody; either way the
+// commit is atomic, this only makes the outcome of such a crash "not
+// committed" rather than "committed later".
+func afterConnect(ctx context.Context, conn *pgx.Conn) error {
+	v := conn.PgConn().ParameterStatus("server_version")
+	major, _ := strconv.Atoi(strings.SplitN(strings.SplitN(v, ".", 2)[0], " ", 2)[0])
+	if major < 14 {
+		return nil
+	}
+	_, err := conn.Exec(ctx, "SET client_connection_check_interval = 1000")
+	return err
+}

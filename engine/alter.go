@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// planAlterTable handles ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (lossless
+// widening only) and SET/RESET (options). Nothing is rewritten: files keep
+// the schema they were written with and the reader maps them onto the table's
+// current schema (missing columns read as NULL, dropped ones are ignored,
+// narrower types are widened).
+func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt) (pgwire.Statement, error) {
+	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
+		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "ALTER TABLE")
+	}
+	return ddl("ALTER TABLE", func(ctx context.Context) error {
+		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+		if err != nil {
+			if n.MissingOk && sqlerr.Code(err) == sqlerr.UndefinedTable {
+				return nil
+			}
+			return err
+		}
+		nt := *t
+		nt.Properties = maps.Clone(t.Properties)
+		fields := slices.Clone(t.Schema.Fields())
+		for _, c := range n.Cmds {
+			if fields, err = applyAlterCmd(&nt, fields, c.GetAlterTableCmd()); err != nil {
+				return err
+			}
+		}
+		nt.Schema = arrow.NewSchema(fields, nil)
+		if err := checkTableOptions(&nt); err != nil {
+			return err
+		}
+		return s.e.cat.AlterTable(ctx, &nt)
+	}), nil
+}
+
+// droppedColumnProperty is LakeSoul's property listing dropped column names.
+const droppedColumnProperty = "droppedColumn"
+
+func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTableCmd) ([]arrow.Field, error) {
+	find := func(name string) int { return slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == name }) }
+	isKey := func(name string) bool { return slices.Contains(t.PKCols, name) || slices.Contains(t.RangeCols, name) }
+	switch cmd.Subtype {
+	case pg_query.AlterTableType_AT_AddColumn:
+		cd := cmd.Def.GetColumnDef()
+		if find(cd.Colname) >= 0 {
+			if cmd.MissingOk {
+				return fields, nil
+			}
+			return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q of relation %q already exists", cd.Colname, t.Name)
+		}
+		// Old files may still hold a dropped column's values: a new column of
+		// that name would read them back.
+		if slices.Contains(strings.Split(t.Properties[droppedColumnProperty], ","), cd.Colname) {
+			return nil, sqlerr.Unsupported(fmt.Sprintf("re-adding dropped column name %q", cd.Colname), "a new column name")
+		}
+		for _, c := range cd.Constraints {
+			if con := c.GetConstraint(); con.Contype != pg_query.ConstrType_CONSTR_NULL {
+				return nil, sqlerr.Unsupported("constraints on an added column", "ADD COLUMN name type (existing rows read NULL)")
+			}
+		}
+		mods, err := typeMods(cd.TypeName)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
+		}
+		dt, pgType, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
+		if err != nil {
+			return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
+		}
+		f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
+		if pgType != "" {
+			f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+		}
+		return append(fields, f), nil
+	case pg_query.AlterTableType_AT_DropColumn:
+		i := find(cmd.Name)
+		if i < 0 {
+			if cmd.MissingOk {
+				return fields, nil
+			}
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.Name, t.Name)
+		}
+		if isKey(cmd.Name) {
+			return nil, sqlerr.Unsupported(fmt.Sprintf("dropping primary-key or partition column %q", cmd.Name), "DROP COLUMN of other columns")
+		}
+		if len(fields) == 1 {
+			return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "a lake table needs at least one column")
+		}
+		delete(t.Properties, reader.MergeOpPrefix+cmd.Name)
+		if d := t.Properties[droppedColumnProperty]; d != "" {
+			t.Properties[droppedColumnProperty] = d + "," + cmd.Name
+		} else {
+			t.Properties[droppedColumnProperty] = cmd.Name
+		}
+		if t.CDCColumn() == cmd.Name {
+			delete(t.Properties, catalog.CDCColumnProperty)
+			delete(t.Properties, "use_cdc")
+		}
+		return slices.Delete(fields, i, i+1), nil
+	case pg_query.AlterTableType_AT_AlterColumnType:
+		i := find(cmd.Name)
+		if i < 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.Name, t.Name)
+		}
+		cd := cmd.Def.GetColumnDef()
+		if cd.RawDefault != nil {
+			return nil, sqlerr.Unsupported("ALTER COLUMN TYPE ... USING", "lossless widening without USING")
+		}
+		mods, err := typeMods(cd.TypeName)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cmd.Name, err)
+		}
+		dt, _, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
+		if err != nil {
+			return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q: unsupported type", cmd.Name))
+		}
+		if isKey(cmd.Name) && !arrow.TypeEqual(dt, fields[i].Type) {
+			return nil, sqlerr.Unsupported(fmt.Sprintf("changing the type of key or partition column %q", cmd.Name), "widening other columns")
+		}
+		if !reader.CanWiden(fields[i].Type, dt) {
+			return nil, sqlerr.Unsupported(fmt.Sprintf("changing column %q from %s to %s", cmd.Name, fields[i].Type, dt),
+				"lossless widening (smallint → integer → bigint, real → double precision, integer → double precision)")
+		}
+		fields[i].Type = dt
+		return fields, nil
+	case pg_query.AlterTableType_AT_SetRelOptions, pg_query.AlterTableType_AT_ResetRelOptions:
+		for _, o := range cmd.Def.GetList().GetItems() {
+			d := o.GetDefElem()
+			key := d.Defname
+			if d.Defnamespace != "" {
+				key = d.Defnamespace + "." + key
+			}
+			if key == optHashBucketNum || key == "hashBucketNum" {
+				return nil, sqlerr.Unsupported("changing hash_bucket_num", "re-bucketing comes with compaction (newBucketNum)")
+			}
+			if key == "cdc_column" {
+				key = catalog.CDCColumnProperty
+			}
+			if cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
+				delete(t.Properties, key)
+				continue
+			}
+			t.Properties[key] = defElemValue(d)
+		}
+		return fields, nil
+	}
+	return nil, sqlerr.Unsupported("this ALTER TABLE action", "ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (widening), SET (...), RESET (...)")
+}

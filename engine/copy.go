@@ -1,0 +1,470 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// COPY … FROM STDIN into lake tables and COPY … TO STDOUT. pgwire decodes
+// and encodes the COPY data format; this file turns COPY FROM fields into
+// Arrow batches for the writer (copyconv.go converts values) and runs the
+// query of COPY TO.
+
+// planSessionStmt plans the statements this part of the engine owns
+// (COPY, DECLARE/FETCH/MOVE/CLOSE, SHOW ALL); ok is false for others.
+func (s *Session) planSessionStmt(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (st pgwire.Statement, ok bool, err error) {
+	switch n := stmt.Node.(type) {
+	case *pg_query.Node_CopyStmt:
+		st, err = s.planCopy(ctx, n.CopyStmt)
+	case *pg_query.Node_DeclareCursorStmt:
+		st, err = s.planDeclare(ctx, n.DeclareCursorStmt, paramOIDs)
+	case *pg_query.Node_FetchStmt:
+		st, err = s.planFetch(n.FetchStmt)
+	case *pg_query.Node_ClosePortalStmt:
+		st, err = s.planClose(n.ClosePortalStmt)
+	default:
+		return nil, false, nil
+	}
+	return st, true, err
+}
+
+// copyOptions are the parsed options of a COPY statement.
+type copyOptions struct {
+	format  pgwire.CopyFormat
+	nullSet bool
+}
+
+func (s *Session) parseCopyOptions(n *pg_query.CopyStmt) (copyOptions, error) {
+	var o copyOptions
+	oneByte := func(d *pg_query.DefElem, what string) (byte, error) {
+		v := defElemValue(d)
+		if len(v) != 1 {
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "COPY %s must be a single one-byte character", what)
+		}
+		return v[0], nil
+	}
+	for _, opt := range n.Options {
+		d := opt.GetDefElem()
+		if d == nil {
+			continue
+		}
+		var err error
+		switch strings.ToLower(d.Defname) {
+		case "format":
+			switch strings.ToLower(defElemValue(d)) {
+			case "text":
+				o.format.Kind = pgwire.CopyText
+			case "csv":
+				o.format.Kind = pgwire.CopyCSV
+			case "binary":
+				o.format.Kind = pgwire.CopyBinary
+			default:
+				return o, sqlerr.New(sqlerr.InvalidParameterValue, "COPY format %q not recognized", defElemValue(d))
+			}
+		case "header":
+			switch strings.ToLower(defElemValue(d)) {
+			case "true", "on", "1", "match":
+				o.format.Header = true
+			case "false", "off", "0":
+				o.format.Header = false
+			default:
+				return o, sqlerr.New(sqlerr.SyntaxError, "header requires a Boolean value or \"match\"")
+			}
+		case "delimiter":
+			o.format.Delimiter, err = oneByte(d, "delimiter")
+		case "null":
+			o.format.Null, o.nullSet = defElemValue(d), true
+		case "quote":
+			o.format.Quote, err = oneByte(d, "quote")
+		case "escape":
+			o.format.Escape, err = oneByte(d, "escape")
+		case "encoding":
+			if v := strings.ToUpper(strings.ReplaceAll(defElemValue(d), "-", "")); v != "UTF8" && v != "UNICODE" {
+				return o, sqlerr.Unsupported("COPY ENCODING "+defElemValue(d), "UTF8")
+			}
+		case "freeze":
+		default:
+			return o, sqlerr.Unsupported("COPY option "+strings.ToUpper(d.Defname),
+				"FORMAT, HEADER, DELIMITER, NULL, QUOTE, ESCAPE, ENCODING 'UTF8'")
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if o.format.Kind == pgwire.CopyBinary && (o.format.Delimiter != 0 || o.nullSet || o.format.Header) {
+		return o, sqlerr.New(sqlerr.SyntaxError, "cannot specify DELIMITER, NULL or HEADER in BINARY mode")
+	}
+	if o.format.Kind != pgwire.CopyCSV && (o.format.Quote != 0 || o.format.Escape != 0) {
+		return o, sqlerr.New(sqlerr.FeatureNotSupported, "COPY QUOTE and ESCAPE are available only in CSV mode")
+	}
+	if o.format.Delimiter == '\n' || o.format.Delimiter == '\r' || o.format.Delimiter == '\\' {
+		return o, sqlerr.New(sqlerr.InvalidParameterValue, "COPY delimiter cannot be newline, carriage return or backslash")
+	}
+	o.format = o.format.WithDefaults(o.nullSet)
+	return o, nil
+}
+
+func (s *Session) planCopy(ctx context.Context, n *pg_query.CopyStmt) (pgwire.Statement, error) {
+	if n.IsProgram || n.Filename != "" {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
+			"COPY to or from a file or program is not allowed: use COPY … FROM STDIN / TO STDOUT (psql's \\copy)")
+	}
+	if n.WhereClause != nil {
+		return nil, sqlerr.Unsupported("COPY FROM … WHERE", "COPY FROM STDIN without WHERE, then DELETE")
+	}
+	opts, err := s.parseCopyOptions(n)
+	if err != nil {
+		return nil, err
+	}
+	if n.IsFrom {
+		if n.Relation == nil {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "COPY FROM needs a table")
+		}
+		return s.planCopyFrom(ctx, n, opts)
+	}
+	return s.planCopyTo(ctx, n, opts)
+}
+
+// ---- COPY TO STDOUT ----
+
+type copyToStmt struct {
+	inner  pgwire.Statement
+	cols   []pgwire.Column
+	format pgwire.CopyFormat
+}
+
+func (s *Session) planCopyTo(ctx context.Context, n *pg_query.CopyStmt, opts copyOptions) (pgwire.Statement, error) {
+	query := n.Query
+	if query == nil {
+		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+		if err != nil {
+			return nil, err
+		}
+		cols, err := copyColumns(t, n.Attlist)
+		if err != nil {
+			return nil, err
+		}
+		quoted := make([]string, len(cols))
+		for i, c := range cols {
+			quoted[i] = quoteIdent(c)
+		}
+		text := fmt.Sprintf("SELECT %s FROM %s.%s", strings.Join(quoted, ", "), quoteIdent(t.Namespace), quoteIdent(t.Name))
+		tree, err := pg_query.Parse(text)
+		if err != nil {
+			return nil, err
+		}
+		query = tree.Stmts[0].Stmt
+	} else if query.GetSelectStmt() == nil {
+		return nil, sqlerr.Unsupported("COPY ("+statementName(query)+") TO", "COPY (SELECT …) TO STDOUT")
+	}
+	inner, err := s.plan(ctx, query, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(inner.ParamOIDs()) > 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "COPY does not take parameters")
+	}
+	cols, err := inner.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &copyToStmt{inner: inner, cols: cols, format: opts.format}, nil
+}
+
+func (c *copyToStmt) ParamOIDs() []uint32                               { return nil }
+func (c *copyToStmt) Describe(context.Context) ([]pgwire.Column, error) { return nil, nil }
+func (c *copyToStmt) Tag() string                                       { return "COPY" }
+
+func (c *copyToStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	if len(params) != 0 {
+		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires 0", len(params))
+	}
+	p, err := c.inner.Bind(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &copyToPortal{stmt: c, p: p}, nil
+}
+
+type copyToPortal struct {
+	stmt *copyToStmt
+	p    pgwire.Portal
+}
+
+var _ pgwire.CopyOutPortal = (*copyToPortal)(nil)
+
+func (p *copyToPortal) Describe(context.Context) ([]pgwire.Column, error) { return nil, nil }
+func (p *copyToPortal) CopyOutFormat() (pgwire.CopyFormat, []pgwire.Column) {
+	return p.stmt.format, p.stmt.cols
+}
+
+func (p *copyToPortal) Execute(ctx context.Context, _ int, w pgwire.RowWriter) (string, bool, error) {
+	cw := &countingRowWriter{w: w}
+	for {
+		_, done, err := p.p.Execute(ctx, 0, cw)
+		if err != nil {
+			return "", true, err
+		}
+		if done {
+			return fmt.Sprintf("COPY %d", cw.n), true, nil
+		}
+	}
+}
+
+func (p *copyToPortal) Close() { p.p.Close() }
+
+// countingRowWriter counts the rows it passes on.
+type countingRowWriter struct {
+	w pgwire.RowWriter
+	n int64
+}
+
+func (c *countingRowWriter) WriteRow(v []any) error {
+	c.n++
+	return c.w.WriteRow(v)
+}
+
+// copyColumns resolves a COPY column list (all columns when empty).
+func copyColumns(t *catalog.Table, attlist []*pg_query.Node) ([]string, error) {
+	if len(attlist) == 0 {
+		out := make([]string, 0, t.Schema.NumFields())
+		for _, f := range t.Schema.Fields() {
+			out = append(out, f.Name)
+		}
+		return out, nil
+	}
+	var out []string
+	for _, a := range attlist {
+		name, _ := stringValue(a)
+		if len(t.Schema.FieldIndices(name)) == 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
+		}
+		if slices.Contains(out, name) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "column %q specified more than once", name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// ---- COPY FROM STDIN ----
+
+type copyFromStmt struct {
+	s      *Session
+	t      *catalog.Table
+	target []string // columns of the data, in data order
+	format pgwire.CopyFormat
+	// recSchema are the written columns in table order; src[i] is the
+	// data column feeding written column i, or -1 for all-NULL.
+	recSchema *arrow.Schema
+	src       []int
+}
+
+func (s *Session) planCopyFrom(ctx context.Context, n *pg_query.CopyStmt, opts copyOptions) (pgwire.Statement, error) {
+	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+	if err != nil {
+		return nil, err
+	}
+	target, err := copyColumns(t, n.Attlist)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range t.PKCols {
+		if !slices.Contains(target, c) {
+			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
+		}
+	}
+	st := &copyFromStmt{s: s, t: t, target: target, format: opts.format}
+	st.format.Columns = len(target)
+	var fields []arrow.Field
+	for _, f := range t.Schema.Fields() {
+		i := slices.Index(target, f.Name)
+		if i < 0 && t.HasPK() && !slices.Contains(t.RangeCols, f.Name) {
+			continue // partial upsert: not written, old value kept
+		}
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: f.Metadata})
+		st.src = append(st.src, i)
+	}
+	st.recSchema = arrow.NewSchema(fields, nil)
+	// Check every column type converts before any data flows.
+	if _, err := st.converters(time.UTC); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (c *copyFromStmt) ParamOIDs() []uint32                               { return nil }
+func (c *copyFromStmt) Describe(context.Context) ([]pgwire.Column, error) { return nil, nil }
+func (c *copyFromStmt) Tag() string                                       { return "COPY" }
+
+func (c *copyFromStmt) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
+	if len(params) != 0 {
+		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires 0", len(params))
+	}
+	return &copyFromPortal{stmt: c}, nil
+}
+
+// converters returns one converter per written column (nil for all-NULL).
+func (c *copyFromStmt) converters(loc *time.Location) ([]fieldConv, error) {
+	convs := make([]fieldConv, len(c.src))
+	for i, src := range c.src {
+		if src < 0 {
+			continue
+		}
+		var err error
+		if c.format.Kind == pgwire.CopyBinary {
+			convs[i], err = binaryConv(c.recSchema.Field(i))
+		} else {
+			convs[i], err = textConv(c.recSchema.Field(i), loc)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return convs, nil
+}
+
+type copyFromPortal struct {
+	stmt *copyFromStmt
+	ran  bool
+	tag  string
+}
+
+var _ pgwire.CopyInPortal = (*copyFromPortal)(nil)
+
+func (p *copyFromPortal) Describe(context.Context) ([]pgwire.Column, error) { return nil, nil }
+func (p *copyFromPortal) CopyInFormat() pgwire.CopyFormat                   { return p.stmt.format }
+func (p *copyFromPortal) Close()                                            {}
+
+// Execute is reached only when the portal runs outside the COPY protocol
+// (it already ran): it repeats the tag.
+func (p *copyFromPortal) Execute(context.Context, int, pgwire.RowWriter) (string, bool, error) {
+	if !p.ran {
+		return "", true, sqlerr.New(sqlerr.ProtocolViolation, "COPY FROM STDIN must run through the COPY protocol")
+	}
+	return p.tag, true, nil
+}
+
+// CopyIn implements pgwire.CopyInPortal: rows become Arrow batches, batches
+// become data files as they fill, and one commit at the end makes them all
+// visible (upsert on primary-key tables, append otherwise), or nothing.
+func (p *copyFromPortal) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) (string, error) {
+	c := p.stmt
+	s := c.s
+	convs, err := c.converters(s.timeZone())
+	if err != nil {
+		return "", err
+	}
+	sink := s.newTableSink(ctx, c.t)
+	n, err := c.ingest(ctx, rows, convs, sink)
+	if err != nil {
+		sink.abort(ctx)
+		if ctx.Err() != nil && !errors.Is(err, sqlerr.ErrCanceled) && sqlerr.Code(err) != sqlerr.QueryCanceled {
+			return "", sqlerr.ErrCanceled
+		}
+		return "", err
+	}
+	if err := sink.commit(ctx); err != nil {
+		return "", err
+	}
+	p.ran, p.tag = true, fmt.Sprintf("COPY %d", n)
+	return p.tag, nil
+}
+
+// ingest reads every row into batches handed to sink; it returns the row count.
+func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, convs []fieldConv, sink *tableSink) (int64, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, c.recSchema)
+	defer b.Release()
+	builders := make([]array.Builder, len(c.src))
+	for i := range builders {
+		builders[i] = b.Field(i)
+	}
+	var total int64
+	batchRows, batchBytes := 0, 0
+	ncols := len(c.target)
+	for {
+		fields, err := rows.ReadRow()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if len(fields) != ncols {
+			return 0, c.countError(rows, fields)
+		}
+		for i, src := range c.src {
+			bld := builders[i]
+			if src < 0 {
+				bld.AppendNull()
+				continue
+			}
+			v := fields[src]
+			if v == nil {
+				bld.AppendNull()
+				continue
+			}
+			batchBytes += len(v)
+			if err := convs[i](bld, v); err != nil {
+				return 0, c.valueError(err, rows, c.recSchema.Field(i).Name, v)
+			}
+		}
+		batchRows++
+		total++
+		if batchRows >= ingestBatchRows || batchBytes >= ingestBatchBytes {
+			if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
+				return 0, err
+			}
+			batchRows, batchBytes = 0, 0
+		}
+		if total&0xfff == 0 && ctx.Err() != nil {
+			return 0, sqlerr.ErrCanceled
+		}
+	}
+	if batchRows > 0 {
+		if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}
+
+// countError reports a row with the wrong number of fields.
+func (c *copyFromStmt) countError(rows pgwire.CopyRowReader, fields [][]byte) error {
+	e := &sqlerr.Error{Code: "22P04", Where: fmt.Sprintf("COPY %s, line %d", c.t.Name, rows.Line())}
+	switch {
+	case c.format.Kind == pgwire.CopyBinary:
+		e.Message = fmt.Sprintf("row field count is %d, expected %d", len(fields), len(c.target))
+	case len(fields) > len(c.target):
+		e.Message = "extra data after last expected column"
+	default:
+		e.Message = fmt.Sprintf("missing data for column %q", c.target[len(fields)])
+	}
+	return e
+}
+
+// valueError adds COPY's context to a conversion error.
+func (c *copyFromStmt) valueError(err error, rows pgwire.CopyRowReader, col string, v []byte) error {
+	e := sqlerr.From(err)
+	out := *e
+	if c.format.Kind == pgwire.CopyBinary {
+		out.Where = fmt.Sprintf("COPY %s, line %d, column %s", c.t.Name, rows.Line(), col)
+	} else {
+		out.Where = fmt.Sprintf("COPY %s, line %d, column %s: %q", c.t.Name, rows.Line(), col, truncateValue(v))
+	}
+	return &out
+}

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// SQL cursors: DECLARE name CURSOR FOR query, FETCH [FORWARD] n FROM name,
+// MOVE, CLOSE name | ALL. A cursor is a portal of its query that lives in the
+// session; FETCH executes it for at most n more rows, so a cursor streams
+// (psycopg2 named cursors, psql's FETCH_COUNT). Cursors are forward-only.
+// Without WITH HOLD a cursor exists only inside a transaction block and ends
+// with it; WITH HOLD cursors stay open until CLOSE or the end of the session.
+
+type cursor struct {
+	name   string
+	portal pgwire.Portal
+	cols   []pgwire.Column
+	hold   bool
+	done   bool
+}
+
+const (
+	codeInvalidCursorName      = "34000"
+	codeDuplicateCursor        = "42P03"
+	codeNoActiveSQLTransaction = "25P01"
+)
+
+// closeCursors closes the session's cursors: all of them, or (at the end of
+// a transaction) those without WITH HOLD.
+func (s *Session) closeCursors(all bool) {
+	for name, c := range s.cursors {
+		if all || !c.hold {
+			c.portal.Close()
+			delete(s.cursors, name)
+		}
+	}
+}
+
+func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	const (
+		optBinary = 0x0001
+		optScroll = 0x0002
+		optHold   = 0x0020
+	)
+	if n.Options&optScroll != 0 {
+		return nil, sqlerr.Unsupported("SCROLL cursors", "NO SCROLL cursors (FETCH FORWARD)")
+	}
+	if n.Options&optBinary != 0 {
+		return nil, sqlerr.Unsupported("BINARY cursors", "cursors with text results; use the extended protocol for binary results")
+	}
+	if n.Query == nil || n.Query.GetSelectStmt() == nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "DECLARE CURSOR needs a SELECT query")
+	}
+	inner, err := s.plan(ctx, n.Query, paramOIDs)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := inner.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := n.Portalname
+	hold := n.Options&optHold != 0
+	return &funcStmt{
+		tag:    "DECLARE CURSOR",
+		params: inner.ParamOIDs(),
+		run: func(ctx context.Context, params []any) (string, [][]any, error) {
+			if !s.inBlock && !hold {
+				return "", nil, sqlerr.New(codeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
+			}
+			if _, dup := s.cursors[name]; dup {
+				return "", nil, sqlerr.New(codeDuplicateCursor, "cursor %q already exists", name)
+			}
+			p, err := inner.Bind(ctx, params)
+			if err != nil {
+				return "", nil, err
+			}
+			if s.cursors == nil {
+				s.cursors = map[string]*cursor{}
+			}
+			s.cursors[name] = &cursor{name: name, portal: p, cols: cols, hold: hold}
+			return "DECLARE CURSOR", nil, nil
+		},
+	}, nil
+}
+
+func (s *Session) lookupCursor(name string) (*cursor, error) {
+	c, ok := s.cursors[name]
+	if !ok {
+		return nil, sqlerr.New(codeInvalidCursorName, "cursor %q does not exist", name)
+	}
+	return c, nil
+}
+
+func (s *Session) planFetch(n *pg_query.FetchStmt) (pgwire.Statement, error) {
+	var count int64
+	switch n.Direction {
+	case pg_query.FetchDirection_FETCH_FORWARD:
+		count = n.HowMany // 0 with FORWARD ALL/ALL is math.MaxInt64 already
+	case pg_query.FetchDirection_FETCH_ABSOLUTE, pg_query.FetchDirection_FETCH_RELATIVE:
+		if n.HowMany < 0 || (n.Direction == pg_query.FetchDirection_FETCH_ABSOLUTE && n.HowMany == 0) {
+			return nil, sqlerr.Unsupported("FETCH backwards", "FETCH [FORWARD] n | ALL (cursors are forward-only)")
+		}
+		// RELATIVE n / ABSOLUTE n forward: skip n-1 rows, return the n-th. Not
+		// worth the complexity: only NEXT-style fetches are supported.
+		if n.HowMany != 1 {
+			return nil, sqlerr.Unsupported("FETCH ABSOLUTE/RELATIVE", "FETCH [FORWARD] n | ALL")
+		}
+		count = 1
+	default:
+		return nil, sqlerr.Unsupported("FETCH BACKWARD", "FETCH [FORWARD] n | ALL (cursors are forward-only)")
+	}
+	if count < 0 {
+		return nil, sqlerr.Unsupported("FETCH backwards", "FETCH [FORWARD] n | ALL (cursors are forward-only)")
+	}
+	name := n.Portalname
+	// The result columns are the cursor's, known only if it is already open
+	// (PostgreSQL also needs the cursor to exist to describe FETCH).
+	var cols []pgwire.Column
+	if !n.Ismove {
+		c, err := s.lookupCursor(name)
+		if err != nil {
+			return nil, err
+		}
+		cols = c.cols
+	}
+	verb := "FETCH"
+	if n.Ismove {
+		verb = "MOVE"
+	}
+	return &fetchStmt{s: s, name: name, count: count, cols: cols, verb: verb}, nil
+}
+
+// fetchStmt streams up to count rows of a cursor into the FETCH's result.
+type fetchStmt struct {
+	s     *Session
+	name  string
+	count int64
+	cols  []pgwire.Column
+	verb  string
+}
+
+func (f *fetchStmt) ParamOIDs() []uint32                               { return nil }
+func (f *fetchStmt) Describe(context.Context) ([]pgwire.Column, error) { return f.cols, nil }
+func (f *fetchStmt) Tag() string                                       { return f.verb }
+
+func (f *fetchStmt) Bind(context.Context, []any) (pgwire.Portal, error) {
+	return &fetchPortal{f: f}, nil
+}
+
+type fetchPortal struct {
+	f       *fetchStmt
+	started bool
+	got     int64 // rows fetched so far by this FETCH
+}
+
+func (p *fetchPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.f.cols, nil }
+func (p *fetchPortal) Close()                                            {}
+
+// discardRows is the RowWriter of MOVE.
+type discardRows struct{}
+
+func (discardRows) WriteRow([]any) error { return nil }
+
+// Execute fetches the next rows, all of them in one go (a row limit of the
+// client's Execute does not split a FETCH).
+func (p *fetchPortal) Execute(ctx context.Context, _ int, w pgwire.RowWriter) (string, bool, error) {
+	if p.started {
+		return fmt.Sprintf("%s %d", p.f.verb, p.got), true, nil
+	}
+	p.started = true
+	c, err := p.f.s.lookupCursor(p.f.name)
+	if err != nil {
+		return "", true, err
+	}
+	if p.f.verb == "MOVE" {
+		w = discardRows{}
+	}
+	cw := &countingRowWriter{w: w}
+	for !c.done && cw.n < p.f.count {
+		limit := 0
+		if want := p.f.count - cw.n; want < math.MaxInt32 {
+			limit = int(want)
+		}
+		_, done, err := c.portal.Execute(ctx, limit, cw)
+		if err != nil {
+			return "", true, err
+		}
+		c.done = done
+		if limit == 0 {
+			break
+		}
+	}
+	p.got = cw.n
+	return fmt.Sprintf("%s %d", p.f.verb, p.got), true, nil
+}
+
+func (s *Session) planClose(n *pg_query.ClosePortalStmt) (pgwire.Statement, error) {
+	name := n.Portalname
+	return &funcStmt{tag: "CLOSE CURSOR", run: func(context.Context, []any) (string, [][]any, error) {
+		if name == "" { // CLOSE ALL
+			s.closeCursors(true)
+			return "CLOSE CURSOR ALL", nil, nil
+		}
+		c, err := s.lookupCursor(name)
+		if err != nil {
+			return "", nil, err
+		}
+		c.portal.Close()
+		delete(s.cursors, name)
+		return "CLOSE CURSOR", nil, nil
+	}}, nil
+}
+

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/writer"
+)
+
+// Bulk ingest: a producer (COPY FROM) builds Arrow batches of one table; a
+// tableSink writes each batch's data files on its own goroutine while the
+// producer builds the next, and commits every file of the ingest once at the
+// end (or stages the commit in a transaction block). The writer sees one
+// batch at a time, so memory is bounded by the batch size and the writer's
+// own needs; files of a failed ingest are deleted.
+
+// Batch bounds of a bulk ingest: a batch is handed to the writer when it
+// reaches either.
+const (
+	ingestBatchRows  = 1 << 20
+	ingestBatchBytes = 192 << 20
+)
+
+// tableSink writes Arrow batches of one table and commits them together.
+type tableSink struct {
+	s     *Session
+	t     *catalog.Table
+	parts []catalog.PartitionCommit // every file written so far, by partition
+	batches chan arrow.RecordBatch
+	done    chan struct{}
+	err     error // the writer goroutine's first error; read after done
+	rows    int64
+}
+
+// newTableSink starts the writer goroutine; the caller must end the sink
+// with commit or abort.
+func (s *Session) newTableSink(ctx context.Context, t *catalog.Table) *tableSink {
+	k := &tableSink{s: s, t: t, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
+	go k.run(ctx)
+	return k
+}
+
+func (k *tableSink) run(ctx context.Context) {
+	defer close(k.done)
+	w := &writer.Writer{Store: k.s.e.store, Table: k.t}
+	for rec := range k.batches {
+		if k.err == nil {
+			parts, err := w.Write(ctx, rec)
+			if err != nil {
+				k.err = err
+			} else {
+				k.parts = mergePartitionCommits(k.parts, parts)
+			}
+		}
+		rec.Release()
+	}
+}
+
+// write hands rec to the writer (taking over the reference). It returns
+// the writer's error if an earlier batch failed; the ingest must then abort.
+func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		rec.Release()
+		return nil
+	}
+	k.rows += rec.NumRows()
+	select {
+	case k.batches <- rec:
+		return nil
+	case <-k.done:
+		rec.Release()
+		return k.err
+	case <-ctx.Done():
+		rec.Release()
+		return ctx.Err()
+	}
+}
+
+// finish waits for the writer goroutine and returns its error.
+func (k *tableSink) finish() error {
+	if k.batches != nil {
+		close(k.batches)
+		k.batches = nil
+	}
+	<-k.done
+	return k.err
+}
+
+// commit waits for the last batch and commits every file written, as one
+// commit of the table (MergeCommit on primary-key tables, AppendCommit
+// otherwise), or stages it inside a transaction block.
+func (k *tableSink) commit(ctx context.Context) error {
+	if err := k.finish(); err != nil {
+		k.abort(ctx)
+		return err
+	}
+	op := catalog.AppendCommit
+	if k.t.HasPK() {
+		op = catalog.MergeCommit
+	}
+	parts := k.parts
+	k.parts = nil
+	return k.s.commitWrite(ctx, k.t, op, parts)
+}
+
+// abort stops the sink and deletes every file it wrote.
+func (k *tableSink) abort(ctx context.Context) {
+	_ = k.finish()
+	k.s.deleteFiles(ctx, k.parts)
+	k.parts = nil
+}
+
+// errSinkClosed is returned when a batch arrives after the sink ended.
+var errSinkClosed = errors.New("engine: table sink closed")

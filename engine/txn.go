@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+)
+
+// Transaction blocks. Outside a block every write commits when it executes.
+// Inside BEGIN … COMMIT, writes are staged: their data files are written at
+// once (so memory stays bounded), but their catalog commits wait in the
+// session until COMMIT, which commits every staged write of every table in
+// one catalog transaction (lakesoul.commit_many). ROLLBACK, a failed block
+// ended by COMMIT, a failed COMMIT and the end of the session delete the
+// staged files; nothing of the block becomes visible. Statements of the block
+// read their own staged writes (stagedSnapshot).
+//
+// Writers of every kind must go through commitWrite so they take part.
+
+// stagedWrite is one table's pending commit in a transaction block.
+type stagedWrite struct {
+	table *catalog.Table
+	op    string
+	parts []catalog.PartitionCommit
+}
+
+// commitWrite commits a write's file operations, or stages them when a
+// transaction block is open. If the commit fails, the files are deleted.
+func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, parts []catalog.PartitionCommit) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	if s.inBlock {
+		s.stage(t, op, parts)
+		s.wroteInBlock = true
+		return nil
+	}
+	if _, err := s.e.cat.Commit(ctx, t.ID, op, parts); err != nil {
+		s.deleteFiles(ctx, parts)
+		return err
+	}
+	return nil
+}
+
+// mergeable ops accumulate files; their commits of one table in a block
+// can be folded into one commit per partition, file order kept.
+func mergeable(op string) bool { return op == catalog.AppendCommit || op == catalog.MergeCommit }
+
+func (s *Session) stage(t *catalog.Table, op string, parts []catalog.PartitionCommit) {
+	if mergeable(op) {
+		for i := len(s.staged) - 1; i >= 0; i-- {
+			w := &s.staged[i]
+			if w.table.ID != t.ID {
+				continue
+			}
+			if w.op == op {
+				w.parts = mergePartitionCommits(w.parts, parts)
+				return
+			}
+			break
+		}
+	}
+	s.staged = append(s.staged, stagedWrite{table: t, op: op, parts: slices.Clone(parts)})
+}
+
+// mergePartitionCommits appends the file operations of more to dst, partition
+// by partition (a partition seen again keeps its commit id and gets the new
+// files after its old ones).
+func mergePartitionCommits(dst, more []catalog.PartitionCommit) []catalog.PartitionCommit {
+	for _, p := range more {
+		i := slices.IndexFunc(dst, func(q catalog.PartitionCommit) bool { return q.Desc == p.Desc })
+		if i < 0 {
+			p.Ops = slices.Clone(p.Ops)
+			dst = append(dst, p)
+			continue
+		}
+		dst[i].Ops = append(dst[i].Ops, p.Ops...)
+	}
+	return dst
+}
+
+// commitStaged commits the block's staged writes together. Whatever happens,
+// nothing stays staged; on failure the files are deleted.
+func (s *Session) commitStaged(ctx context.Context) error {
+	staged := s.staged
+	s.staged = nil
+	if len(staged) == 0 {
+		return nil
+	}
+	commits := make([]catalog.TableCommit, len(staged))
+	for i, w := range staged {
+		commits[i] = catalog.TableCommit{TableID: w.table.ID, Op: w.op, Parts: w.parts}
+	}
+	var err error
+	if len(commits) == 1 {
+		_, err = s.e.cat.Commit(ctx, commits[0].TableID, commits[0].Op, commits[0].Parts)
+	} else {
+		err = s.e.cat.CommitMany(ctx, commits)
+	}
+	if err != nil {
+		for _, w := range staged {
+			s.deleteFiles(ctx, w.parts)
+		}
+	}
+	return err
+}
+
+// discardStaged drops the block's staged writes and deletes their files.
+func (s *Session) discardStaged(ctx context.Context) {
+	for _, w := range s.staged {
+		s.deleteFiles(ctx, w.parts)
+	}
+	s.staged = nil
+}
+
+// deleteFiles removes the files a write added (best effort: an undeleted
+// file is an orphan nobody reads).
+func (s *Session) deleteFiles(ctx context.Context, parts []catalog.PartitionCommit) {
+	ctx = context.WithoutCancel(ctx)
+	for _, p := range parts {
+		for _, f := range p.Ops {
+			if f.Op == "add" {
+				_ = s.e.store.Delete(ctx, f.Path)
+			}
+		}
+	}
+}
+
+// stagedSnapshot adds the files the open block staged for table t to a
+// snapshot of t, after the committed files, so the block reads its own
+// writes.
+func (s *Session) stagedSnapshot(t *catalog.Table, parts []catalog.PartitionFiles) []catalog.PartitionFiles {
+	for _, w := range s.staged {
+		if w.table.ID != t.ID {
+			continue
+		}
+		for _, p := range w.parts {
+			i := slices.IndexFunc(parts, func(q catalog.PartitionFiles) bool { return q.Desc == p.Desc })
+			if i < 0 {
+				parts = append(parts, catalog.PartitionFiles{Desc: p.Desc, Version: -1})
+				i = len(parts) - 1
+			} else if len(p.Ops) > 0 {
+				parts[i].Files = slices.Clone(parts[i].Files)
+			}
+			if w.op == catalog.UpdateCommit || w.op == catalog.DeleteCommit {
+				// These replace the partition's snapshot.
+				parts[i].Files = nil
+			}
+			for _, f := range p.Ops {
+				switch f.Op {
+				case "add":
+					parts[i].Files = append(parts[i].Files, catalog.DataFile{Path: f.Path, Size: f.Size, ExistCols: f.ExistCols})
+				case "del":
+					parts[i].Files = slices.DeleteFunc(parts[i].Files, func(d catalog.DataFile) bool { return d.Path == f.Path })
+				}
+			}
+		}
+	}
+	return parts
+}
