@@ -54,7 +54,9 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 const droppedColumnProperty = "droppedColumn"
 
 func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTableCmd) ([]arrow.Field, error) {
-	find := func(name string) int { return slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == name }) }
+	find := func(name string) int {
+		return slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == name })
+	}
 	isKey := func(name string) bool { return slices.Contains(t.PKCols, name) || slices.Contains(t.RangeCols, name) }
 	switch cmd.Subtype {
 	case pg_query.AlterTableType_AT_AddColumn:

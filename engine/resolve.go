@@ -43,19 +43,24 @@ func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*c
 type relationKinds struct {
 	lake    []*pg_query.RangeVar
 	catalog int
+	// timeTravel counts lakesoul.snapshot/changes calls in FROM (timetravel.go).
+	timeTravel int
 }
 
 func classifyRelations(stmt *pg_query.Node) relationKinds {
 	ctes := cteNames(stmt)
 	var k relationKinds
 	walk(stmt, func(n *pg_query.Node) {
+		if name, _ := timeTravelCall(n.GetRangeFunction()); name != "" {
+			k.timeTravel++
+		}
 		rv := n.GetRangeVar()
 		if rv == nil {
 			return
 		}
 		switch {
 		case rv.Schemaname == "" && ctes[rv.Relname]:
-		case pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname):
+		case pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) || isLakeCatalogRelation(rv.Schemaname):
 			k.catalog++
 		default:
 			k.lake = append(k.lake, rv)
@@ -72,14 +77,21 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	tables := map[string]*catalog.Table{}
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
+		if err != nil {
+			return
+		}
+		if name, fc := timeTravelCall(n.GetRangeFunction()); name != "" {
+			err = s.bindTimeTravel(ctx, n, n.GetRangeFunction(), name, fc)
+			return
+		}
 		rv := n.GetRangeVar()
-		if rv == nil || err != nil {
+		if rv == nil {
 			return
 		}
 		if rv.Schemaname == "" && ctes[rv.Relname] {
 			return
 		}
-		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) {
+		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) || isLakeCatalogRelation(rv.Schemaname) {
 			err = sqlerr.Unsupported("a query that reads both lake tables and pg_catalog/information_schema",
 				"query lake tables and catalog relations in separate statements")
 			return

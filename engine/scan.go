@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,9 +113,9 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 	if err != nil {
 		return err
 	}
-	fn := duckdb.ChunkTableFunction{
+	fn := duckdb.ParallelChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar}},
-		BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
 			handle, _ := args[0].(string)
 			e, ok := reg.get(handle)
 			if !ok {
@@ -125,17 +127,57 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 	return duckdb.RegisterTableUDF(conn, scanFunctionName, fn)
 }
 
-// scanSource feeds one scan of one table into DuckDB chunks.
+// scanSource feeds one scan of one table into DuckDB chunks. Units (partition
+// × bucket) are independent, so DuckDB's threads each take the next unit and
+// fill chunks from it; nextUnit is the only shared state.
 type scanSource struct {
-	ctx     context.Context
-	scan    *reader.Scan
-	units   []reader.Unit
-	infos   []duckdb.ColumnInfo
-	setters []chunkSetter
-	unit    int
-	it      reader.Iterator
-	batch   arrow.RecordBatch
-	row     int
+	ctx      context.Context
+	scan     *reader.Scan
+	units    []reader.Unit
+	infos    []duckdb.ColumnInfo
+	setters  []chunkSetter
+	nextUnit atomic.Int64
+	// projected marks the columns DuckDB asked for; learned from the first
+	// chunk (before any unit opens) and handed to the reader as Needed.
+	projOnce  sync.Once
+	projected []bool
+	// open tracks iterators still open, so a scan DuckDB abandons early
+	// (LIMIT) has its files closed when the source is collected.
+	open *openIterators
+}
+
+type openIterators struct {
+	mu sync.Mutex
+	m  map[reader.Iterator]struct{}
+}
+
+func (o *openIterators) add(it reader.Iterator) {
+	o.mu.Lock()
+	o.m[it] = struct{}{}
+	o.mu.Unlock()
+}
+
+func (o *openIterators) close(it reader.Iterator) {
+	o.mu.Lock()
+	delete(o.m, it)
+	o.mu.Unlock()
+	it.Close()
+}
+
+func (o *openIterators) closeAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for it := range o.m {
+		it.Close()
+	}
+	o.m = map[reader.Iterator]struct{}{}
+}
+
+// scanThread is one DuckDB thread's position in the scan.
+type scanThread struct {
+	it    reader.Iterator
+	batch arrow.RecordBatch
+	row   int
 }
 
 func newScanSource(ctx context.Context, store objstore.Store, e scanEntry) (*scanSource, error) {
@@ -145,7 +187,9 @@ func newScanSource(ctx context.Context, store objstore.Store, e scanEntry) (*sca
 	s := &scanSource{
 		ctx:  ctx,
 		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts},
+		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
+	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
 	for _, f := range e.table.Schema.Fields() {
 		ti, set, err := duckColumn(f.Type)
 		if err != nil {
@@ -164,81 +208,100 @@ func newScanSource(ctx context.Context, store objstore.Store, e scanEntry) (*sca
 
 func (s *scanSource) ColumnInfos() []duckdb.ColumnInfo     { return s.infos }
 func (s *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
-func (s *scanSource) Init()                                {}
 
-// nextBatch advances to the next non-empty batch; false at the end of the scan.
-func (s *scanSource) nextBatch() (bool, error) {
-	if s.batch != nil {
-		s.batch.Release()
-		s.batch = nil
+func (s *scanSource) Init() duckdb.ParallelTableSourceInfo {
+	return duckdb.ParallelTableSourceInfo{MaxThreads: max(1, min(len(s.units), runtime.GOMAXPROCS(0)))}
+}
+
+func (s *scanSource) NewLocalState() any { return &scanThread{} }
+
+// nextBatch advances th to its next non-empty batch, taking new units as
+// needed; false when no unit is left.
+func (s *scanSource) nextBatch(th *scanThread) (bool, error) {
+	if th.batch != nil {
+		th.batch.Release()
+		th.batch = nil
 	}
 	for {
-		if s.it == nil {
-			if s.unit >= len(s.units) {
+		if th.it == nil {
+			u := int(s.nextUnit.Add(1) - 1)
+			if u >= len(s.units) {
 				return false, nil
 			}
-			it, err := s.scan.Open(s.ctx, s.units[s.unit])
+			it, err := s.scan.Open(s.ctx, s.units[u])
 			if err != nil {
 				return false, err
 			}
-			s.it = it
-			s.unit++
+			s.open.add(it)
+			th.it = it
 		}
-		b, err := s.it.Next(s.ctx)
+		b, err := th.it.Next(s.ctx)
 		if err == io.EOF {
-			s.it.Close()
-			s.it = nil
+			s.open.close(th.it)
+			th.it = nil
 			continue
 		}
 		if err != nil {
 			return false, err
 		}
-		s.batch, s.row = b, 0
+		th.batch, th.row = b, 0
 		return true, nil
 	}
 }
 
-func (s *scanSource) FillChunk(chunk duckdb.DataChunk) error {
+func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
+	th := local.(*scanThread)
+	s.projOnce.Do(func() {
+		s.projected = make([]bool, len(s.setters))
+		for c := range s.projected {
+			_, err := chunk.GetVector(c)
+			s.projected[c] = err == nil
+		}
+		s.scan.Needed = s.projected
+	})
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
 	for n < capacity {
-		if s.batch == nil || s.row >= int(s.batch.NumRows()) {
-			ok, err := s.nextBatch()
+		if th.batch == nil || th.row >= int(th.batch.NumRows()) {
+			ok, err := s.nextBatch(th)
 			if err != nil {
-				s.close()
+				s.closeThread(th)
 				if s.ctx.Err() != nil {
 					return sqlerr.ErrCanceled
 				}
 				return err
 			}
 			if !ok {
-				s.close()
+				s.closeThread(th)
 				break
 			}
 		}
-		take := min(capacity-n, int(s.batch.NumRows())-s.row)
+		take := min(capacity-n, int(th.batch.NumRows())-th.row)
 		for c, set := range s.setters {
-			col := s.batch.Column(c)
+			if !s.projected[c] {
+				continue
+			}
+			col := th.batch.Column(c)
 			for i := 0; i < take; i++ {
-				if err := set(chunk, c, n+i, col, s.row+i); err != nil {
+				if err := set(chunk, c, n+i, col, th.row+i); err != nil {
 					return err
 				}
 			}
 		}
-		s.row += take
+		th.row += take
 		n += take
 	}
 	return chunk.SetSize(n)
 }
 
-func (s *scanSource) close() {
-	if s.batch != nil {
-		s.batch.Release()
-		s.batch = nil
+func (s *scanSource) closeThread(th *scanThread) {
+	if th.batch != nil {
+		th.batch.Release()
+		th.batch = nil
 	}
-	if s.it != nil {
-		s.it.Close()
-		s.it = nil
+	if th.it != nil {
+		s.open.close(th.it)
+		th.it = nil
 	}
 }
 

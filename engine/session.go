@@ -136,6 +136,8 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 			tag = "DEALLOCATE"
 		}
 		return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) { return tag, nil, nil }}, nil
+	case *pg_query.Node_CallStmt:
+		return s.planCall(ctx, n.CallStmt, paramOIDs) // call.go
 	case *pg_query.Node_UpdateStmt:
 		return s.planUpdate(ctx, n.UpdateStmt, paramOIDs)
 	case *pg_query.Node_DeleteStmt:

@@ -32,7 +32,8 @@ type fileStream struct {
 	mem     memory.Allocator
 }
 
-func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, t *catalog.Table, mem memory.Allocator, batchRows int) (*fileStream, error) {
+func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, scan *Scan, mem memory.Allocator, batchRows int) (*fileStream, error) {
+	t := scan.Table
 	obj, err := store.Open(ctx, f.Path)
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	for i, tf := range t.Schema.Fields() {
 		colMap[i] = -1
 		idx := fsch.FieldIndices(tf.Name)
-		if len(idx) == 0 {
+		if len(idx) == 0 || !scan.needs(i) {
 			continue
 		}
 		var to arrow.DataType
@@ -77,6 +78,10 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	}
 	if !needWiden {
 		widenTo = nil
+	}
+	if len(want) == 0 && fsch.NumFields() > 0 {
+		// Nothing needed: read the smallest thing there is to learn row counts.
+		want, widenTo = []int{0}, nil
 	}
 	rr, err := fr.GetRecordReader(ctx, want, nil)
 	if err != nil {

@@ -48,6 +48,35 @@ type mergeStream struct {
 	row   int
 	seq   int64
 	keys  []arrow.Array
+	// strKey/intKey are set when the key is a single text/bigint column, the
+	// common case, so comparisons skip the generic comparer.
+	strKey *array.String
+	intKey *array.Int64
+}
+
+// compareStreams orders two streams' current rows by key.
+func (it *mergeIterator) compareStreams(a, b *mergeStream) int {
+	switch {
+	case a.strKey != nil:
+		x, y := a.strKey.Value(a.row), b.strKey.Value(b.row)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case a.intKey != nil:
+		x, y := a.intKey.Value(a.row), b.intKey.Value(b.row)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	}
+	return it.cmp.Compare(a.keys, a.row, b.keys, b.row)
 }
 
 func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*mergeIterator, error) {
@@ -71,7 +100,7 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 	it.builders = make([]array.Builder, n)
 	it.appends = make([]arrowutil.AppendFunc, n)
 	for i, f := range t.Schema.Fields() {
-		if consts[i] != nil {
+		if consts[i] != nil || !s.needs(i) {
 			continue
 		}
 		it.builders[i] = array.NewBuilder(s.Mem, f.Type)
@@ -120,6 +149,15 @@ func (it *mergeIterator) load(ctx context.Context, st *mergeStream) (bool, error
 	st.keys = st.keys[:0]
 	for _, p := range it.pk {
 		st.keys = append(st.keys, b.Column(st.fs.colMap[p]))
+	}
+	st.strKey, st.intKey = nil, nil
+	if len(st.keys) == 1 {
+		switch k := st.keys[0].(type) {
+		case *array.String:
+			st.strKey = k
+		case *array.Int64:
+			st.intKey = k
+		}
 	}
 	return true, nil
 }
@@ -179,15 +217,15 @@ type groupEntry struct {
 // row, unless the key's merged row is a CDC delete (then it reports false).
 func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 	first := it.h.items[0]
-	// The group's key must outlive batch changes of `first`: copy the key
-	// arrays (load reuses st.keys) and rely on load retiring, not releasing,
-	// the batch they belong to.
+	// The group's key must outlive batch changes of `first`: copy its key
+	// position into a stream value of its own (load reuses st.keys) and rely
+	// on load retiring, not releasing, the batch it belongs to.
 	it.keyBuf = append(it.keyBuf[:0], first.keys...)
-	keyArrs, keyRow := it.keyBuf, first.row
+	key := mergeStream{keys: it.keyBuf, row: first.row, strKey: first.strKey, intKey: first.intKey}
 	it.group = it.group[:0]
 	for it.h.Len() > 0 {
 		st := it.h.items[0]
-		if it.cmp.Compare(st.keys, st.row, keyArrs, keyRow) != 0 {
+		if it.compareStreams(st, &key) != 0 {
 			break
 		}
 		it.group = append(it.group, groupEntry{order: st.fs.order, seq: st.seq, batch: st.batch, colMap: st.fs.colMap, row: st.row})
@@ -264,6 +302,10 @@ func (it *mergeIterator) flush(rows int) (arrow.RecordBatch, error) {
 			cols[i] = it.builders[i].NewArray()
 			continue
 		}
+		if it.consts[i] == nil {
+			cols[i] = array.MakeArrayOfNull(it.scan.Mem, f.Type, rows)
+			continue
+		}
 		a, err := constArray(it.scan.Mem, f.Type, it.consts[i].v, rows)
 		if err != nil {
 			for _, c := range cols {
@@ -310,7 +352,7 @@ type streamHeap struct {
 func (h *streamHeap) Len() int { return len(h.items) }
 func (h *streamHeap) Less(i, j int) bool {
 	a, b := h.items[i], h.items[j]
-	if c := h.it.cmp.Compare(a.keys, a.row, b.keys, b.row); c != 0 {
+	if c := h.it.compareStreams(a, b); c != 0 {
 		return c < 0
 	}
 	return a.fs.order < b.fs.order

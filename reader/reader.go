@@ -38,6 +38,24 @@ type Scan struct {
 	// KeepCDCDeletes keeps rows of CDC tables whose merged op is "delete"
 	// (change feeds); snapshot reads drop them.
 	KeepCDCDeletes bool
+	// Needed marks the table columns the consumer reads (nil = all). Other
+	// columns come back as NULL and are not read from files, except what
+	// merging needs (key and CDC columns).
+	Needed []bool
+}
+
+// needs reports whether column c must be read from files.
+func (s *Scan) needs(c int) bool {
+	if s.Needed == nil || s.Needed[c] {
+		return true
+	}
+	name := s.Table.Schema.Field(c).Name
+	for _, k := range s.Table.PKCols {
+		if k == name {
+			return true
+		}
+	}
+	return name == s.Table.CDCColumn()
 }
 
 // Unit is an independent piece of a scan: the files of one bucket of one
@@ -98,7 +116,7 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		}
 	}
 	for i, f := range u.Files {
-		st, err := openFileStream(ctx, s.Store, f, i, s.Table, s.Mem, s.BatchRows)
+		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, s.BatchRows)
 		if err != nil {
 			closeAll()
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,12 +168,13 @@ func benchCmd(args []string) error {
 	scale := fs.Float64("scale", 1, "multiply the workload's row counts")
 	url := fs.String("catalog-url", env("LAKESOUL_CATALOG_URL", ""), "use this catalog PostgreSQL instead of a private one")
 	dir := fs.String("dir", "", "scratch directory (default: a new temp dir, removed afterwards)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	// Benchmark-specific flags pass through untouched.
 	var own, rest []string
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		key := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
-		if key == "scale" || key == "catalog-url" || key == "dir" {
+		if key == "scale" || key == "catalog-url" || key == "dir" || key == "cpuprofile" {
 			own = append(own, a)
 			if !strings.Contains(a, "=") && i+1 < len(args) {
 				own = append(own, args[i+1])
@@ -197,6 +199,17 @@ func benchCmd(args []string) error {
 		}
 		defer os.RemoveAll(d)
 		scratch = d
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
