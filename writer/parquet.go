@@ -18,6 +18,9 @@ const RowGroupRows = 128 * 1024
 func writeParquet(w io.Writer, rec arrow.RecordBatch, mem memory.Allocator) error {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
+		// zstd's fastest level: measured on the ccf workload it nearly halves
+		// encode time for a few percent larger files.
+		parquet.WithCompressionLevel(1),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(RowGroupRows),
 		parquet.WithAllocator(mem),

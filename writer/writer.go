@@ -13,8 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -76,7 +78,21 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	}()
 
 	fileCols := w.fileColumns(rec)
-	for _, desc := range descs {
+	names := make([]string, len(fileCols))
+	for i, c := range fileCols {
+		names[i] = rec.ColumnName(c)
+	}
+	// One job per (partition, bucket) file; files are sorted and encoded in
+	// parallel, and assembled in (partition, bucket) order.
+	type job struct {
+		part, bucket int
+		rows         []int
+		path         string
+		size         int64
+		err          error
+	}
+	var jobs []*job
+	for pi, desc := range descs {
 		rows := groups[desc]
 		byBucket := map[int][]int{0: rows}
 		if t.HasPK() {
@@ -90,25 +106,48 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 			bucketIDs = append(bucketIDs, b)
 		}
 		sort.Ints(bucketIDs)
-		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
 		for _, b := range bucketIDs {
-			idx := byBucket[b]
-			if t.HasPK() {
-				if err := w.sortByPK(rec, idx); err != nil {
-					return nil, err
+			jobs = append(jobs, &job{part: pi, bucket: b, rows: byBucket[b],
+				path: objstore.Join(t.Path, layout.PartitionDir(desc), layout.DataFileName(b))})
+		}
+	}
+	var wg sync.WaitGroup
+	next := make(chan *job)
+	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				if t.HasPK() {
+					if j.err = w.sortByPK(rec, j.rows); j.err != nil {
+						continue
+					}
 				}
+				j.size, j.err = w.writeFile(ctx, j.path, rec, fileCols, j.rows)
 			}
-			path := objstore.Join(t.Path, layout.PartitionDir(desc), layout.DataFileName(b))
-			size, err := w.writeFile(ctx, path, rec, fileCols, idx)
-			if err != nil {
-				return nil, err
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err == nil {
+			written = append(written, j.path)
+		} else if err == nil {
+			err = j.err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for pi, desc := range descs {
+		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
+		for _, j := range jobs {
+			if j.part == pi {
+				pc.Ops = append(pc.Ops, catalog.FileOp{Path: j.path, Op: "add", Size: j.size, ExistCols: names})
 			}
-			written = append(written, path)
-			names := make([]string, len(fileCols))
-			for i, c := range fileCols {
-				names[i] = rec.ColumnName(c)
-			}
-			pc.Ops = append(pc.Ops, catalog.FileOp{Path: path, Op: "add", Size: size, ExistCols: names})
 		}
 		parts = append(parts, pc)
 	}

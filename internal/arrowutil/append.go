@@ -68,6 +68,21 @@ func Take(mem memory.Allocator, src arrow.Array, rows []int) (arrow.Array, error
 		return nil, err
 	}
 	b.Reserve(len(rows))
+	// Variable-width values: reserve the bytes once instead of growing.
+	switch a := src.(type) {
+	case *array.String:
+		n := 0
+		for _, r := range rows {
+			n += a.ValueLen(r)
+		}
+		b.(*array.StringBuilder).ReserveData(n)
+	case *array.Binary:
+		n := 0
+		for _, r := range rows {
+			n += len(a.Value(r))
+		}
+		b.(*array.BinaryBuilder).ReserveData(n)
+	}
 	for _, r := range rows {
 		app(src, r)
 	}
