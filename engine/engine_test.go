@@ -35,6 +35,12 @@ func (c *rowCollector) WriteRow(vals []any) error {
 
 func newSession(t *testing.T) pgwire.Session {
 	t.Helper()
+	return newSessionAt(t, filepath.Join(t.TempDir(), "wh"))
+}
+
+// newSessionAt opens a session on a fresh catalog with the warehouse at dir.
+func newSessionAt(t *testing.T, dir string) pgwire.Session {
+	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	if err := catalog.MigrateUp(ctx, dsn); err != nil {
@@ -46,7 +52,7 @@ func newSession(t *testing.T) pgwire.Session {
 	}
 	t.Cleanup(cat.Close)
 	e, err := engine.New(ctx, engine.Config{Catalog: cat, Store: objstore.Local{},
-		Warehouse: objstore.LocalURI(filepath.Join(t.TempDir(), "wh")), Logger: slog.Default()})
+		Warehouse: objstore.LocalURI(dir), Logger: slog.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -75,6 +76,7 @@ func classifyRelations(stmt *pg_query.Node) relationKinds {
 func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[string]*catalog.Table, error) {
 	ctes := cteNames(stmt)
 	tables := map[string]*catalog.Table{}
+	prunes := collectPruneInputs(stmt)
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
 		if err != nil {
@@ -102,7 +104,14 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 			return
 		}
 		handle := s.token + ":" + t.ID
-		s.e.scans.put(handle, t)
+		if spec := resolvePrune(prunes[rv], t); spec != nil {
+			// A pruned reference gets a handle of its own; it shares the
+			// statement's snapshot of the table (see takeSnapshots).
+			handle = fmt.Sprintf("%s:%s:p%d", s.token, t.ID, len(tables))
+			s.e.scans.putPruned(handle, t, spec)
+		} else {
+			s.e.scans.put(handle, t)
+		}
 		tables[handle] = t
 		alias := rv.Alias
 		if alias == nil {
@@ -120,10 +129,15 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 // reads, right before it runs. Each table is resolved once per execution, so a
 // self-join sees one snapshot.
 func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.Table) error {
+	snap := map[string][]catalog.PartitionFiles{}
 	for handle, t := range tables {
-		parts, err := s.e.cat.LiveFiles(ctx, t.ID, nil)
-		if err != nil {
-			return err
+		parts, ok := snap[t.ID]
+		if !ok {
+			var err error
+			if parts, err = s.e.cat.LiveFiles(ctx, t.ID, nil); err != nil {
+				return err
+			}
+			snap[t.ID] = parts
 		}
 		parts = s.stagedSnapshot(t, parts) // an open block reads its own writes (txn.go)
 		s.e.scans.setSnapshot(handle, parts)

@@ -42,6 +42,8 @@ type scanEntry struct {
 	// fixed entries carry a file list chosen by their creator (one partition
 	// of a rewrite, a time-travel snapshot); takeSnapshots never refreshes them.
 	fixed bool
+	// prune, when set, narrows every snapshot given to the entry.
+	prune *pruneSpec
 }
 
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
@@ -65,6 +67,13 @@ func (r *scanRegistry) put(handle string, t *catalog.Table) {
 	r.m[handle] = &scanEntry{table: t}
 }
 
+// putPruned registers a handle whose snapshots are narrowed by spec.
+func (r *scanRegistry) putPruned(handle string, t *catalog.Table, spec *pruneSpec) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[handle] = &scanEntry{table: t, prune: spec}
+}
+
 // putFixed registers a handle that always scans exactly parts.
 func (r *scanRegistry) putFixed(handle string, t *catalog.Table, parts []catalog.PartitionFiles) {
 	r.mu.Lock()
@@ -83,7 +92,7 @@ func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.m[handle]; ok && !e.fixed {
-		e.parts, e.resolved = parts, true
+		e.parts, e.resolved = e.prune.apply(parts), true
 	}
 }
 

@@ -105,8 +105,8 @@ func TestTimeTravelSQL(t *testing.T) {
 	expectRows(t, s, `SELECT cur.id, old.v AS was, cur.v AS now FROM s.t cur
 		JOIN lakesoul.snapshot('s.t', version => 0) old ON old.id = cur.id ORDER BY cur.id`, "1|a|a2", "2|b|b")
 	expectRows(t, s, `SELECT count(*), max(v) FROM lakesoul.snapshot('s.t', TIMESTAMPTZ '`+t2+`')`, "2|b")
-	expectRows(t, s, `WITH then AS (SELECT * FROM lakesoul.snapshot('s.t', TIMESTAMPTZ '`+t1+`'))
-		SELECT count(*) FROM s.t WHERE id NOT IN (SELECT id FROM then)`, "1")
+	expectRows(t, s, `WITH old AS (SELECT * FROM lakesoul.snapshot('s.t', TIMESTAMPTZ '`+t1+`'))
+		SELECT count(*) FROM s.t WHERE id NOT IN (SELECT id FROM old)`, "1")
 	// Incremental read [t1, ∞): the two later upserts of d=2026-01-01.
 	expectRows(t, s, `SELECT id, v FROM lakesoul.changes('s.t', TIMESTAMPTZ '`+t1+`') ORDER BY id`, "1|a2", "3|c")
 	expectRows(t, s, `SELECT id, v FROM lakesoul.changes('s.t', TIMESTAMPTZ '`+t1+`', TIMESTAMPTZ '`+t2+`') ORDER BY id`, "1|a2")
@@ -162,8 +162,10 @@ func TestTimeTravelSQL(t *testing.T) {
 	mustRun(t, s, "ROLLBACK")
 	// The session's time zone applies to literals without an offset.
 	mustRun(t, s, "SET TimeZone = 'Asia/Tokyo'")
-	local := one(t, s, `SELECT (TIMESTAMPTZ '`+t2+`' AT TIME ZONE 'Asia/Tokyo')::text`)
-	expectRows(t, s, `SELECT id, v FROM lakesoul.snapshot('s.t', TIMESTAMP '`+local+`'::timestamptz, partition => 'd=2026-01-01') ORDER BY id`, "1|a2")
+	// (t4 read as Tokyo local time is t4 itself: strict "<" excludes version 4.)
+	local := one(t, s, `SELECT (TIMESTAMPTZ '`+t4+`' AT TIME ZONE 'Asia/Tokyo')::text`)
+	expectRows(t, s, `SELECT id, v FROM lakesoul.snapshot('s.t', TIMESTAMP '`+local+`'::timestamptz, partition => 'd=2026-01-01') ORDER BY id`)
+	expectRows(t, s, `SELECT id, v FROM lakesoul.snapshot('s.t', TIMESTAMP '`+local+`'::timestamptz + interval '1 ms', partition => 'd=2026-01-01') ORDER BY id`, "1|a2")
 }
 
 // Scenarios 5 and 6: two range columns give partition desc
