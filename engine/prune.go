@@ -320,4 +320,3 @@ func (sp *pruneSpec) matchDesc(desc string) bool {
 	}
 	return true
 }
-
