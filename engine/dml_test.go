@@ -119,3 +119,22 @@ func TestInsertOnConflict(t *testing.T) {
 		t.Errorf("ON CONFLICT on a table without key: %v", err)
 	}
 }
+
+func TestMergeInto(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE tgt (id int PRIMARY KEY, name text, n bigint)`)
+	mustRun(t, s, `INSERT INTO tgt VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)`)
+	mustRun(t, s, `CREATE TABLE src (id int, name text, n bigint)`)
+	mustRun(t, s, `INSERT INTO src VALUES (1, 'A', 10), (2, 'B', 20), (4, 'D', 40), (5, 'E', 50)`)
+	wantTag(t, s, `MERGE INTO tgt t USING src s ON t.id = s.id
+		WHEN MATCHED AND s.n > 15 THEN UPDATE SET n = t.n + s.n, name = s.name
+		WHEN MATCHED THEN DO NOTHING
+		WHEN NOT MATCHED AND s.id < 5 THEN INSERT (id, name, n) VALUES (s.id, s.name, s.n)`, "MERGE 2")
+	expectRows(t, s, "SELECT * FROM tgt ORDER BY id", "1|a|1", "2|B|22", "3|c|3", "4|D|40")
+
+	mustRun(t, s, `CREATE TABLE ct (id int PRIMARY KEY, v text, op text) WITH (cdc_column = 'op')`)
+	mustRun(t, s, `INSERT INTO ct VALUES (1, 'x', 'insert'), (2, 'y', 'insert')`)
+	wantTag(t, s, `MERGE INTO ct USING (SELECT 1 AS id UNION ALL SELECT 3) AS s ON ct.id = s.id
+		WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new', 'insert')`, "MERGE 2")
+	expectRows(t, s, "SELECT id, v FROM ct ORDER BY id", "2|y", "3|new")
+}

@@ -39,14 +39,14 @@ type tableSink struct {
 // with commit or abort.
 func (s *Session) newTableSink(ctx context.Context, t *catalog.Table) *tableSink {
 	k := &tableSink{s: s, t: t, batches: make(chan arrow.RecordBatch, 1), done: make(chan struct{})}
-	go k.run(ctx)
+	go k.run(ctx, k.batches)
 	return k
 }
 
-func (k *tableSink) run(ctx context.Context) {
+func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 	defer close(k.done)
 	w := &writer.Writer{Store: k.s.e.store, Table: k.t}
-	for rec := range k.batches {
+	for rec := range batches {
 		if k.err == nil {
 			parts, err := w.Write(ctx, rec)
 			if err != nil {
@@ -65,6 +65,10 @@ func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		rec.Release()
 		return nil
+	}
+	if k.batches == nil {
+		rec.Release()
+		return errSinkClosed
 	}
 	k.rows += rec.NumRows()
 	select {

@@ -145,8 +145,7 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 	case *pg_query.Node_TruncateStmt:
 		return s.planTruncate(ctx, n.TruncateStmt)
 	case *pg_query.Node_MergeStmt:
-		return nil, sqlerr.Unsupported("MERGE",
-			"INSERT ... ON CONFLICT (key) DO UPDATE / DO NOTHING, UPDATE and DELETE")
+		return s.planMerge(ctx, n.MergeStmt, paramOIDs)
 	}
 	if st, ok, err := s.planSessionStmt(ctx, stmt, paramOIDs); ok { // COPY, cursors (copy.go)
 		return st, err

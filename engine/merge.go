@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// planMerge plans MERGE INTO a primary-key table without rewriting files.
+//
+// The source is left-joined to the target's current rows; for each source row
+// the first WHEN clause whose match kind and condition hold decides what is
+// written: UPDATE writes the old row with the SET columns replaced, INSERT
+// writes the new row, DELETE (CDC tables only) writes the old row as a
+// delete marker, DO NOTHING writes nothing. All rows go to the table in one
+// MergeCommit, so a MERGE is atomic. A target row is "matched" when its key
+// is present (keys of stored rows are never NULL).
+func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if len(n.ReturningList) > 0 || n.WithClause != nil {
+		return nil, sqlerr.Unsupported("MERGE with RETURNING or WITH", "MERGE INTO t USING source ON … WHEN …")
+	}
+	d, err := s.dmlTarget(ctx, n.Relation)
+	if err != nil {
+		return nil, err
+	}
+	t := d.t
+	if !t.HasPK() {
+		return nil, sqlerr.Unsupported("MERGE into a table without a primary key", "MERGE into a table with a PRIMARY KEY")
+	}
+	cdc := t.CDCColumn()
+	matched := &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+		Arg: colRef(d.alias, t.PKCols[0]), Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}}
+	notMatched := &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+		Arg: colRef(d.alias, t.PKCols[0]), Nulltesttype: pg_query.NullTestType_IS_NULL, Location: -1}}}
+	and := func(a, b *pg_query.Node) *pg_query.Node {
+		if b == nil {
+			return a
+		}
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{a, isTrue(b, false)}, -1)
+	}
+
+	type clause struct {
+		guard *pg_query.Node
+		vals  map[string]*pg_query.Node // column → value; nil map = DO NOTHING
+	}
+	var clauses []clause
+	keyCols := slices.Concat(t.RangeCols, t.PKCols)
+	for _, wn := range n.MergeWhenClauses {
+		w := wn.GetMergeWhenClause()
+		var guard *pg_query.Node
+		switch w.MatchKind {
+		case pg_query.MergeMatchKind_MERGE_WHEN_MATCHED:
+			guard = and(matched, w.Condition)
+		case pg_query.MergeMatchKind_MERGE_WHEN_NOT_MATCHED_BY_TARGET:
+			guard = and(notMatched, w.Condition)
+		default:
+			return nil, sqlerr.Unsupported("WHEN NOT MATCHED BY SOURCE", "WHEN MATCHED and WHEN NOT MATCHED")
+		}
+		c := clause{guard: guard}
+		switch w.CommandType {
+		case pg_query.CmdType_CMD_NOTHING:
+		case pg_query.CmdType_CMD_UPDATE:
+			c.vals = map[string]*pg_query.Node{}
+			for _, f := range t.Schema.Fields() {
+				c.vals[f.Name] = colRef(d.alias, f.Name)
+			}
+			for _, tl := range w.TargetList {
+				rt := tl.GetResTarget()
+				if len(t.Schema.FieldIndices(rt.Name)) == 0 {
+					return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
+				}
+				if slices.Contains(keyCols, rt.Name) {
+					return nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name), "SET non-key columns")
+				}
+				c.vals[rt.Name] = rt.Val
+			}
+		case pg_query.CmdType_CMD_INSERT:
+			c.vals = map[string]*pg_query.Node{}
+			var cols []string
+			for _, tl := range w.TargetList {
+				cols = append(cols, tl.GetResTarget().Name)
+			}
+			if len(cols) == 0 {
+				for _, f := range t.Schema.Fields() {
+					cols = append(cols, f.Name)
+				}
+			}
+			if len(w.Values) != len(cols) {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has %d target columns but %d expressions", len(cols), len(w.Values))
+			}
+			for i, col := range cols {
+				if len(t.Schema.FieldIndices(col)) == 0 {
+					return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", col, t.Name)
+				}
+				c.vals[col] = w.Values[i]
+			}
+			for _, k := range t.PKCols {
+				if c.vals[k] == nil {
+					return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", k, t.Name)
+				}
+			}
+		case pg_query.CmdType_CMD_DELETE:
+			if cdc == "" {
+				return nil, sqlerr.Unsupported("MERGE … DELETE on a table without a CDC column",
+					"DELETE … WHERE, or a CDC table (WITH (cdc_column = …)) whose deletes are markers")
+			}
+			c.vals = map[string]*pg_query.Node{}
+			for _, f := range t.Schema.Fields() {
+				c.vals[f.Name] = colRef(d.alias, f.Name)
+			}
+			c.vals[cdc] = pg_query.MakeAConstStrNode("delete", -1)
+		default:
+			return nil, sqlerr.Unsupported("this MERGE action", "UPDATE, INSERT, DELETE, DO NOTHING")
+		}
+		clauses = append(clauses, c)
+	}
+
+	// One CASE per output column over the clauses in order, and a filter that
+	// keeps rows whose deciding clause writes something.
+	caseOf := func(val func(clause) *pg_query.Node, els *pg_query.Node) *pg_query.Node {
+		var whens []*pg_query.Node
+		for _, c := range clauses {
+			whens = append(whens, pg_query.MakeCaseWhenNode(c.guard, val(c), -1))
+		}
+		n := pg_query.MakeCaseExprNode(nil, whens, -1)
+		n.GetCaseExpr().Defresult = els
+		return n
+	}
+	null := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}}
+	boolConst := func(b bool) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: b}}}}}
+	}
+	var targets []*pg_query.Node
+	var fields []arrow.Field
+	for _, f := range t.Schema.Fields() {
+		name := f.Name
+		targets = append(targets, resTarget(name, caseOf(func(c clause) *pg_query.Node {
+			if v := c.vals[name]; v != nil {
+				return v
+			}
+			return null
+		}, null)))
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+	}
+	where := caseOf(func(c clause) *pg_query.Node { return boolConst(c.vals != nil) }, boolConst(false))
+	join := &pg_query.Node{Node: &pg_query.Node_JoinExpr{JoinExpr: &pg_query.JoinExpr{
+		Jointype: pg_query.JoinType_JOIN_LEFT, Larg: n.SourceRelation, Rarg: d.from(), Quals: n.JoinCondition}}}
+	q, tables, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{join}, where), paramOIDs)
+	if err != nil {
+		return nil, err
+	}
+	query := castedSelect(q.sql, fields)
+	sch := arrow.NewSchema(fields, nil)
+	return &funcStmt{tag: "MERGE", params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		if _, err := s.readTarget(ctx, d, tables); err != nil {
+			return "", nil, err
+		}
+		dargs, err := duckArgs(q.params, args)
+		if err != nil {
+			return "", nil, err
+		}
+		rec, err := s.collect(ctx, query, dargs, sch)
+		if err != nil {
+			return "", nil, err
+		}
+		defer rec.Release()
+		if err := s.writeAndCommit(ctx, t, rec); err != nil {
+			return "", nil, err
+		}
+		s.noteWrite()
+		return fmt.Sprintf("MERGE %d", rec.NumRows()), nil, nil
+	}}, nil
+}
