@@ -75,8 +75,11 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 	if err != nil {
 		return nil, err
 	}
-	return c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
-		rows, err := c.pool.Query(ctx, "SELECT partition_desc, version FROM lakesoul.commit($1, $2, $3::jsonb)", tableID, op, string(b))
+	var notify []string
+	out, err := c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+		notify = notify[:0]
+		rows, err := c.pool.Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
+			tableID, op, string(b))
 		if err != nil {
 			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
 		}
@@ -85,11 +88,15 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 		for rows.Next() {
 			var desc string
 			var v *int32
-			if err := rows.Scan(&desc, &v); err != nil {
+			var payload *string
+			if err := rows.Scan(&desc, &v, &payload); err != nil {
 				return nil, &definiteError{err}
 			}
 			if v != nil {
 				out[desc] = int(*v)
+			}
+			if payload != nil {
+				notify = append(notify, *payload)
 			}
 		}
 		if err := rows.Err(); err != nil {
@@ -97,6 +104,18 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 		}
 		return out, nil
 	})
+	if err == nil && len(notify) > 0 {
+		c.notifyCompaction(ctx, notify)
+	}
+	return out, err
+}
+
+// notifyCompaction sends the compaction notifications a commit deferred
+// (lakesoul.commit with defer_notify), after the commit. They are hints: if
+// this fails, the partition's next commit notifies again (the trigger fires
+// on every commit past the threshold until a compaction lands).
+func (c *Catalog) notifyCompaction(ctx context.Context, payloads []string) {
+	_, _ = c.pool.Exec(context.WithoutCancel(ctx), "SELECT lakesoul.notify_compaction($1)", payloads)
 }
 
 // DataFile is a live data file of a partition version.

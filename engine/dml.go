@@ -222,16 +222,12 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 		if err != nil {
 			return "", nil, err
 		}
-		rec, err := s.collect(ctx, query, dargs, sch)
+		n, err := s.writeQuery(ctx, t, query, dargs, sch)
 		if err != nil {
 			return "", nil, err
 		}
-		defer rec.Release()
-		if err := s.writeAndCommit(ctx, t, rec); err != nil {
-			return "", nil, err
-		}
 		s.noteWrite()
-		return fmt.Sprintf("UPDATE %d", rec.NumRows()), nil, nil
+		return fmt.Sprintf("UPDATE %d", n), nil, nil
 	}}, nil
 }
 
@@ -288,16 +284,12 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 			if err != nil {
 				return "", nil, err
 			}
-			rec, err := s.collect(ctx, query, dargs, sch)
+			n, err := s.writeQuery(ctx, t, query, dargs, sch)
 			if err != nil {
 				return "", nil, err
 			}
-			defer rec.Release()
-			if err := s.writeAndCommit(ctx, t, rec); err != nil {
-				return "", nil, err
-			}
 			s.noteWrite()
-			return fmt.Sprintf("DELETE %d", rec.NumRows()), nil, nil
+			return fmt.Sprintf("DELETE %d", n), nil, nil
 		}}, nil
 	}
 	var targets []*pg_query.Node

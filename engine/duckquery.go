@@ -169,6 +169,7 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	if err != nil {
 		return nil, err
 	}
+	setColumnOrigins(stmt, tables, cols) // table OID and attnum in RowDescription (origin.go)
 	return &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}, nil
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
-	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // planInsert plans INSERT ... VALUES / INSERT ... SELECT.
@@ -168,35 +167,70 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			if err != nil {
 				return "", nil, err
 			}
-			rec, err := s.collect(ctx, query, dargs, recSchema)
+			n, err := s.writeQuery(ctx, t, query, dargs, recSchema)
 			if err != nil {
 				return "", nil, err
 			}
-			defer rec.Release()
-			if err := s.writeAndCommit(ctx, t, rec); err != nil {
-				return "", nil, err
-			}
 			s.noteWrite()
-			return fmt.Sprintf("INSERT 0 %d", rec.NumRows()), nil, nil
+			return fmt.Sprintf("INSERT 0 %d", n), nil, nil
 		},
 	}, nil
 }
 
-// writeAndCommit writes rec as data files and commits them: MergeCommit on
-// primary-key tables, AppendCommit otherwise. If the commit fails the files
-// are deleted; nothing becomes visible.
-func (s *Session) writeAndCommit(ctx context.Context, t *catalog.Table, rec arrow.RecordBatch) error {
-	w := &writer.Writer{Store: s.e.store, Table: t}
-	parts, err := w.Write(ctx, rec)
-	if err != nil || len(parts) == 0 {
-		return err
+// writeQuery streams the rows of query (whose columns have sch's types) into
+// the table in bounded batches and commits them once (MergeCommit on PK
+// tables, AppendCommit otherwise, staged inside a transaction block). It
+// returns the number of rows written. Nothing is visible if it fails.
+func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string, args []any, sch *arrow.Schema) (int64, error) {
+	rows, err := s.duck.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
 	}
-	op := catalog.AppendCommit
-	if t.HasPK() {
-		op = catalog.MergeCommit
+	defer rows.Close()
+	sink := s.newTableSink(ctx, t)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	defer b.Release()
+	n := sch.NumFields()
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
 	}
-	// Commits now, or at COMMIT inside a transaction block (txn.go).
-	return s.commitWrite(ctx, t, op, parts)
+	fail := func(err error) (int64, error) {
+		sink.abort(context.WithoutCancel(ctx))
+		if ctx.Err() != nil {
+			return 0, sqlerr.ErrCanceled
+		}
+		return 0, err
+	}
+	pending := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fail(err)
+		}
+		for i, v := range vals {
+			if err := appendDuckValue(b.Field(i), v); err != nil {
+				return fail(fmt.Errorf("column %s: %w", sch.Field(i).Name, err))
+			}
+		}
+		if pending++; pending == ingestBatchRows {
+			if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
+				return fail(err)
+			}
+			pending = 0
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
+		return fail(err)
+	}
+	written := sink.rows
+	if err := sink.commit(ctx); err != nil {
+		return 0, err
+	}
+	return written, nil
 }
 
 // collect runs query in DuckDB and gathers its rows into one Arrow batch of

@@ -165,15 +165,11 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 		if err != nil {
 			return "", nil, err
 		}
-		rec, err := s.collect(ctx, query, dargs, sch)
+		n, err := s.writeQuery(ctx, t, query, dargs, sch)
 		if err != nil {
 			return "", nil, err
 		}
-		defer rec.Release()
-		if err := s.writeAndCommit(ctx, t, rec); err != nil {
-			return "", nil, err
-		}
 		s.noteWrite()
-		return fmt.Sprintf("MERGE %d", rec.NumRows()), nil, nil
+		return fmt.Sprintf("MERGE %d", n), nil, nil
 	}}, nil
 }

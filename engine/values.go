@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -108,7 +109,7 @@ func toNumericText(v any) any {
 	case nil:
 		return nil
 	case duckdb.Decimal:
-		return x.String()
+		return decimalText(x.Value, int(x.Scale))
 	case *big.Int:
 		return x.String()
 	case uint64:
@@ -203,4 +204,23 @@ func duckArg(v any) any {
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16])
 	}
 	return v
+}
+
+// decimalText renders an unscaled decimal with exactly scale fractional
+// digits, as PostgreSQL prints numeric(p,s) ("2.50", not "2.5").
+func decimalText(v *big.Int, scale int) string {
+	if v == nil {
+		return "0"
+	}
+	digits := new(big.Int).Abs(v).String()
+	if scale > 0 {
+		if len(digits) <= scale {
+			digits = strings.Repeat("0", scale-len(digits)+1) + digits
+		}
+		digits = digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
+	}
+	if v.Sign() < 0 {
+		return "-" + digits
+	}
+	return digits
 }

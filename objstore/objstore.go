@@ -1,6 +1,7 @@
 // Package objstore is the one interface over the places table data lives:
-// local disk now, S3 next. Paths are full URIs as LakeSoul stores them in the
-// catalog ("file:///abs/path", "s3://bucket/key").
+// local disk (local.go) and S3 (s3*.go, reads through a disk cache,
+// cache.go). Paths are full URIs as LakeSoul stores them in the catalog
+// ("file:///abs/path", "s3://bucket/key").
 //
 // Invariant: a file becomes part of a table only through a catalog commit, so
 // writers put objects at their final path directly (no staging rename); an
@@ -56,11 +57,42 @@ func Join(base string, elems ...string) string {
 	return out
 }
 
-// ForURI returns the store for a warehouse URI's scheme.
+// Options configure the backends ForURIWith builds.
+type Options struct {
+	// S3 configures the S3 backend (endpoint, region, credentials, disk
+	// cache, IO tuning).
+	S3 S3Options
+	// CheckBucket makes ForURIWith verify that an s3:// warehouse's bucket
+	// is reachable, so that a wrong endpoint or bucket fails at start.
+	CheckBucket bool
+}
+
+// ForURI returns the store for a warehouse URI's scheme, with default
+// options (S3: the standard AWS configuration chain, no disk cache).
 func ForURI(uri string) (Store, error) {
+	return ForURIWith(context.Background(), uri, Options{})
+}
+
+// ForURIWith returns the store for a warehouse URI's scheme: file:///path
+// or s3://bucket/prefix (s3a://, s3n:// too).
+func ForURIWith(ctx context.Context, uri string, opt Options) (Store, error) {
 	switch {
 	case strings.HasPrefix(uri, "file://"):
 		return Local{}, nil
+	case IsS3URI(uri):
+		if _, _, err := ParseS3URI(uri); err != nil {
+			return nil, err
+		}
+		s, err := NewS3(ctx, opt.S3)
+		if err != nil {
+			return nil, err
+		}
+		if opt.CheckBucket {
+			if err := s.CheckBucket(ctx, uri); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
 	}
-	return nil, fmt.Errorf("objstore: unsupported warehouse URI %q (supported: file:///path)", uri)
+	return nil, fmt.Errorf("objstore: unsupported warehouse URI %q (supported: file:///path, s3://bucket/prefix)", uri)
 }

@@ -20,6 +20,10 @@ import (
 // codeBadCopyFileFormat is SQLSTATE 22P04.
 const codeBadCopyFileFormat = "22P04"
 
+// maxCopyFieldSize bounds one field of binary COPY data, as PostgreSQL's
+// 1 GB limit does.
+const maxCopyFieldSize = 1<<30 - 1
+
 // binaryCopySignature starts every binary COPY stream.
 var binaryCopySignature = []byte("PGCOPY\n\xff\r\n\x00")
 
@@ -504,13 +508,18 @@ func (r *copyRowReader) readBinary() ([][]byte, error) {
 			r.nulls = append(r.nulls, true)
 			continue
 		}
-		if l < 0 {
+		if l < 0 || l > maxCopyFieldSize {
 			return nil, badCopy("invalid field size")
 		}
-		from := len(r.buf)
-		r.buf = slices.Grow(r.buf, int(l))[:from+int(l)]
-		if _, err := io.ReadFull(r.r, r.buf[from:]); err != nil {
-			return nil, r.binaryEOF(err, "unexpected EOF in COPY data")
+		// Grow with the data actually received, not with the claimed size.
+		for remaining := int(l); remaining > 0; {
+			n := min(remaining, 1<<20)
+			from := len(r.buf)
+			r.buf = slices.Grow(r.buf, n)[:from+n]
+			if _, err := io.ReadFull(r.r, r.buf[from:]); err != nil {
+				return nil, r.binaryEOF(err, "unexpected EOF in COPY data")
+			}
+			remaining -= n
 		}
 		r.ends = append(r.ends, len(r.buf))
 		r.nulls = append(r.nulls, false)

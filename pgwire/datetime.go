@@ -22,6 +22,10 @@ var zonedDateTimeLayouts = []string{
 	"2006-01-02 15:04:05 Z07",
 	"2006-01-02 15:04Z07:00",
 	"2006-01-02 15:04Z07",
+	// A date with an offset, as pgjdbc sends setDate values ("2026-01-01 +00").
+	"2006-01-02 Z07:00",
+	"2006-01-02 Z07",
+	"2006-01-02Z07:00",
 }
 
 // Layouts of date/time input without an offset.

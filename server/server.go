@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -48,6 +49,9 @@ type Config struct {
 	AdminPassword string
 	// PGBinDir is where initdb/postgres live (empty = search).
 	PGBinDir string
+	// TLSCertFile and TLSKeyFile, when both set, enable TLS for clients that
+	// ask for it (SSLRequest); without them SSLRequest is answered 'N'.
+	TLSCertFile, TLSKeyFile string
 	// PGSettings are extra settings for the private cluster (tests use fsync=off).
 	PGSettings map[string]string
 	Logger     *slog.Logger
@@ -138,7 +142,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger})
+	var tlsConfig *tls.Config
+	switch {
+	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS certificate: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	case cfg.TLSCertFile != "" || cfg.TLSKeyFile != "":
+		return nil, errors.New("TLS needs both --tls-cert and --tls-key")
+	}
+	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger, TLSConfig: tlsConfig})
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}

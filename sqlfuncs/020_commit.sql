@@ -2,17 +2,20 @@
 -- calls lakesoul.commit; nothing re-implements it client-side.
 --
 -- Both of LakeSoul's phases happen in this one call (one transaction):
---   phase 1: a data_commit_info row per touched partition (committed = false);
---   phase 2: a new partition_info version per partition, and committed = true.
--- A multi-partition commit is therefore atomic for readers.
+--   phase 1: a data_commit_info row per touched partition;
+--   phase 2: a new partition_info version per partition.
+-- The phase-1 row is written with committed = true (false only for a
+-- compaction whose partition was abandoned), since both phases commit
+-- together. A multi-partition commit is therefore atomic for readers.
 --
 -- Invariants:
 --   * versions of a partition are allocated only while holding the partition's
 --     advisory transaction lock, so two LakeSoul-Go commits never race on max+1;
 --     partitions are locked in partition_desc order, so commits never deadlock;
---   * a unique violation on partition_info can still come from a client that does
---     not take the lock (LakeSoul's JVM/Rust clients); it is retried (at most 5
---     attempts, as LakeSoul does) by re-reading the partition's latest version;
+--   * a version collision on partition_info can still come from a client that
+--     does not take the lock (LakeSoul's JVM/Rust clients); the insert uses ON
+--     CONFLICT DO NOTHING (no subtransaction) and a collision is retried (at
+--     most 5 attempts, as LakeSoul does) by re-reading the latest version;
 --   * the table_info row is held FOR SHARE for the whole commit, so a concurrent
 --     DROP TABLE waits, and a commit to a dropped table fails with 42P01;
 --   * re-committing a commit id that already committed is a no-op returning the
@@ -69,6 +72,7 @@ DECLARE
     v_middle    text[];
     v_new_snap  uuid[];
     v_attempt   int := 0;
+    v_seen      boolean;
 BEGIN
     IF v_desc IS NULL OR v_commit_id IS NULL THEN
         RAISE EXCEPTION 'commit: partition_desc and commit_id are required' USING ERRCODE = '22023';
@@ -83,10 +87,11 @@ BEGIN
 
     PERFORM pg_advisory_xact_lock(hashtextextended(p_table_id || chr(31) || v_desc, 0));
 
-    -- Phase 1 (idempotent).
+    -- Idempotence: a commit id seen before.
     SELECT * INTO v_existing FROM public.data_commit_info
      WHERE table_id = p_table_id AND partition_desc = v_desc AND commit_id = v_commit_id;
-    IF FOUND THEN
+    v_seen := FOUND;
+    IF v_seen THEN
         IF v_existing.file_ops IS DISTINCT FROM v_ops OR v_existing.commit_op IS DISTINCT FROM p_commit_op THEN
             RAISE EXCEPTION 'commit id % was already used with different files', v_commit_id USING ERRCODE = '23505';
         END IF;
@@ -94,15 +99,13 @@ BEGIN
             RETURN (SELECT min(version) FROM public.partition_info
                      WHERE table_id = p_table_id AND partition_desc = v_desc AND v_commit_id = ANY (snapshot));
         END IF;
-    ELSE
-        INSERT INTO public.data_commit_info (table_id, partition_desc, commit_id, file_ops, commit_op,
-                                             committed, timestamp, domain)
-        VALUES (p_table_id, v_desc, v_commit_id, v_ops, p_commit_op, false,
-                coalesce((p_part->>'timestamp')::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint),
-                p_domain);
     END IF;
 
-    -- Phase 2.
+    -- Phase 2 (the new version) is decided first; the phase-1 row is then
+    -- written once with its final "committed" flag. Both land in this one
+    -- transaction, so readers never see one without the other, and no row is
+    -- written twice (data_commit_info has REPLICA IDENTITY FULL: an UPDATE
+    -- would log the whole old row).
     LOOP
         v_attempt := v_attempt + 1;
         SELECT version, snapshot, commit_op, timestamp INTO v_cur_ver, v_cur_snap, v_cur_op, v_cur_ts
@@ -145,7 +148,15 @@ BEGIN
             IF v_read = v_cur_ver THEN
                 v_new_snap := ARRAY[v_commit_id];
             ELSIF 'UpdateCommit' = ANY (v_middle) OR 'CompactionCommit' = ANY (v_middle) OR 'DeleteCommit' = ANY (v_middle) THEN
-                RETURN NULL;  -- compaction result abandoned; its commit stays uncommitted
+                -- Compaction result abandoned: its phase-1 row stays, uncommitted.
+                IF NOT v_seen THEN
+                    INSERT INTO public.data_commit_info (table_id, partition_desc, commit_id, file_ops, commit_op,
+                                                         committed, timestamp, domain)
+                    VALUES (p_table_id, v_desc, v_commit_id, v_ops, p_commit_op, false,
+                            coalesce((p_part->>'timestamp')::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint),
+                            p_domain);
+                END IF;
+                RETURN NULL;
             ELSE
                 v_new_snap := ARRAY[v_commit_id] ||
                     ARRAY(SELECT c FROM unnest(v_cur_snap) WITH ORDINALITY u(c, n)
@@ -183,26 +194,41 @@ BEGIN
         END CASE;
 
         v_ts := greatest((extract(epoch FROM clock_timestamp()) * 1000)::bigint, v_cur_ts);
-        BEGIN
-            INSERT INTO public.partition_info (table_id, partition_desc, version, commit_op, timestamp, snapshot, expression, domain)
-            VALUES (p_table_id, v_desc, v_cur_ver + 1, p_commit_op, v_ts, v_new_snap, '', p_domain);
-            EXIT;
-        EXCEPTION WHEN unique_violation THEN
-            IF v_attempt >= 5 THEN
-                RAISE EXCEPTION 'commit % failed: reached the limit of 5 attempts on partition %', v_commit_id, v_desc
-                    USING ERRCODE = '40001';
-            END IF;
-        END;
+        -- ON CONFLICT instead of an exception block: no subtransaction per commit.
+        INSERT INTO public.partition_info (table_id, partition_desc, version, commit_op, timestamp, snapshot, expression, domain)
+        VALUES (p_table_id, v_desc, v_cur_ver + 1, p_commit_op, v_ts, v_new_snap, '', p_domain)
+        ON CONFLICT (table_id, partition_desc, version) DO NOTHING;
+        EXIT WHEN FOUND;
+        IF v_attempt >= 5 THEN
+            RAISE EXCEPTION 'commit % failed: reached the limit of 5 attempts on partition %', v_commit_id, v_desc
+                USING ERRCODE = '40001';
+        END IF;
     END LOOP;
 
-    UPDATE public.data_commit_info SET committed = true
-     WHERE table_id = p_table_id AND partition_desc = v_desc AND commit_id = v_commit_id;
+    IF v_seen THEN
+        UPDATE public.data_commit_info SET committed = true
+         WHERE table_id = p_table_id AND partition_desc = v_desc AND commit_id = v_commit_id;
+    ELSE
+        INSERT INTO public.data_commit_info (table_id, partition_desc, commit_id, file_ops, commit_op,
+                                             committed, timestamp, domain)
+        VALUES (p_table_id, v_desc, v_commit_id, v_ops, p_commit_op, true,
+                coalesce((p_part->>'timestamp')::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint),
+                p_domain);
+    END IF;
     RETURN v_cur_ver + 1;
 END
 $$;
 
-CREATE OR REPLACE FUNCTION lakesoul.commit(p_table_id text, p_commit_op text, p_partitions jsonb)
-RETURNS TABLE (partition_desc text, version int) LANGUAGE plpgsql
+-- lakesoul.commit(table, op, partitions [, defer_notify]). With defer_notify
+-- the compaction notification a version triggers (see migration 000005) is not
+-- sent inside this transaction but returned in compaction_notify, for the
+-- caller to send after the commit (lakesoul.notify_compaction): NOTIFY inside a
+-- commit serialises all notifying commits of the database through their WAL
+-- flush. Without it, the trigger notifies as LakeSoul's does.
+DROP FUNCTION IF EXISTS lakesoul.commit(text, text, jsonb);
+CREATE OR REPLACE FUNCTION lakesoul.commit(p_table_id text, p_commit_op text, p_partitions jsonb,
+                                           p_defer_notify boolean DEFAULT false)
+RETURNS TABLE (partition_desc text, version int, compaction_notify text) LANGUAGE plpgsql
 SET search_path = pg_catalog, public AS $$
 DECLARE
     v_domain text;
@@ -218,10 +244,33 @@ BEGIN
     IF (SELECT count(DISTINCT e->>'partition_desc') <> count(*) FROM jsonb_array_elements(p_partitions) e) THEN
         RAISE EXCEPTION 'commit: a partition appears twice' USING ERRCODE = '22023';
     END IF;
+    IF p_defer_notify THEN
+        PERFORM set_config('lakesoul.defer_compaction_notify', 'on', true);
+    END IF;
     FOR v_part IN SELECT e FROM jsonb_array_elements(p_partitions) e ORDER BY e->>'partition_desc' LOOP
         partition_desc := v_part->>'partition_desc';
+        IF p_defer_notify THEN
+            PERFORM set_config('lakesoul.deferred_compaction_notify', '', true);
+        END IF;
         version := lakesoul.commit_one_partition(p_table_id, v_domain, p_commit_op, v_part);
+        compaction_notify := CASE WHEN p_defer_notify
+                                  THEN nullif(current_setting('lakesoul.deferred_compaction_notify', true), '') END;
         RETURN NEXT;
     END LOOP;
+    IF p_defer_notify THEN
+        PERFORM set_config('lakesoul.defer_compaction_notify', '', true);
+    END IF;
+END
+$$;
+
+-- notify_compaction sends deferred compaction notifications. The transaction
+-- it runs in has nothing durable to write, so it does not wait for a WAL
+-- flush (synchronous_commit off) while it holds PostgreSQL's notify lock.
+CREATE OR REPLACE FUNCTION lakesoul.notify_compaction(p_payloads text[])
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    PERFORM pg_notify('lakesoul_compaction_notify', p) FROM unnest(p_payloads) p WHERE p IS NOT NULL;
 END
 $$;

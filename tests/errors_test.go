@@ -70,10 +70,12 @@ func TestBadInput(t *testing.T) {
 		{"INSERT INTO bad.t VALUES (3, 'x', 1.0, '2026-01-01'), (NULL, 'y', 2.0, '2026-01-01')", "23502"},
 		{"INSERT INTO bad.t SELECT NULL::bigint, 'x', 1.0, DATE '2026-01-01'", "23502"},
 		{"DROP SCHEMA bad", "2BP01"},
-		{"UPDATE bad.t SET v = 1", "0A000"},
-		{"DELETE FROM bad.t WHERE id = 1", "0A000"},
-		{"TRUNCATE bad.t", "0A000"},
-		{"INSERT INTO bad.t VALUES (1, 'a', 1.5, '2026-01-01') ON CONFLICT DO NOTHING", "0A000"},
+		{"UPDATE bad.t SET id = 3 WHERE id = 1", "0A000"},
+		{"UPDATE bad.t SET v = 1 RETURNING id", "0A000"},
+		{"DELETE FROM bad.t WHERE id = 1 RETURNING id", "0A000"},
+		{"INSERT INTO bad.t VALUES (1, 'a', 1.5, '2026-01-01') ON CONFLICT (k) DO NOTHING", "42P10"},
+		{"MERGE INTO bad.t USING bad.t s ON bad.t.id = s.id WHEN MATCHED THEN DELETE", "0A000"},
+		{"UPDATE bad.t SET v = 'not a number'", "22P02"},
 	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
 		for _, tc := range cases {

@@ -85,6 +85,8 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.Warehouse, "warehouse", env("LAKESOUL_WAREHOUSE", ""), "data root: file:///path (default <data-dir>/warehouse) [LAKESOUL_WAREHOUSE]")
 	fs.StringVar(&cfg.AdminPassword, "admin-password", env("LAKESOUL_ADMIN_PASSWORD", ""), "password of the admin role lakesoul [LAKESOUL_ADMIN_PASSWORD]")
 	fs.StringVar(&cfg.PGBinDir, "pg-bin", env("LAKESOUL_PG_BIN", ""), "directory with initdb and postgres [LAKESOUL_PG_BIN]")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-key", env("LAKESOUL_TLS_KEY", ""), "PEM private key for TLS [LAKESOUL_TLS_KEY]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err

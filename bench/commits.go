@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+)
+
+func init() { Register("commits", runCommits) }
+
+// runCommits measures the commit protocol (lakesoul.commit, one round trip
+// per commit) with 1, 8 and 32 concurrent writers, each committing one
+// MergeCommit of one file at a time, on distinct partitions (one per writer)
+// and all on the same partition. Per configuration it reports commits/s and
+// the latency distribution (p50/p99/max) seen by the writers.
+//
+// Flags: --commits N (per configuration, default 4000 × scale),
+// --writers 1,8,32.
+func runCommits(ctx context.Context, o Options) error {
+	fs := flag.NewFlagSet("commits", flag.ContinueOnError)
+	total := fs.Int("commits", 0, "commits per configuration (default 4000 × scale, at least 100)")
+	writersFlag := fs.String("writers", "1,8,32", "comma-separated writer counts")
+	if err := fs.Parse(o.Args); err != nil {
+		return err
+	}
+	n := *total
+	if n <= 0 {
+		n = max(100, int(4000*o.Scale))
+	}
+	var writerCounts []int
+	for _, w := range splitList(*writersFlag) {
+		var x int
+		if _, err := fmt.Sscan(w, &x); err != nil || x < 1 {
+			return fmt.Errorf("commits: bad --writers %q", *writersFlag)
+		}
+		writerCounts = append(writerCounts, x)
+	}
+	bc, err := openBenchCatalog(ctx, o, "commits", slices.Max(writerCounts)+2)
+	if err != nil {
+		return err
+	}
+	defer bc.close()
+
+	for _, same := range []bool{false, true} {
+		for _, writers := range writerCounts {
+			tbl := &catalog.Table{ID: "table_" + uuid.NewString(), Namespace: catalog.DefaultNamespace,
+				Name: fmt.Sprintf("bench_commits_%s", uuid.NewString()[:8]), Path: "file:///bench/commits/" + uuid.NewString(),
+				Schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+					{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "p", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
+				RangeCols: []string{"p"}, PKCols: []string{"id"}, HashBucketNum: 4}
+			if err := bc.cat.CreateTable(ctx, tbl); err != nil {
+				return err
+			}
+			mode := "distinct"
+			if same {
+				mode = "same"
+			}
+			fmt.Fprintf(o.Log, "commits: %d writers, %s partitions, %d commits\n", writers, mode, n)
+			lat, errs, took, err := commitLoad(ctx, bc.cat, tbl, writers, n, same)
+			if err != nil {
+				return err
+			}
+			o.Out.Emit(Row{Bench: "commits", Phase: "commit", System: "lakesoul", Rows: int64(len(lat)), Seconds: took.Seconds(),
+				Extra: bc.extra(map[string]any{
+					"writers": writers, "partitions": mode, "errors": errs,
+					"commits_per_s": round(float64(len(lat)) / took.Seconds()),
+					"p50_ms":        round(percentile(lat, 0.50)), "p99_ms": round(percentile(lat, 0.99)),
+					"max_ms": round(percentile(lat, 1)), "mean_ms": round(mean(lat)),
+				})})
+			if _, err := bc.cat.DropTable(ctx, tbl.Namespace, tbl.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// commitLoad runs n commits spread over writers goroutines and returns the
+// latency of each successful commit in ms.
+func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, writers, n int, same bool) ([]float64, int, time.Duration, error) {
+	var mu sync.Mutex
+	var lat []float64
+	errs := 0
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range writers {
+		count := n / writers
+		if w < n%writers {
+			count++
+		}
+		desc := fmt.Sprintf("p=%d", w)
+		if same {
+			desc = "p=0"
+		}
+		wg.Go(func() {
+			local := make([]float64, 0, count)
+			for range count {
+				id := uuid.New()
+				pc := catalog.PartitionCommit{Desc: desc, CommitID: id, Ops: []catalog.FileOp{{
+					Path: tbl.Path + "/" + desc + "/part-" + id.String()[:16] + "_0000.parquet", Op: "add", Size: 1 << 20,
+					ExistCols: []string{"id", "v"}}}}
+				t0 := time.Now()
+				_, err := cat.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{pc})
+				d := time.Since(t0)
+				if err != nil {
+					mu.Lock()
+					errs++
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					if ctx.Err() != nil {
+						return
+					}
+					continue
+				}
+				local = append(local, float64(d.Microseconds())/1000)
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	if ctx.Err() != nil {
+		return nil, 0, 0, ctx.Err()
+	}
+	if errs > 0 && len(lat) == 0 {
+		return nil, 0, 0, fmt.Errorf("commits: every commit failed: %w", firstErr)
+	}
+	return lat, errs, took, nil
+}
+
+// percentile returns the p-quantile (nearest rank) of xs.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
+// round keeps three decimals.
+func round(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
