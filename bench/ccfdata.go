@@ -20,8 +20,14 @@ type ccfWorkload struct {
 	base, batch, upserts int
 }
 
+// newCCFWorkload sizes the workload: the upsert volume is 20 M rows × scale
+// whatever the number of batches, so `--upserts 100` writes the same rows and
+// keys as the default 10 batches, in ten times as many commits.
 func newCCFWorkload(scale float64, upserts int) ccfWorkload {
-	return ccfWorkload{base: int(10_000_000 * scale), batch: int(2_000_000 * scale), upserts: upserts}
+	if upserts < 1 {
+		upserts = 1
+	}
+	return ccfWorkload{base: int(10_000_000 * scale), batch: int(20_000_000*scale) / upserts, upserts: upserts}
 }
 
 // keysBefore is the number of distinct keys before upsert batch b (1-based).

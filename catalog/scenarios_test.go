@@ -269,6 +269,15 @@ func TestScenario18CompactionNotify(t *testing.T) {
 	if fmt.Sprint(fired) != "[10 11 22]" {
 		t.Fatalf("notifications at versions %v, want [10 11 22]", fired)
 	}
+	// A client calling lakesoul.commit without deferring (as LakeSoul's own
+	// clients' inserts do) gets the notification from inside the commit.
+	if _, err := c.Pool().Exec(ctx, `SELECT * FROM lakesoul.commit($1, 'MergeCommit', $2::jsonb)`, tbl.ID,
+		fmt.Sprintf(`[{"partition_desc": "d=2026-01-01", "commit_id": "%s", "file_ops": []}]`, uuid.New())); err != nil {
+		t.Fatal(err)
+	}
+	if n := notified(); len(n) != 1 {
+		t.Fatalf("in-transaction notification: %v", n)
+	}
 	var p map[string]string
 	if err := json.Unmarshal([]byte(payload), &p); err != nil {
 		t.Fatalf("payload %q: %v", payload, err)

@@ -316,8 +316,9 @@ func isTransient(err error) bool {
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
+		// 0: no response at all (connection refused, reset, cut).
 		code := re.HTTPStatusCode()
-		return code >= 500 || code == 408 || code == 429
+		return code == 0 || code >= 500 || code == 408 || code == 429
 	}
 	if ae != nil {
 		return false

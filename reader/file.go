@@ -38,7 +38,13 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	if err != nil {
 		return nil, err
 	}
-	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	// Stream column chunks page by page instead of loading whole chunks: a
+	// bucket may merge hundreds of files at once, and whole row-group chunks
+	// of each would hold gigabytes.
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 256 << 10
+	pf, err := file.NewParquetReader(obj, file.WithReadProps(props))
 	if err != nil {
 		obj.Close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
