@@ -17,7 +17,7 @@ import (
 // registers the lake scan function, and then locks DuckDB down: no file or
 // network access of its own (all IO goes through Go and objstore) and no
 // configuration changes by users.
-func openDuckDB(ctx context.Context, reg *scanRegistry, threads int) (*sql.DB, error) {
+func openDuckDB(ctx context.Context, reg *scanRegistry, threads int, warehouseDir string) (*sql.DB, error) {
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
@@ -37,8 +37,14 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, threads int) (*sql.DB, e
 		"SET TimeZone = 'UTC'",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-		"SET enable_external_access = false",
 	}
+	if warehouseDir != "" {
+		// The one place DuckDB may read files itself: native scans of
+		// append tables (nativescan.go). User SQL cannot name files: the
+		// engine rejects table functions other than its own.
+		setup = append(setup, fmt.Sprintf("SET allowed_directories = ['%s/']", strings.ReplaceAll(warehouseDir, "'", "''")))
+	}
+	setup = append(setup, "SET enable_external_access = false")
 	if threads > 0 {
 		setup = append(setup, fmt.Sprintf("SET threads = %d", threads))
 	}

@@ -209,9 +209,22 @@ func (p *duckPortal) start(ctx context.Context) error {
 	if err := p.q.s.takeSnapshots(ctx, p.q.tables); err != nil {
 		return err
 	}
+	query := p.q.sql
+	if native, err := p.q.s.nativeSQL(p.q); err != nil {
+		return err
+	} else if native != "" {
+		query = native
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	rows, err := p.q.s.duck.QueryContext(p.ctx, p.q.sql, p.args...)
+	// DuckDB may run the whole query inside QueryContext (aggregates): link
+	// the caller's cancellation (CancelRequest, statement_timeout) already.
+	stop := context.AfterFunc(ctx, p.cancel)
+	rows, err := p.q.s.duck.QueryContext(p.ctx, query, p.args...)
+	stop()
 	if err != nil {
+		if ctx.Err() != nil {
+			return sqlerr.ErrCanceled
+		}
 		return err
 	}
 	p.rows = rows

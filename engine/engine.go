@@ -47,6 +47,9 @@ type Engine struct {
 	duck          *sql.DB
 	scans         *scanRegistry
 	serverVersion string
+	// warehouseDir is the local warehouse root ("" for object stores);
+	// DuckDB may read Parquet files below it.
+	warehouseDir string
 	// catalogRole is the role the catalog pool connects as; sessions of
 	// other roles run their catalog work under SET LOCAL ROLE.
 	catalogRole string
@@ -59,7 +62,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger}
 	e.scans = newScanRegistry(cfg.Store)
-	db, err := openDuckDB(ctx, e.scans, cfg.DuckDBThreads)
+	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
+		e.warehouseDir = strings.TrimSuffix(dir, "/")
+	}
+	db, err := openDuckDB(ctx, e.scans, cfg.DuckDBThreads, e.warehouseDir)
 	if err != nil {
 		return nil, err
 	}

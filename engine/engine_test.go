@@ -209,3 +209,9 @@ func TestTransactionBlockStatus(t *testing.T) {
 		t.Fatalf("status %c after ROLLBACK", s.TxStatus())
 	}
 }
+
+// A simple query's later statements see what the earlier ones did.
+func TestMultiStatementSeesEarlierStatements(t *testing.T) {
+	s := newSession(t)
+	expectRows(t, s, "CREATE TABLE m1 (x int); INSERT INTO m1 VALUES (1), (2); SELECT sum(x) FROM m1", "3")
+}

@@ -74,6 +74,9 @@ func classifyRelations(stmt *pg_query.Node) relationKinds {
 // lakesoul_scan(handle) call and registers the handles; it returns the tables
 // by handle. Unknown tables fail with 42P01.
 func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[string]*catalog.Table, error) {
+	if err := s.checkTableFunctions(stmt); err != nil {
+		return nil, err
+	}
 	ctes := cteNames(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)
@@ -134,7 +137,7 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 		parts, ok := snap[t.ID]
 		if !ok {
 			var err error
-			if parts, err = s.e.cat.LiveFiles(ctx, t.ID, nil); err != nil {
+			if parts, err = s.listPartitions(ctx, t, tables); err != nil { // prunefetch.go
 				return err
 			}
 			snap[t.ID] = parts

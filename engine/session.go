@@ -66,7 +66,13 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 		return nil, s.fail(parseError(err))
 	}
 	out := make([]pgwire.Statement, 0, len(tree.Stmts))
-	for _, raw := range tree.Stmts {
+	for i, raw := range tree.Stmts {
+		if i > 0 {
+			// Later statements of a simple query are planned when they run,
+			// after the earlier ones took effect (CREATE TABLE t; INSERT INTO t …).
+			out = append(out, &lazyStmt{s: s, node: raw.Stmt})
+			continue
+		}
 		if s.failed && !isTxEnd(raw.Stmt) {
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 				"current transaction is aborted, commands ignored until end of transaction block")
@@ -79,6 +85,55 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 	}
 	return out, nil
 }
+
+// lazyStmt is a statement planned on first use.
+type lazyStmt struct {
+	s    *Session
+	node *pg_query.Node
+	st   pgwire.Statement
+	err  error
+}
+
+func (l *lazyStmt) get(ctx context.Context) (pgwire.Statement, error) {
+	if l.st == nil && l.err == nil {
+		if l.s.failed && !isTxEnd(l.node) {
+			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
+				"current transaction is aborted, commands ignored until end of transaction block")
+		}
+		st, err := l.s.plan(ctx, l.node, nil)
+		if err != nil {
+			l.err = l.s.fail(err)
+		} else {
+			l.st = &trackedStmt{Statement: st, s: l.s}
+		}
+	}
+	return l.st, l.err
+}
+
+func (l *lazyStmt) ParamOIDs() []uint32 {
+	if st, err := l.get(context.Background()); err == nil {
+		return st.ParamOIDs()
+	}
+	return nil
+}
+
+func (l *lazyStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
+	st, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Describe(ctx)
+}
+
+func (l *lazyStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	st, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Bind(ctx, params)
+}
+
+func (l *lazyStmt) Tag() string { return statementName(l.node) }
 
 // fail records an error inside a transaction block and returns it.
 func (s *Session) fail(err error) error {

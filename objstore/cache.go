@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -281,15 +282,14 @@ func (c *Cache) readEntry(e *cacheEntry, p []byte, off int64) bool {
 	return false
 }
 
-// readAll returns an entry file's contents, or nil when it is gone.
+// readAll returns an entry file's contents, or nil when it is gone. (Not
+// counted in the block statistics.)
 func (c *Cache) readAll(e *cacheEntry) []byte {
 	b, err := os.ReadFile(c.path(e.name))
 	if err != nil || int64(len(b)) != e.size {
 		c.dropEntry(e)
 		return nil
 	}
-	c.hits.Add(1)
-	c.hitBytes.Add(int64(len(b)))
 	return b
 }
 
@@ -412,4 +412,23 @@ func (c *Cache) evictLocked(extra int64) {
 		os.Remove(c.path(e.name))
 		c.evictions.Add(1)
 	}
+}
+
+// ParseSize parses a byte size: a number with an optional unit, B, K/KB/KiB,
+// M/MB/MiB, G/GB/GiB or T/TB/TiB (all binary, as LakeSoul's
+// LAKESOUL_CACHE_SIZE), e.g. "1GiB", "512MiB", "0".
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+		"mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || v < 0 {
+		return 0, fmt.Errorf("invalid size %q (want e.g. 1GiB, 512MiB, 0)", s)
+	}
+	return int64(v * mult), nil
 }

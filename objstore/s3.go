@@ -29,7 +29,7 @@ const (
 	DefaultS3MaxRequestSize    = 8 << 20
 	DefaultS3ReadConcurrency   = 16
 	DefaultS3TailSize          = 64 << 10
-	DefaultS3Prefetch          = 16 << 20
+	DefaultS3Prefetch          = 4 << 20
 	DefaultS3RequestTimeout    = 2 * time.Minute
 	DefaultS3MaxRetries        = 4
 	DefaultS3RetryBase         = 100 * time.Millisecond
@@ -68,8 +68,9 @@ type S3Options struct {
 	// TailSize is how much of an object's end Open fetches in its one
 	// request (the Parquet footer).
 	TailSize int64
-	// Prefetch is how far ahead of a sequential reader blocks are fetched
-	// into the cache (negative: off). Only with a cache.
+	// Prefetch is how far ahead of each sequential stream of reads (a
+	// Parquet column chunk read page by page) blocks are fetched into the
+	// cache (negative: off). Only with a cache.
 	Prefetch int64
 	// RequestTimeout bounds one attempt of one request, body included.
 	RequestTimeout time.Duration

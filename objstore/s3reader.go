@@ -84,7 +84,7 @@ func (s *S3) Open(ctx context.Context, uri string) (Reader, error) {
 		}
 	}
 	r := &s3Reader{s: s, uri: uri, bucket: bucket, key: key, etag: meta.ETag, size: meta.Size,
-		tailOff: meta.TailOff, tail: meta.tail, prefetchEnd: -1}
+		tailOff: meta.TailOff, tail: meta.tail}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	r.blockPrefix = "block\x00" + uri + "\x00" + meta.ETag + "\x00" + strconv.FormatInt(meta.Size, 10) + "\x00"
 	return r, nil
@@ -251,12 +251,12 @@ type s3Reader struct {
 	blockPrefix      string
 	pos              int64
 
-	mu          sync.Mutex
-	lastOff     int64
-	prefetchEnd int64
-	prefetching bool
-	closed      bool
-	wg          sync.WaitGroup
+	mu         sync.Mutex
+	streams    []readStream
+	tick       uint64
+	prefetches int
+	closed     bool
+	wg         sync.WaitGroup
 }
 
 func (r *s3Reader) Size() int64 { return r.size }
@@ -494,34 +494,70 @@ func (r *s3Reader) fetchBlocks(owned []ownedBlock, prefetch bool, deliver func(i
 	return firstError(errs)
 }
 
-// maybePrefetch fetches the blocks after a sequential read into the cache
-// in the background (about a row group ahead), so that the next column
-// chunks are local or in flight when the reader gets there.
+// readStream is one sequential reader of the object (Parquet reads each
+// column chunk as its own stream of buffered reads, interleaved).
+type readStream struct {
+	next, prefetched int64
+	used             uint64
+}
+
+// maxStreams bounds the streams a reader tracks; maxPrefetches the
+// prefetches it runs at once.
+const (
+	maxStreams    = 32
+	maxPrefetches = 4
+)
+
+// maybePrefetch fetches blocks ahead of sequential streams into the cache
+// in the background: a read that continues where an earlier one ended gets
+// the next Prefetch bytes fetched, so that a column chunk's next pages are
+// local or in flight when its reader gets there.
 func (r *s3Reader) maybePrefetch(off, end int64) {
 	window := r.s.opt.Prefetch
 	if window <= 0 {
 		return
 	}
 	r.mu.Lock()
-	sequential := off >= r.lastOff
-	r.lastOff = off
-	if !sequential || r.prefetching || r.closed || r.prefetchEnd >= end+window/2 {
+	r.tick++
+	var st *readStream
+	for i := range r.streams {
+		if r.streams[i].next == off {
+			st = &r.streams[i]
+			break
+		}
+	}
+	if st == nil {
+		// A new stream: remember it, replacing the least recently used.
+		ns := readStream{next: end, prefetched: end, used: r.tick}
+		if len(r.streams) < maxStreams {
+			r.streams = append(r.streams, ns)
+		} else {
+			lru := 0
+			for i := range r.streams {
+				if r.streams[i].used < r.streams[lru].used {
+					lru = i
+				}
+			}
+			r.streams[lru] = ns
+		}
 		r.mu.Unlock()
 		return
 	}
-	from, to := max(end, r.prefetchEnd), min(end+window, r.tailOff)
-	if from >= to {
+	st.next, st.used = end, r.tick
+	from, to := max(end, st.prefetched), min(end+window, r.tailOff)
+	if r.closed || r.prefetches >= maxPrefetches || st.prefetched >= end+window/2 || from >= to {
 		r.mu.Unlock()
 		return
 	}
-	r.prefetchEnd, r.prefetching = to, true
+	st.prefetched = to
+	r.prefetches++
 	r.wg.Add(1)
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
 		defer func() {
 			r.mu.Lock()
-			r.prefetching = false
+			r.prefetches--
 			r.mu.Unlock()
 		}()
 		c := r.s.cache

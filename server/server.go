@@ -42,8 +42,17 @@ type Config struct {
 	CatalogURL string
 	// NoMigrate skips applying migrations to CatalogURL.
 	NoMigrate bool
-	// Warehouse is the data root URI; default file://<DataDir>/warehouse.
+	// Warehouse is the data root URI (file:///path or s3://bucket/prefix);
+	// default file://<DataDir>/warehouse.
 	Warehouse string
+	// S3Endpoint is an S3-compatible endpoint URL (path-style addressing);
+	// S3Region the region. Credentials come from the standard AWS chain.
+	S3Endpoint, S3Region string
+	// CacheDir holds the disk cache of object-store reads (default
+	// <DataDir>/cache); CacheSize bounds it in bytes (0 = 1 GiB, negative =
+	// no cache).
+	CacheDir  string
+	CacheSize int64
 	// AdminPassword sets the admin role's password; empty = keep the saved one
 	// or generate one at first start.
 	AdminPassword string
@@ -68,6 +77,7 @@ type Server struct {
 	cat        *catalog.Catalog
 	eng        *engine.Engine
 	wire       *pgwire.Server
+	store      objstore.Store
 	ln         net.Listener
 	serveErr   chan error
 }
@@ -134,10 +144,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		warehouse = objstore.LocalURI(dir)
 	}
-	store, err := objstore.ForURI(warehouse)
+	store, err := s.openStore(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
+	s.store = store
 	s.eng, err = engine.New(ctx, engine.Config{Catalog: s.cat, Warehouse: warehouse, Store: store, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -161,6 +172,37 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
 	return s, nil
 }
+
+// openStore builds the warehouse's object store; for S3 with the disk cache
+// and a check that the bucket is reachable.
+func (s *Server) openStore(ctx context.Context, warehouse string) (objstore.Store, error) {
+	opt := objstore.Options{CheckBucket: true, S3: objstore.S3Options{
+		Endpoint: s.cfg.S3Endpoint, Region: s.cfg.S3Region, CacheDir: s.cfg.CacheDir, CacheSize: s.cfg.CacheSize}}
+	if objstore.IsS3URI(warehouse) {
+		if opt.S3.CacheSize == 0 {
+			opt.S3.CacheSize = objstore.DefaultCacheSize
+		}
+		if opt.S3.CacheDir == "" {
+			opt.S3.CacheDir = filepath.Join(s.cfg.DataDir, "cache")
+		}
+		if opt.S3.CacheSize < 0 {
+			opt.S3.CacheDir = ""
+		}
+	}
+	store, err := objstore.ForURIWith(ctx, warehouse, opt)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse %s: %w", warehouse, err)
+	}
+	if objstore.IsS3URI(warehouse) {
+		s.log.Info("object store", "warehouse", warehouse, "endpoint", opt.S3.Endpoint,
+			"cache_dir", opt.S3.CacheDir, "cache_size", max(opt.S3.CacheSize, 0))
+	}
+	return store, nil
+}
+
+// Store is the warehouse's object store (an *objstore.S3 for s3://
+// warehouses, whose Stats give request and cache counters).
+func (s *Server) Store() objstore.Store { return s.store }
 
 // CatalogURL is the catalog PostgreSQL's connection string (the private
 // cluster's unix socket, or --catalog-url).

@@ -93,6 +93,7 @@ BEGIN
     DELETE FROM public.data_commit_info WHERE table_id = p_table_id;
     DELETE FROM lakesoul.table_oid WHERE table_id = p_table_id;
     DELETE FROM lakesoul.table_created WHERE table_id = p_table_id;
+    DELETE FROM lakesoul.partition_registry WHERE table_id = p_table_id;
     RETURN v_path;
 END
 $$;

@@ -1,6 +1,6 @@
 -- History, time travel and incremental reads (LakeSoul §2.3, §2.7, §5.2, §5.3),
--- and partition pruning (§5.6). Read-only; each function answers from one
--- statement snapshot of the catalog.
+-- and partition pruning (§5.6, through lakesoul.partition_registry). Read-only;
+-- each function answers from one statement snapshot of the catalog.
 --
 -- Conventions:
 --   * "tbl" names a table as 'ns.name', 'name' (searched in the session's lake
@@ -319,7 +319,8 @@ $$;
 
 -- live_files_matching is live_files for the partitions whose desc contains
 -- every "k=v" term of p_terms (an equality on a subset of the range columns,
--- §5.6), found through partition_info_desc_terms_index.
+-- §5.6): candidates come from lakesoul.partition_registry through its GIN
+-- index, each one's latest version from partition_info's primary key.
 CREATE OR REPLACE FUNCTION lakesoul.live_files_matching(p_table_id text, p_terms text[])
 RETURNS TABLE (partition_desc text, partition_version int, path text, size bigint, file_exist_cols text)
 LANGUAGE plpgsql STABLE
@@ -329,12 +330,16 @@ DECLARE
     v_keys text[] := ARRAY(SELECT p_table_id || chr(31) || t FROM unnest(p_terms) t);
 BEGIN
     RETURN QUERY
-        WITH latest AS (
-            SELECT DISTINCT ON (p.partition_desc) p.partition_desc AS d, p.version AS ver, p.snapshot AS snap
-              FROM public.partition_info p
-             WHERE lakesoul.partition_desc_terms(p.table_id, p.partition_desc) @> v_keys
-               AND p.table_id = p_table_id
-             ORDER BY p.partition_desc, p.version DESC
+        WITH cand AS (
+            SELECT r.partition_desc AS d FROM lakesoul.partition_registry r
+             WHERE lakesoul.partition_desc_terms(r.table_id, r.partition_desc) @> v_keys
+               AND r.table_id = p_table_id
+        ), latest AS (
+            SELECT cand.d, l.ver, l.snap
+              FROM cand CROSS JOIN LATERAL (
+                  SELECT p.version AS ver, p.snapshot AS snap FROM public.partition_info p
+                   WHERE p.table_id = p_table_id AND p.partition_desc = cand.d
+                   ORDER BY p.version DESC LIMIT 1) l
         )
         SELECT l.d, l.ver, f.path, f.size, f.file_exist_cols
           FROM latest l CROSS JOIN LATERAL lakesoul.replay(p_table_id, l.d, l.snap) WITH ORDINALITY AS f(path, size, file_exist_cols, n)

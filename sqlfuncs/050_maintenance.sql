@@ -260,6 +260,7 @@ BEGIN
     DELETE FROM public.partition_info p WHERE p.table_id = v_id AND p.partition_desc = v_part;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     DELETE FROM public.data_commit_info d WHERE d.table_id = v_id AND d.partition_desc = v_part;
+    DELETE FROM lakesoul.partition_registry r WHERE r.table_id = v_id AND r.partition_desc = v_part;
     RETURN v_n;
 END
 $$;

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/bench"
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/server"
 )
 
@@ -82,7 +83,11 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.Listen, "listen", env("LAKESOUL_LISTEN", "127.0.0.1:5433"), "pgwire listen address [LAKESOUL_LISTEN]")
 	fs.StringVar(&cfg.CatalogURL, "catalog-url", env("LAKESOUL_CATALOG_URL", ""), "use this PostgreSQL as the catalog instead of the private one [LAKESOUL_CATALOG_URL]")
 	fs.BoolVar(&cfg.NoMigrate, "no-migrate", false, "do not apply migrations to --catalog-url")
-	fs.StringVar(&cfg.Warehouse, "warehouse", env("LAKESOUL_WAREHOUSE", ""), "data root: file:///path (default <data-dir>/warehouse) [LAKESOUL_WAREHOUSE]")
+	fs.StringVar(&cfg.Warehouse, "warehouse", env("LAKESOUL_WAREHOUSE", ""), "data root: file:///path or s3://bucket/prefix (default <data-dir>/warehouse) [LAKESOUL_WAREHOUSE]")
+	fs.StringVar(&cfg.S3Endpoint, "s3-endpoint", env("AWS_ENDPOINT_URL", ""), "S3-compatible endpoint URL, addressed path-style; credentials from the standard AWS chain [AWS_ENDPOINT_URL]")
+	fs.StringVar(&cfg.S3Region, "s3-region", env("AWS_REGION", ""), "S3 region [AWS_REGION]")
+	fs.StringVar(&cfg.CacheDir, "cache-dir", env("LAKESOUL_CACHE_DIR", ""), "disk cache of S3 reads (default <data-dir>/cache) [LAKESOUL_CACHE_DIR]")
+	cacheSize := fs.String("cache-size", env("LAKESOUL_CACHE_SIZE", "1GiB"), "disk cache capacity, e.g. 512MiB, 4GiB; 0 disables the cache [LAKESOUL_CACHE_SIZE]")
 	fs.StringVar(&cfg.AdminPassword, "admin-password", env("LAKESOUL_ADMIN_PASSWORD", ""), "password of the admin role lakesoul [LAKESOUL_ADMIN_PASSWORD]")
 	fs.StringVar(&cfg.PGBinDir, "pg-bin", env("LAKESOUL_PG_BIN", ""), "directory with initdb and postgres [LAKESOUL_PG_BIN]")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
@@ -90,6 +95,13 @@ func serve(args []string) error {
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	n, err := objstore.ParseSize(*cacheSize)
+	if err != nil {
+		return fmt.Errorf("--cache-size: %w", err)
+	}
+	if cfg.CacheSize = n; n == 0 {
+		cfg.CacheSize = -1 // no cache
 	}
 	cfg.Logger = newLogger(*logLevel)
 	slog.SetDefault(cfg.Logger)

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+	"github.com/lakesoul-go/lakesoul/objstore"
+)
+
+// The native path is really taken for append tables (and never for PK tables).
+func TestNativeSQLIsUsed(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := catalog.MigrateUp(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	e, err := New(ctx, Config{Catalog: cat, Store: objstore.Local{}, Warehouse: objstore.LocalURI(filepath.Join(t.TempDir(), "wh")), Logger: slog.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ps, err := e.NewSession(ctx, map[string]string{"user": e.catalogRole, "database": DatabaseName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ps.(*Session)
+	defer s.Close()
+	exec := func(q string) {
+		stmts, err := s.Parse(ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range stmts {
+			p, err := st.Bind(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := p.Execute(ctx, 0, discard{}); err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+		}
+	}
+	exec("CREATE TABLE a (x int); INSERT INTO a VALUES (1); CREATE TABLE k (id int PRIMARY KEY); INSERT INTO k VALUES (1)")
+	for table, want := range map[string]bool{"a": true, "k": false} {
+		stmts, err := s.Parse(ctx, "SELECT * FROM "+table, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := stmts[0].(*trackedStmt).Statement.(*duckQuery)
+		if err := s.takeSnapshots(ctx, q.tables); err != nil {
+			t.Fatal(err)
+		}
+		native, err := s.nativeSQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(native, "read_parquet("); got != want {
+			t.Errorf("table %s: native scan used = %v, want %v (%q)", table, got, want, native)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) WriteRow([]any) error { return nil }
