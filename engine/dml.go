@@ -208,13 +208,20 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
 	}
 	from := append([]*pg_query.Node{d.from()}, n.FromClause...)
-	q, tables, err := s.prepareDML(ctx, selectNode(targets, from, n.WhereClause), paramOIDs)
+	return s.writeStmt(ctx, "UPDATE", d, selectNode(targets, from, n.WhereClause), fields, paramOIDs)
+}
+
+// writeStmt plans a statement that writes the rows of sel (yielding fields,
+// in order) into the target table: the target and the tables sel reads are
+// snapshotted when it runs, and the rows are written and committed once.
+func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *pg_query.Node, fields []arrow.Field, paramOIDs []uint32) (pgwire.Statement, error) {
+	q, tables, err := s.prepareDML(ctx, sel, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
 	query := castedSelect(q.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
-	return &funcStmt{tag: "UPDATE", params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	return &funcStmt{tag: tag, params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		if _, err := s.readTarget(ctx, d, tables); err != nil {
 			return "", nil, err
 		}
@@ -222,12 +229,12 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 		if err != nil {
 			return "", nil, err
 		}
-		n, err := s.writeQuery(ctx, t, query, dargs, sch)
+		n, err := s.writeQuery(ctx, d.t, query, dargs, sch)
 		if err != nil {
 			return "", nil, err
 		}
 		s.noteWrite()
-		return fmt.Sprintf("UPDATE %d", n), nil, nil
+		return fmt.Sprintf("%s %d", tag, n), nil, nil
 	}}, nil
 }
 
@@ -270,27 +277,7 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 			targets = append(targets, resTarget(f.Name, val))
 			fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
 		}
-		q, tables, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{d.from()}, n.WhereClause), paramOIDs)
-		if err != nil {
-			return nil, err
-		}
-		query := castedSelect(q.sql, fields)
-		sch := arrow.NewSchema(fields, nil)
-		return &funcStmt{tag: "DELETE", params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
-			if _, err := s.readTarget(ctx, d, tables); err != nil {
-				return "", nil, err
-			}
-			dargs, err := duckArgs(q.params, args)
-			if err != nil {
-				return "", nil, err
-			}
-			n, err := s.writeQuery(ctx, t, query, dargs, sch)
-			if err != nil {
-				return "", nil, err
-			}
-			s.noteWrite()
-			return fmt.Sprintf("DELETE %d", n), nil, nil
-		}}, nil
+		return s.writeStmt(ctx, "DELETE", d, selectNode(targets, []*pg_query.Node{d.from()}, n.WhereClause), fields, paramOIDs)
 	}
 	var targets []*pg_query.Node
 	var fields []arrow.Field

@@ -151,25 +151,5 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 	where := caseOf(func(c clause) *pg_query.Node { return boolConst(c.vals != nil) }, boolConst(false))
 	join := &pg_query.Node{Node: &pg_query.Node_JoinExpr{JoinExpr: &pg_query.JoinExpr{
 		Jointype: pg_query.JoinType_JOIN_LEFT, Larg: n.SourceRelation, Rarg: d.from(), Quals: n.JoinCondition}}}
-	q, tables, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{join}, where), paramOIDs)
-	if err != nil {
-		return nil, err
-	}
-	query := castedSelect(q.sql, fields)
-	sch := arrow.NewSchema(fields, nil)
-	return &funcStmt{tag: "MERGE", params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		if _, err := s.readTarget(ctx, d, tables); err != nil {
-			return "", nil, err
-		}
-		dargs, err := duckArgs(q.params, args)
-		if err != nil {
-			return "", nil, err
-		}
-		n, err := s.writeQuery(ctx, t, query, dargs, sch)
-		if err != nil {
-			return "", nil, err
-		}
-		s.noteWrite()
-		return fmt.Sprintf("MERGE %d", n), nil, nil
-	}}, nil
+	return s.writeStmt(ctx, "MERGE", d, selectNode(targets, []*pg_query.Node{join}, where), fields, paramOIDs)
 }
