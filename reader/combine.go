@@ -112,41 +112,17 @@ func lastPerFile(vals []valueRef) []valueRef {
 func appendSum(b array.Builder, vals []valueRef) error {
 	switch bb := b.(type) {
 	case *array.Int8Builder:
-		var s int8
-		for _, v := range vals {
-			s += v.arr.(*array.Int8).Value(v.row)
-		}
-		bb.Append(s)
+		bb.Append(sumOf[int8, *array.Int8](vals))
 	case *array.Int16Builder:
-		var s int16
-		for _, v := range vals {
-			s += v.arr.(*array.Int16).Value(v.row)
-		}
-		bb.Append(s)
+		bb.Append(sumOf[int16, *array.Int16](vals))
 	case *array.Int32Builder:
-		var s int32
-		for _, v := range vals {
-			s += v.arr.(*array.Int32).Value(v.row)
-		}
-		bb.Append(s)
+		bb.Append(sumOf[int32, *array.Int32](vals))
 	case *array.Int64Builder:
-		var s int64
-		for _, v := range vals {
-			s += v.arr.(*array.Int64).Value(v.row)
-		}
-		bb.Append(s)
+		bb.Append(sumOf[int64, *array.Int64](vals))
 	case *array.Float32Builder:
-		var s float32
-		for _, v := range vals {
-			s += v.arr.(*array.Float32).Value(v.row)
-		}
-		bb.Append(s)
+		bb.Append(sumOf[float32, *array.Float32](vals))
 	case *array.Float64Builder:
-		var s float64
-		for _, v := range vals {
-			s += v.arr.(*array.Float64).Value(v.row)
-		}
-		bb.Append(s)
+		bb.Append(sumOf[float64, *array.Float64](vals))
 	case *array.Decimal128Builder:
 		var s decimal128.Num
 		for _, v := range vals {
@@ -157,4 +133,13 @@ func appendSum(b array.Builder, vals []valueRef) error {
 		return fmt.Errorf("cannot sum values of type %s", b.Type())
 	}
 	return nil
+}
+
+// sumOf adds the values (integers wrap on overflow, as LakeSoul's do).
+func sumOf[T int8 | int16 | int32 | int64 | float32 | float64, A interface{ Value(int) T }](vals []valueRef) T {
+	var s T
+	for _, v := range vals {
+		s += v.arr.(A).Value(v.row)
+	}
+	return s
 }
