@@ -164,14 +164,19 @@ func checksumQuery(ctx context.Context, c *pgx.Conn, query string) (int64, uint6
 	return n, sum, rows.Err()
 }
 
-// ccfFiles returns the table's live files in snapshot order (OS paths).
+// ccfFiles returns the ccf table's live files in snapshot order (OS paths).
 func ccfFiles(ctx context.Context, catalogURL string) ([]string, error) {
+	return ccfFilesOf(ctx, catalogURL, "ccf", "t")
+}
+
+// ccfFilesOf returns a table's live files in snapshot order (OS paths).
+func ccfFilesOf(ctx context.Context, catalogURL, namespace, name string) ([]string, error) {
 	cat, err := catalog.Open(ctx, catalogURL)
 	if err != nil {
 		return nil, err
 	}
 	defer cat.Close()
-	t, err := cat.TableByName(ctx, "ccf", "t")
+	t, err := cat.TableByName(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
