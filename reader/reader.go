@@ -124,9 +124,21 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		streams = append(streams, st)
 	}
 	if s.Table.HasPK() {
+		if len(streams) == 1 && singleFileOK(s) {
+			it, err := newSingleIterator(s, streams[0], consts)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			return it, nil
+		}
 		return newMergeIterator(s, streams, consts)
 	}
 	return &concatIterator{scan: s, streams: streams, consts: consts}, nil
+}
+
+func errMissingKey(path, col string) error {
+	return fmt.Errorf("data file %s lacks primary key column %s", path, col)
 }
 
 // rangeValues returns, per table column, the injected value of a range column

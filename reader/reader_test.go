@@ -257,3 +257,21 @@ func TestMergeManyFiles(t *testing.T) {
 		}
 	}
 }
+
+// One file with runs of equal keys that cross batch boundaries (BatchRows is
+// 3 in the fixture): the single-file path keeps the last row of each run.
+func TestSingleFileRunsAcrossBatches(t *testing.T) {
+	f := newFixture(t, []arrow.Field{idF, nameF}, nil, []string{"id"}, 1)
+	var rows [][]any
+	n := 0
+	for _, k := range []int{1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 5, 5} {
+		n++
+		rows = append(rows, []any{k, fmt.Sprintf("v%d", n)})
+	}
+	f.write([]string{"id", "name"}, rows...)
+	f.expect("id=1 name=v4", "id=2 name=v6", "id=3 name=v11", "id=4 name=v12", "id=5 name=v14")
+	// A table with a merge operator takes the general path and sums instead.
+	g := withOps(newFixture(t, []arrow.Field{idF, nF}, nil, []string{"id"}, 1), map[string]string{"merge_op.n": "SumAll"})
+	g.write([]string{"id", "n"}, []any{1, 1}, []any{1, 2}, []any{1, 3}, []any{1, 4}, []any{2, 5})
+	g.expect("id=1 n=10", "id=2 n=5")
+}
