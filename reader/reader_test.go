@@ -275,3 +275,19 @@ func TestSingleFileRunsAcrossBatches(t *testing.T) {
 	g.write([]string{"id", "n"}, []any{1, 1}, []any{1, 2}, []any{1, 3}, []any{1, 4}, []any{2, 5})
 	g.expect("id=1 n=10", "id=2 n=5")
 }
+
+// max_file_size splits a bucket into several files of one commit; a run of
+// equal keys across the split still reads as its last row.
+func TestMaxFileSizeSplits(t *testing.T) {
+	f := newFixture(t, []arrow.Field{idF, nameF}, nil, []string{"id"}, 1)
+	f.table.Properties = map[string]string{"max_file_size": "40"}
+	var rows [][]any
+	for i := 0; i < 20; i++ {
+		rows = append(rows, []any{i / 3, fmt.Sprintf("v%d", i)})
+	}
+	parts := f.write([]string{"id", "name"}, rows...)
+	if len(parts[0].Ops) < 3 {
+		t.Fatalf("%d files, want the bucket split by max_file_size", len(parts[0].Ops))
+	}
+	f.expect("id=0 name=v2", "id=1 name=v5", "id=2 name=v8", "id=3 name=v11", "id=4 name=v14", "id=5 name=v17", "id=6 name=v19")
+}

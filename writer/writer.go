@@ -13,8 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sort"
 	"sync"
 
@@ -84,14 +86,19 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	}
 	// One job per (partition, bucket) file; files are sorted and encoded in
 	// parallel, and assembled in (partition, bucket) order.
+	type writtenFile struct {
+		path string
+		size int64
+	}
 	type job struct {
 		part, bucket int
 		rows         []int
 		path         string
-		size         int64
+		files        []writtenFile
 		err          error
 	}
 	var jobs []*job
+	maxRows := w.maxFileRows(rec)
 	for pi, desc := range descs {
 		rows := groups[desc]
 		byBucket := map[int][]int{0: rows}
@@ -123,7 +130,21 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 						continue
 					}
 				}
-				j.size, j.err = w.writeFile(ctx, j.path, rec, fileCols, j.rows)
+				// Files over the size cap are split; they stay in key order
+				// within the commit, so a run of equal keys that straddles two
+				// files still resolves to its last row.
+				for start := 0; start < len(j.rows) && j.err == nil; start += maxRows {
+					chunk := j.rows[start:min(start+maxRows, len(j.rows))]
+					path := j.path
+					if start > 0 {
+						path = objstore.Join(t.Path, layout.PartitionDir(descs[j.part]), layout.DataFileName(j.bucket))
+					}
+					var size int64
+					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk)
+					if j.err == nil {
+						j.files = append(j.files, writtenFile{path: path, size: size})
+					}
+				}
 			}
 		}()
 	}
@@ -133,9 +154,10 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	close(next)
 	wg.Wait()
 	for _, j := range jobs {
-		if j.err == nil {
-			written = append(written, j.path)
-		} else if err == nil {
+		for _, f := range j.files {
+			written = append(written, f.path)
+		}
+		if j.err != nil && err == nil {
 			err = j.err
 		}
 	}
@@ -146,12 +168,39 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
 		for _, j := range jobs {
 			if j.part == pi {
-				pc.Ops = append(pc.Ops, catalog.FileOp{Path: j.path, Op: "add", Size: j.size, ExistCols: names})
+				for _, f := range j.files {
+					pc.Ops = append(pc.Ops, catalog.FileOp{Path: f.path, Op: "add", Size: f.size, ExistCols: names})
+				}
 			}
 		}
 		parts = append(parts, pc)
 	}
 	return parts, nil
+}
+
+// DefaultMaxFileBytes caps a data file's uncompressed size; the table option
+// max_file_size (bytes) overrides it.
+const DefaultMaxFileBytes = 512 << 20
+
+// maxFileRows converts the file size cap into rows, from rec's average row size.
+func (w *Writer) maxFileRows(rec arrow.RecordBatch) int {
+	limit := int64(DefaultMaxFileBytes)
+	if v, err := strconv.ParseInt(w.Table.Properties["max_file_size"], 10, 64); err == nil && v > 0 {
+		limit = v
+	}
+	var bytes int64
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				bytes += int64(b.Len())
+			}
+		}
+	}
+	n := rec.NumRows()
+	if n == 0 || bytes == 0 {
+		return math.MaxInt
+	}
+	return int(max(1, limit/max(1, bytes/n)))
 }
 
 // check validates rec against the table: known columns of the right types, PK
