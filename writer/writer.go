@@ -16,8 +16,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strconv"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
