@@ -65,7 +65,7 @@ func (s *Session) planCall(ctx context.Context, n *pg_query.CallStmt, paramOIDs 
 	proc, ok := callProcs[names[1]]
 	if !ok {
 		if names[1] == "compact" {
-			return nil, sqlerr.Unsupported("CALL lakesoul.compact (compaction is not available yet)", supported)
+			return s.planCompact(ctx, fc, paramOIDs) // compact_call.go
 		}
 		e := sqlerr.New(sqlerr.UndefinedFunction, "procedure lakesoul.%s does not exist", names[1])
 		e.Hint = supported

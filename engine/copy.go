@@ -396,6 +396,18 @@ func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, co
 	var total int64
 	batchRows, batchBytes := 0, 0
 	ncols := len(c.target)
+	// Reserve room for a batch like the previous one, so builders do not
+	// grow (and copy) their buffers value by value.
+	colBytes := make([]int, len(c.src))
+	reserve := func(rows int) {
+		for i, bld := range builders {
+			bld.Reserve(rows)
+			if vb, ok := bld.(interface{ ReserveData(int) }); ok && colBytes[i] > 0 {
+				vb.ReserveData(colBytes[i] + colBytes[i]/8)
+			}
+		}
+	}
+	reserve(64 << 10)
 	for {
 		fields, err := rows.ReadRow()
 		if err == io.EOF {
@@ -419,6 +431,7 @@ func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, co
 				continue
 			}
 			batchBytes += len(v)
+			colBytes[i] += len(v)
 			if err := convs[i](bld, v); err != nil {
 				return 0, c.valueError(err, rows, c.recSchema.Field(i).Name, v)
 			}
@@ -429,6 +442,8 @@ func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, co
 			if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
 				return 0, err
 			}
+			reserve(batchRows)
+			clear(colBytes)
 			batchRows, batchBytes = 0, 0
 		}
 		if total&0xfff == 0 && ctx.Err() != nil {

@@ -218,4 +218,3 @@ func (s *Session) planClose(n *pg_query.ClosePortalStmt) (pgwire.Statement, erro
 		return "CLOSE CURSOR", nil, nil
 	}}, nil
 }
-

@@ -320,6 +320,8 @@ func pgColumnName(n *pg_query.Node) string {
 		return typeNameString(n.GetTypeCast().TypeName)
 	case n.GetCaseExpr() != nil:
 		return "case"
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return "nullif"
 	case n.GetCoalesceExpr() != nil:
 		return "coalesce"
 	case n.GetMinMaxExpr() != nil:

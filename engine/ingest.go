@@ -10,12 +10,18 @@ import (
 	"github.com/lakesoul-go/lakesoul/writer"
 )
 
-// Bulk ingest: a producer (COPY FROM) builds Arrow batches of one table; a
-// tableSink writes each batch's data files on its own goroutine while the
-// producer builds the next, and commits every file of the ingest once at the
-// end (or stages the commit in a transaction block). The writer sees one
-// batch at a time, so memory is bounded by the batch size and the writer's
-// own needs; files of a failed ingest are deleted.
+// Bulk ingest: a producer (COPY FROM, INSERT) builds Arrow batches of one
+// table; a tableSink writes each batch's data files on its own goroutine
+// while the producer builds the next, and commits every file of the ingest
+// once at the end (or stages the commit in a transaction block). The writer
+// sees one batch at a time, so memory is bounded by the batch size and the
+// writer's own needs; files of a failed ingest are deleted.
+//
+// Inside a transaction block a write that fits in one small batch is not
+// written at all: the session buffers its rows (txn.go, bufferRows) and
+// writes a table's buffered rows as one set of files later, so a client
+// that sends many single-row INSERTs in a block (Spark's JDBC sink) makes a
+// few files, not a few per statement.
 
 // Batch bounds of a bulk ingest: a batch is handed to the writer when it
 // reaches either.
@@ -24,11 +30,23 @@ const (
 	ingestBatchBytes = 192 << 20
 )
 
+// smallWriteRows bounds a write the session buffers in a transaction block;
+// bufferedFlushRows bounds the buffered rows of one table before they are
+// written out.
+const (
+	smallWriteRows    = 16 << 10
+	bufferedFlushRows = 256 << 10
+)
+
 // tableSink writes Arrow batches of one table and commits them together.
 type tableSink struct {
 	s     *Session
 	t     *catalog.Table
 	parts []catalog.PartitionCommit // every file written so far, by partition
+	// pending is the first batch, held back until it is known whether the
+	// write is small; sent counts the batches handed to the writer.
+	pending arrow.RecordBatch
+	sent    int
 	batches chan arrow.RecordBatch
 	done    chan struct{}
 	err     error // the writer goroutine's first error; read after done
@@ -71,6 +89,29 @@ func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 		return errSinkClosed
 	}
 	k.rows += rec.NumRows()
+	if k.pending == nil && k.sent == 0 {
+		k.pending = rec
+		return nil
+	}
+	if err := k.sendPending(ctx); err != nil {
+		rec.Release()
+		return err
+	}
+	return k.send(ctx, rec)
+}
+
+// sendPending hands the held-back first batch to the writer.
+func (k *tableSink) sendPending(ctx context.Context) error {
+	if k.pending == nil {
+		return nil
+	}
+	rec := k.pending
+	k.pending = nil
+	return k.send(ctx, rec)
+}
+
+func (k *tableSink) send(ctx context.Context, rec arrow.RecordBatch) error {
+	k.sent++
 	select {
 	case k.batches <- rec:
 		return nil
@@ -85,6 +126,10 @@ func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 
 // finish waits for the writer goroutine and returns its error.
 func (k *tableSink) finish() error {
+	if k.pending != nil { // only when aborting: commit sends or buffers it first
+		k.pending.Release()
+		k.pending = nil
+	}
 	if k.batches != nil {
 		close(k.batches)
 		k.batches = nil
@@ -95,19 +140,34 @@ func (k *tableSink) finish() error {
 
 // commit waits for the last batch and commits every file written, as one
 // commit of the table (MergeCommit on primary-key tables, AppendCommit
-// otherwise), or stages it inside a transaction block.
+// otherwise), or stages it inside a transaction block, where a small write
+// is buffered instead.
 func (k *tableSink) commit(ctx context.Context) error {
+	if k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
+		rec := k.pending
+		k.pending = nil
+		_ = k.finish()
+		return k.s.bufferRows(ctx, k.t, rec)
+	}
+	if err := k.sendPending(ctx); err != nil {
+		k.abort(ctx)
+		return err
+	}
 	if err := k.finish(); err != nil {
 		k.abort(ctx)
 		return err
 	}
-	op := catalog.AppendCommit
-	if k.t.HasPK() {
-		op = catalog.MergeCommit
-	}
 	parts := k.parts
 	k.parts = nil
-	return k.s.commitWrite(ctx, k.t, op, parts)
+	return k.s.commitWrite(ctx, k.t, writeOp(k.t), parts)
+}
+
+// writeOp is the commit op of rows written to t.
+func writeOp(t *catalog.Table) string {
+	if t.HasPK() {
+		return catalog.MergeCommit
+	}
+	return catalog.AppendCommit
 }
 
 // abort stops the sink and deletes every file it wrote.

@@ -140,9 +140,12 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 			if parts, err = s.listPartitions(ctx, t, tables); err != nil { // prunefetch.go
 				return err
 			}
+			// An open block reads its own writes (txn.go).
+			if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
+				return err
+			}
 			snap[t.ID] = parts
 		}
-		parts = s.stagedSnapshot(t, parts) // an open block reads its own writes (txn.go)
 		s.e.scans.setSnapshot(handle, parts)
 	}
 	return nil

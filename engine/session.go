@@ -29,8 +29,10 @@ type Session struct {
 	failed  bool
 	// wroteInBlock is set when a write committed inside the current block.
 	wroteInBlock bool
-	// staged are the block's writes waiting for COMMIT (txn.go).
-	staged []stagedWrite
+	// staged are the block's writes waiting for COMMIT, buffered its small
+	// writes not yet in files (txn.go).
+	staged   []stagedWrite
+	buffered []*bufferedWrite
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
 }

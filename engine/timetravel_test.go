@@ -154,7 +154,7 @@ func TestTimeTravelSQL(t *testing.T) {
 	wantCode(t, s, `SELECT * FROM lakesoul.snapshot('s.nope', version => 0)`, sqlerr.UndefinedTable)
 	wantCode(t, s, `SELECT * FROM s.t JOIN lakesoul.snapshot('s.t', version => s.t.id) o ON true`, sqlerr.FeatureNotSupported)
 	wantCode(t, s, `CALL lakesoul.rollback('s.t', version => 42)`, sqlerr.InvalidParameterValue)
-	wantCode(t, s, `CALL lakesoul.compact('s.t')`, sqlerr.FeatureNotSupported)
+	wantCode(t, s, `CALL lakesoul.compact('s.nope')`, sqlerr.UndefinedTable) // compaction: compact_call.go
 	wantCode(t, s, `CALL lakesoul.nope('s.t')`, sqlerr.UndefinedFunction)
 	wantCode(t, s, `CALL public.whatever()`, sqlerr.FeatureNotSupported)
 	mustRun(t, s, "BEGIN")

@@ -4,7 +4,12 @@ import (
 	"context"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // Transaction blocks. Outside a block every write commits when it executes.
@@ -32,6 +37,11 @@ func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, 
 		return nil
 	}
 	if s.inBlock {
+		// Buffered earlier writes of t go first, so later rows still win.
+		if err := s.flushBuffered(ctx, t.ID); err != nil {
+			s.deleteFiles(ctx, parts)
+			return err
+		}
 		s.stage(t, op, parts)
 		s.wroteInBlock = true
 		return nil
@@ -83,6 +93,11 @@ func mergePartitionCommits(dst, more []catalog.PartitionCommit) []catalog.Partit
 // commitStaged commits the block's staged writes together. Whatever happens,
 // nothing stays staged; on failure the files are deleted.
 func (s *Session) commitStaged(ctx context.Context) error {
+	if err := s.flushAllBuffered(ctx); err != nil {
+		s.dropBuffered()
+		s.discardStaged(ctx)
+		return err
+	}
 	staged := s.staged
 	s.staged = nil
 	if len(staged) == 0 {
@@ -108,6 +123,7 @@ func (s *Session) commitStaged(ctx context.Context) error {
 
 // discardStaged drops the block's staged writes and deletes their files.
 func (s *Session) discardStaged(ctx context.Context) {
+	s.dropBuffered()
 	for _, w := range s.staged {
 		s.deleteFiles(ctx, w.parts)
 	}
@@ -158,4 +174,135 @@ func (s *Session) stagedSnapshot(t *catalog.Table, parts []catalog.PartitionFile
 		}
 	}
 	return parts
+}
+
+// bufferedWrite holds the small writes of one table in a transaction block
+// that are not written to files yet, in arrival order.
+type bufferedWrite struct {
+	table *catalog.Table
+	recs  []arrow.RecordBatch
+	rows  int64
+}
+
+// bufferRows keeps a small write of a transaction block in memory (taking
+// over rec). The table's buffered rows are written as files when they grow
+// past bufferedFlushRows, before any other write or read of the table in the
+// block, and at COMMIT.
+func (s *Session) bufferRows(ctx context.Context, t *catalog.Table, rec arrow.RecordBatch) error {
+	s.wroteInBlock = true
+	var b *bufferedWrite
+	for _, x := range s.buffered {
+		if x.table.ID == t.ID {
+			b = x
+		}
+	}
+	if b == nil {
+		b = &bufferedWrite{table: t}
+		s.buffered = append(s.buffered, b)
+	}
+	b.recs = append(b.recs, rec)
+	b.rows += rec.NumRows()
+	if b.rows >= bufferedFlushRows {
+		return s.flushBuffered(ctx, t.ID)
+	}
+	return nil
+}
+
+// flushBuffered writes the buffered rows of a table as files and stages
+// them: consecutive writes with the same columns go into one write, in order.
+func (s *Session) flushBuffered(ctx context.Context, tableID string) error {
+	i := slices.IndexFunc(s.buffered, func(b *bufferedWrite) bool { return b.table.ID == tableID })
+	if i < 0 {
+		return nil
+	}
+	b := s.buffered[i]
+	s.buffered = slices.Delete(s.buffered, i, i+1)
+	defer releaseRecords(b.recs)
+	w := &writer.Writer{Store: s.e.store, Table: b.table}
+	for start := 0; start < len(b.recs); {
+		end := start + 1
+		for end < len(b.recs) && b.recs[end].Schema().Equal(b.recs[start].Schema()) {
+			end++
+		}
+		rec, err := concatRecords(b.recs[start:end])
+		if err != nil {
+			return err
+		}
+		parts, err := w.Write(ctx, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		if len(parts) > 0 {
+			s.stage(b.table, writeOp(b.table), parts)
+		}
+		start = end
+	}
+	return nil
+}
+
+// flushAllBuffered writes every buffered table.
+func (s *Session) flushAllBuffered(ctx context.Context) error {
+	for len(s.buffered) > 0 {
+		if err := s.flushBuffered(ctx, s.buffered[0].table.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropBuffered forgets the buffered rows (ROLLBACK, end of session).
+func (s *Session) dropBuffered() {
+	for _, b := range s.buffered {
+		releaseRecords(b.recs)
+	}
+	s.buffered = nil
+}
+
+func releaseRecords(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// concatRecords joins batches of one schema into one.
+func concatRecords(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(recs) == 1 {
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	sch := recs[0].Schema()
+	cols := make([]arrow.Array, sch.NumFields())
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	for c := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			for _, done := range cols[:c] {
+				done.Release()
+			}
+			return nil, err
+		}
+		cols[c] = a
+	}
+	rec := array.NewRecordBatch(sch, cols, rows)
+	for _, a := range cols {
+		a.Release()
+	}
+	return rec, nil
+}
+
+// snapshotForBlock prepares a snapshot of t for a read: buffered rows of t
+// are written out first, then the block's staged files are added.
+func (s *Session) snapshotForBlock(ctx context.Context, t *catalog.Table, parts []catalog.PartitionFiles) ([]catalog.PartitionFiles, error) {
+	if err := s.flushBuffered(ctx, t.ID); err != nil {
+		return nil, err
+	}
+	return s.stagedSnapshot(t, parts), nil
 }

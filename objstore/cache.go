@@ -204,6 +204,19 @@ func (c *Cache) rebuild() error {
 	return nil
 }
 
+// Purge removes every entry (fetches in flight finish normally). Counters
+// are kept.
+func (c *Cache) Purge() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		os.Remove(c.path(e.name))
+	}
+	c.entries = map[string]*cacheEntry{}
+	c.lru.Init()
+	c.used = 0
+}
+
 // BlockSize is the size of the cache's blocks.
 func (c *Cache) BlockSize() int64 { return c.blockSize }
 

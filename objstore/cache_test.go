@@ -244,3 +244,36 @@ func TestCacheDirIsNotFile(t *testing.T) {
 		t.Fatalf("OpenCache on a file: %v", err)
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1GiB": 1 << 30, "512MiB": 512 << 20, "0": 0, "1.5G": 3 << 29, "100": 100, "4 kb": 4096, "2TiB": 2 << 40} {
+		if got, err := objstore.ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "-1GiB", "1XB", "one"} {
+		if _, err := objstore.ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", in)
+		}
+	}
+}
+
+func TestCachePurge(t *testing.T) {
+	srv := s3test.Fake(t)
+	c := openCache(t, t.TempDir(), 64<<20)
+	st := cachedStore(t, srv, c, -1)
+	data := randomBytes(300<<10, 11)
+	uri := srv.URI("f.parquet")
+	put(t, st, uri, data, 1<<20)
+	readRange(t, st, uri, 0, 200<<10)
+	c.Purge()
+	if s := c.Stats(); s.Entries != 0 || s.Bytes != 0 {
+		t.Fatalf("after Purge: %+v", s)
+	}
+	if got := readRange(t, st, uri, 0, 200<<10); !bytes.Equal(got, data[:200<<10]) {
+		t.Fatal("read after Purge differs")
+	}
+	if s := c.Stats(); s.Misses != 8 {
+		t.Fatalf("after Purge: %+v; want 8 misses (4 blocks, twice)", s)
+	}
+}

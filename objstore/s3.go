@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,8 @@ type S3Options struct {
 	// PartSize is the multipart part size (min 5 MiB); objects smaller
 	// than one part are written with a single PUT.
 	PartSize int64
-	// UploadConcurrency bounds the parts of one object in flight.
+	// UploadConcurrency bounds the parts of one object in flight; four
+	// times as many may be in flight in the whole store.
 	UploadConcurrency int
 	// MaxRequestSize splits ranged reads into requests of at most this size.
 	MaxRequestSize int64
@@ -134,7 +136,10 @@ type S3 struct {
 	cache  *Cache
 	local  Local
 	getSem chan struct{}
-	bufs   sync.Pool
+	// partSem bounds the parts in flight across all writers (each writer
+	// also keeps to UploadConcurrency), and so the part buffers in memory.
+	partSem chan struct{}
+	bufs    sync.Pool
 
 	requests, retries, bytesIn, bytesOut atomic.Int64
 }
@@ -192,7 +197,8 @@ func NewS3(ctx context.Context, opt S3Options) (*S3, error) {
 			})
 		}
 	})
-	s := &S3{client: client, opt: opt, getSem: make(chan struct{}, opt.ReadConcurrency)}
+	s := &S3{client: client, opt: opt, getSem: make(chan struct{}, opt.ReadConcurrency),
+		partSem: make(chan struct{}, 4*opt.UploadConcurrency)}
 	s.bufs.New = func() any { b := make([]byte, 0, opt.PartSize); return &b }
 	switch {
 	case opt.Cache != nil:
@@ -285,9 +291,15 @@ func (s *S3) retry(ctx context.Context, fn func(ctx context.Context) error) erro
 			return fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		if timedOut {
-			err = fmt.Errorf("no answer within %v: %w", s.opt.RequestTimeout, err)
+			op := ""
+			var oe *smithy.OperationError
+			if errors.As(err, &oe) {
+				op = oe.OperationName + ": "
+			}
+			err = &tidyError{msg: fmt.Sprintf("%sno answer within %v", op, s.opt.RequestTimeout), err: err}
 		}
 		if !(timedOut || isTransient(err)) || attempt >= s.opt.MaxRetries {
+			err = tidy(err)
 			if attempt > 0 {
 				return fmt.Errorf("%w (after %d attempts)", err, attempt+1)
 			}
@@ -349,15 +361,70 @@ func isNotFound(err error) bool {
 		ae.ErrorCode() == "NoSuchBucket" || ae.ErrorCode() == "NoSuchUpload")
 }
 
+// tidyError is an SDK error with a short message: the operation, and the
+// service's code and message or the transport's failure, without the
+// SDK's request-id boilerplate. It unwraps to the SDK error.
+type tidyError struct {
+	msg string
+	err error
+}
+
+func (e *tidyError) Error() string { return e.msg }
+func (e *tidyError) Unwrap() error { return e.err }
+
+func tidy(err error) error {
+	var te *tidyError
+	var oe *smithy.OperationError
+	if errors.As(err, &te) || !errors.As(err, &oe) {
+		return err
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		status := ""
+		var re *awshttp.ResponseError
+		if errors.As(err, &re) {
+			status = fmt.Sprintf(" (HTTP %d)", re.HTTPStatusCode())
+		}
+		msg := ae.ErrorCode() + status
+		if m := ae.ErrorMessage(); m != "" {
+			msg += ": " + m
+		}
+		return &tidyError{msg: oe.OperationName + ": " + msg, err: err}
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
+		return &tidyError{msg: fmt.Sprintf("%s: HTTP %d", oe.OperationName, re.HTTPStatusCode()), err: err}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		u, _ := url.Parse(ue.URL)
+		host := ue.URL
+		if u != nil {
+			host = u.Scheme + "://" + u.Host
+		}
+		return &tidyError{msg: fmt.Sprintf("%s: no answer from %s: %v", oe.OperationName, host, ue.Err), err: err}
+	}
+	return err
+}
+
 // errCorrupt is a response that contradicts itself or the object (short
 // body, wrong range): permanent.
 type errCorrupt struct{ msg string }
 
 func (e *errCorrupt) Error() string { return e.msg }
 
-// notExist wraps err so that errors.Is(err, fs.ErrNotExist) holds.
+// notExistError is a missing object: errors.Is(err, fs.ErrNotExist) holds.
+type notExistError struct {
+	msg string
+	err error
+}
+
+func (e *notExistError) Error() string        { return e.msg }
+func (e *notExistError) Unwrap() error        { return e.err }
+func (e *notExistError) Is(target error) bool { return target == fs.ErrNotExist }
+
 func notExist(op, uri string, err error) error {
-	return fmt.Errorf("%s %s: object does not exist: %w", op, uri, errors.Join(fs.ErrNotExist, err))
+	return &notExistError{msg: fmt.Sprintf("%s %s: object does not exist (%v)", op, uri, err), err: err}
 }
 
 // Create implements Store.

@@ -101,12 +101,17 @@ func (w *s3Writer) flushPart() error {
 		}
 		w.uploadID = aws.ToString(out.UploadId)
 	}
-	select {
-	case w.sem <- struct{}{}:
-	case <-w.ctx.Done():
-		err := fmt.Errorf("write %s: %w", w.uri, w.ctx.Err())
-		w.fail(err)
-		return err
+	for _, sem := range []chan struct{}{w.sem, w.s.partSem} {
+		select {
+		case sem <- struct{}{}:
+		case <-w.ctx.Done():
+			if sem == w.s.partSem {
+				<-w.sem
+			}
+			err := fmt.Errorf("write %s: %w", w.uri, w.ctx.Err())
+			w.fail(err)
+			return err
+		}
 	}
 	w.nextPart++
 	num, data := w.nextPart, w.buf
@@ -114,7 +119,7 @@ func (w *s3Writer) flushPart() error {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer func() { <-w.sem }()
+		defer func() { <-w.s.partSem; <-w.sem }()
 		defer w.s.putBuf(data)
 		if w.failed() != nil {
 			return
@@ -185,6 +190,8 @@ func (w *s3Writer) Close() error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("write %s: complete multipart upload: %w", w.uri, err), w.Abort())
 	}
+	w.s.putBuf(w.buf)
+	w.buf = nil
 	w.state = writerClosed
 	return nil
 }

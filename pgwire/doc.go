@@ -21,6 +21,7 @@
 //	portal.go    prepared statement and portal state, format codes
 //	params.go    Bind parameter decoding into Go values
 //	rows.go      RowDescription and DataRow encoding
+//	copy.go      the COPY sub-protocol and the text/CSV/binary COPY formats
 //	values.go    per-type value encoding details
 //	datetime.go  date/time text input and timestamptz text output
 //	errors.go    ErrorResponse construction and error classes

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/engine"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgcluster"
@@ -63,7 +64,10 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 	// PGSettings are extra settings for the private cluster (tests use fsync=off).
 	PGSettings map[string]string
-	Logger     *slog.Logger
+	// CompactionWorkers is the number of compaction workers to run (0: none;
+	// `lakesoul serve` defaults to 1).
+	CompactionWorkers int
+	Logger            *slog.Logger
 	// Announce receives the one-time message with a generated password.
 	Announce io.Writer
 }
@@ -78,6 +82,7 @@ type Server struct {
 	eng        *engine.Engine
 	wire       *pgwire.Server
 	store      objstore.Store
+	compactor  *compaction.Service
 	ln         net.Listener
 	serveErr   chan error
 }
@@ -153,6 +158,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.CompactionWorkers > 0 {
+		s.compactor, err = compaction.Start(ctx, compaction.Config{Catalog: s.cat, Store: store,
+			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger}})
+		if err != nil {
+			return nil, err
+		}
+	}
 	var tlsConfig *tls.Config
 	switch {
 	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
@@ -221,6 +233,9 @@ func (s *Server) Close(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		errs = append(errs, s.wire.Shutdown(sctx))
 		cancel()
+	}
+	if s.compactor != nil {
+		s.compactor.Close()
 	}
 	if s.eng != nil {
 		errs = append(errs, s.eng.Close())

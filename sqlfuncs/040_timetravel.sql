@@ -110,26 +110,27 @@ $$;
 
 -- replay resolves an ordered list of commit ids of one partition into live
 -- files (§2.3): all file ops in order; an add is live unless a later op of
--- the list deletes the same path. Ids without a data_commit_info row
--- contribute nothing.
+-- the list deletes the same path (found by a hash join on each path's last
+-- delete, linear in the ops). Ids without a data_commit_info row contribute
+-- nothing.
 CREATE OR REPLACE FUNCTION lakesoul.replay(p_table_id text, p_desc text, p_commits uuid[])
 RETURNS TABLE (path text, size bigint, file_exist_cols text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, public AS $$
     WITH ops AS (
-        SELECT s.n AS commit_n, o.n AS op_n, o.path, o.file_op, o.size, o.file_exist_cols
+        SELECT (s.n << 32) | o.n AS pos, o.path, o.file_op, o.size, o.file_exist_cols
           FROM unnest(p_commits) WITH ORDINALITY AS s(commit_id, n)
           JOIN public.data_commit_info d
             ON d.table_id = p_table_id AND d.partition_desc = p_desc AND d.commit_id = s.commit_id
          CROSS JOIN LATERAL unnest(d.file_ops) WITH ORDINALITY AS o(path, file_op, size, file_exist_cols, n)
+    ), last_del AS (
+        SELECT x.path, max(x.pos) AS pos FROM ops x WHERE x.file_op = 'del' GROUP BY x.path
     )
     SELECT a.path, a.size, a.file_exist_cols
       FROM ops a
-     WHERE a.file_op = 'add'
-       AND NOT EXISTS (SELECT 1 FROM ops b
-                        WHERE b.path = a.path AND b.file_op = 'del'
-                          AND (b.commit_n, b.op_n) > (a.commit_n, a.op_n))
-     ORDER BY a.commit_n, a.op_n
+      LEFT JOIN last_del k ON k.path = a.path
+     WHERE a.file_op = 'add' AND (k.pos IS NULL OR k.pos < a.pos)
+     ORDER BY a.pos
 $$;
 
 -- history lists every version of every partition, oldest first.

@@ -249,6 +249,32 @@ func TestCopyTransaction(t *testing.T) {
 	}
 	_ = tx.Commit(ctx)
 	wantRows(t, "after failed block", queryStrings(t, ctx, other, "SELECT count(*) FROM cpt.a"), []string{"2"})
+	// Many small INSERTs in a block (Spark's JDBC sink) are buffered and
+	// written as one file per bucket at COMMIT; a COPY between them keeps
+	// the order: the last write of a key wins.
+	mustExec(t, ctx, c, "CREATE TABLE cpt.many (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 1)")
+	tx, err = c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		mustExecTx(t, ctx, tx, fmt.Sprintf("INSERT INTO cpt.many VALUES (%d, 'first')", i))
+	}
+	wantRows(t, "buffered rows are read in the block", queryStrings(t, ctx, c, "SELECT count(*) FROM cpt.many"), []string{"50"})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"cpt", "many"}, []string{"id", "v"},
+		pgx.CopyFromRows([][]any{{int64(7), "copied"}, {int64(8), "copied"}})); err != nil {
+		t.Fatal(err)
+	}
+	mustExecTx(t, ctx, tx, "INSERT INTO cpt.many VALUES (8, 'last')")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "order kept", queryStrings(t, ctx, other, "SELECT id, v FROM cpt.many WHERE id IN (6, 7, 8) ORDER BY id"),
+		[]string{"6|first", "7|copied", "8|last"})
+	if n := len(filesUnder(t, filepath.Join(srv.dataDir, "warehouse", "cpt", "many"))); n > 4 {
+		t.Errorf("51 INSERTs and a COPY in one block made %d files, want at most 4", n)
+	}
+
 	// SAVEPOINT is a clear 0A000.
 	if _, err := c.Exec(ctx, "BEGIN; SAVEPOINT s; COMMIT"); pgCode(err) != "0A000" {
 		t.Errorf("SAVEPOINT: %v, want 0A000", err)

@@ -213,5 +213,3 @@ func writeSelfSigned(t *testing.T, dir string) (string, string) {
 	}
 	return certFile, keyFile
 }
-
-

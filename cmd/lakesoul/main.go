@@ -29,6 +29,7 @@ const usage = `usage: lakesoul <command> [flags]
 
 commands:
   serve     run the server (embedded PostgreSQL catalog by default)
+  compactor run compaction workers alone against a catalog (--catalog-url, --workers N)
   migrate   up | down N | version   manage the catalog schema (--catalog-url)
   bench     <name> [--scale F] [flags]   run a benchmark with its peers (JSON lines)
   version   print the version
@@ -45,6 +46,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "migrate":
 		err = migrateCmd(os.Args[2:])
+	case "compactor":
+		err = compactorCmd(os.Args[2:])
 	case "bench":
 		err = benchCmd(os.Args[2:])
 	case "version", "--version", "-v":
@@ -93,9 +96,15 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", env("LAKESOUL_TLS_KEY", ""), "PEM private key for TLS [LAKESOUL_TLS_KEY]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
+	compactionWorkers := fs.String("compaction-workers", env("LAKESOUL_COMPACTION_WORKERS", "1"), "compaction workers to run; 0 turns automatic compaction off [LAKESOUL_COMPACTION_WORKERS]")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	workers, err := strconv.Atoi(*compactionWorkers)
+	if err != nil || workers < 0 {
+		return fmt.Errorf("--compaction-workers: %q is not a number >= 0", *compactionWorkers)
+	}
+	cfg.CompactionWorkers = workers
 	n, err := objstore.ParseSize(*cacheSize)
 	if err != nil {
 		return fmt.Errorf("--cache-size: %w", err)

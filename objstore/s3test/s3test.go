@@ -97,15 +97,25 @@ func External(t testing.TB) *Server {
 	// Keep the Host header the client signed (SigV4 covers it).
 	s := start(t, "external", proxy, bucket, env(EnvAccessKey, os.Getenv("AWS_ACCESS_KEY_ID")),
 		env(EnvSecretKey, os.Getenv("AWS_SECRET_ACCESS_KEY")), env(EnvRegion, "us-east-1"))
-	st := s.Store(t, objstore.S3Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := st.Client().HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		if _, err := st.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-			t.Fatalf("create bucket %s on %s: %v", bucket, ep, err)
+	// A server just started may accept connections before it serves S3:
+	// wait up to a minute for the bucket.
+	st := s.Store(t, objstore.S3Options{MaxRetries: -1, RequestTimeout: 10 * time.Second})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := st.Client().HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+		if err != nil {
+			_, err = st.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 		}
+		cancel()
+		if err == nil {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bucket %s on %s: %v", bucket, ep, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return s
 }
 
 func env(name, def string) string {

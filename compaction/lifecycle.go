@@ -1,0 +1,268 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+)
+
+// The table lifecycle (LakeSoul §6.5, §6.6): partition.ttl expires whole
+// partitions, compaction.ttl removes history before a compaction, discarded
+// files go once nothing reads them, and files no commit knows (failed
+// writes) go after a grace period. Catalog rows change first, in their own
+// transaction; files are deleted after it committed, so the catalog never
+// points at a missing file (a crash in between leaves orphans, which a later
+// run collects).
+
+const lifecycleTask = "lifecycle"
+
+// LifecycleOptions tune the lifecycle task.
+type LifecycleOptions struct {
+	// DiscardRetention: discarded files recorded longer ago than this are
+	// deleted once no remaining version reads them (default 1 h).
+	DiscardRetention time.Duration
+	// OrphanGrace: a data file no commit mentions is deleted once it is
+	// older than this (default 24 h; negative: never). It must exceed the
+	// longest time between a writer creating a file and committing it.
+	OrphanGrace time.Duration
+	// Now replaces the clock (tests).
+	Now func() time.Time
+}
+
+func (o LifecycleOptions) withDefaults() LifecycleOptions {
+	if o.DiscardRetention == 0 {
+		o.DiscardRetention = time.Hour
+	}
+	if o.OrphanGrace == 0 {
+		o.OrphanGrace = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// LifecycleReport counts what a lifecycle run removed.
+type LifecycleReport struct {
+	ExpiredPartitions int
+	ExpiredFiles      int
+	RedundantFiles    int
+	DiscardedFiles    int
+	Orphans           int
+}
+
+// Deleted is the number of files the run deleted.
+func (r LifecycleReport) Deleted() int {
+	return r.ExpiredFiles + r.RedundantFiles + r.DiscardedFiles + r.Orphans
+}
+
+// RunLifecycle runs the lifecycle task once over every table of the catalog.
+func RunLifecycle(ctx context.Context, cat *catalog.Catalog, store objstore.Store, opt LifecycleOptions) (LifecycleReport, error) {
+	return runLifecycle(ctx, newCompactor(cat, store, Options{}), opt)
+}
+
+func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (LifecycleReport, error) {
+	opt = opt.withDefaults()
+	var rep LifecycleReport
+	tables, err := c.cat.Tables(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	var errs []error
+	for _, t := range tables {
+		if d, ok := days(t, PropPartitionTTL); ok {
+			if err := c.expirePartitions(ctx, t, d, &rep); err != nil {
+				errs = append(errs, fmt.Errorf("partition.ttl of %s: %w", t.QualifiedName(), err))
+			}
+		}
+		if d, ok := days(t, PropCompactionTTL); ok {
+			if err := c.expireRedundant(ctx, t, d, &rep); err != nil {
+				errs = append(errs, fmt.Errorf("compaction.ttl of %s: %w", t.QualifiedName(), err))
+			}
+		}
+	}
+	cutoff := opt.Now().Add(-opt.DiscardRetention).UnixMilli()
+	paths, err := c.queryPaths(ctx, "SELECT lakesoul.discard_collect($1)", cutoff)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("discarded files: %w", err))
+	} else {
+		rep.DiscardedFiles += c.deleteAll(ctx, paths)
+	}
+	if opt.OrphanGrace > 0 {
+		for _, t := range tables {
+			n, err := c.collectOrphans(ctx, t, tables, opt.Now().Add(-opt.OrphanGrace))
+			rep.Orphans += n
+			if err != nil && !errors.Is(err, errNoListing) {
+				errs = append(errs, fmt.Errorf("orphans of %s: %w", t.QualifiedName(), err))
+			}
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// partitionsOf lists the table's partition descs.
+func (c *compactor) partitionsOf(ctx context.Context, tableID string) ([]string, error) {
+	rows, err := c.cat.Pool().Query(ctx,
+		"SELECT DISTINCT partition_desc FROM public.partition_info WHERE table_id = $1 ORDER BY 1", tableID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (c *compactor) deadline(ctx context.Context, days float64) (int64, error) {
+	var ms int64
+	err := c.cat.Pool().QueryRow(ctx, "SELECT lakesoul.ttl_deadline_ms($1)", days).Scan(&ms)
+	return ms, err
+}
+
+func (c *compactor) expirePartitions(ctx context.Context, t *catalog.Table, days float64, rep *LifecycleReport) error {
+	deadline, err := c.deadline(ctx, days)
+	if err != nil {
+		return err
+	}
+	descs, err := c.partitionsOf(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, d := range descs {
+		paths, err := c.queryPaths(ctx, "SELECT lakesoul.expire_partition($1, $2, $3)", t.ID, d, deadline)
+		if err != nil {
+			return err
+		}
+		if len(paths) > 0 {
+			rep.ExpiredPartitions++
+		}
+		rep.ExpiredFiles += c.deleteAll(ctx, paths)
+	}
+	return nil
+}
+
+func (c *compactor) expireRedundant(ctx context.Context, t *catalog.Table, days float64, rep *LifecycleReport) error {
+	deadline, err := c.deadline(ctx, days)
+	if err != nil {
+		return err
+	}
+	descs, err := c.partitionsOf(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, d := range descs {
+		paths, err := c.queryPaths(ctx, "SELECT lakesoul.expire_redundant($1, $2, $3)", t.ID, d, deadline)
+		if err != nil {
+			return err
+		}
+		rep.RedundantFiles += c.deleteAll(ctx, paths)
+	}
+	return nil
+}
+
+// queryPaths runs a statement returning one text column, in its own
+// transaction (committed when it returns).
+func (c *compactor) queryPaths(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := c.cat.Pool().Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// deleteAll deletes files the catalog no longer references; it returns how
+// many it deleted.
+func (c *compactor) deleteAll(ctx context.Context, paths []string) int {
+	n := 0
+	for _, p := range paths {
+		if err := c.store.Delete(context.WithoutCancel(ctx), p); err != nil {
+			c.opt.Logger.Warn("lifecycle: could not delete a file; it stays as an orphan", "path", p, "err", err)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// collectOrphans deletes data files under t's path that were last modified
+// before olderThan and that the catalog does not know: no commit row of t
+// mentions them, they are not awaiting discard collection, no claimed
+// compaction attempt writes there, and they are not under another table's
+// path.
+func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables []*catalog.Table, olderThan time.Time) (int, error) {
+	objs, err := listObjects(ctx, c.store, t.Path)
+	if err != nil {
+		return 0, err
+	}
+	var candidates []objectInfo
+	for _, o := range objs {
+		if o.ModTime.Before(olderThan) && isDataFile(o.Path) {
+			candidates = append(candidates, o)
+		}
+	}
+	if len(candidates) == 0 {
+		return 0, nil
+	}
+	known, err := c.queryPaths(ctx, "SELECT lakesoul.table_known_paths($1)", t.ID)
+	if err != nil {
+		return 0, err
+	}
+	set := make(map[string]bool, len(known))
+	for _, k := range known {
+		set[k] = true
+	}
+	busy, err := c.queryPaths(ctx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, o := range candidates {
+		if set[o.Path] || underAny(o.Path, busy) || underOtherTable(o.Path, t, tables) {
+			continue
+		}
+		if err := c.store.Delete(context.WithoutCancel(ctx), o.Path); err != nil {
+			c.opt.Logger.Warn("lifecycle: could not delete an orphan", "path", o.Path, "err", err)
+			continue
+		}
+		n++
+	}
+	return n, nil
+}
+
+func isDataFile(p string) bool {
+	return strings.HasSuffix(p, ".parquet") || strings.HasSuffix(p, ".vortex")
+}
+
+func underAny(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if strings.HasPrefix(p, strings.TrimSuffix(pre, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func underOtherTable(p string, t *catalog.Table, tables []*catalog.Table) bool {
+	for _, o := range tables {
+		if o.ID != t.ID && len(o.Path) > len(t.Path) && strings.HasPrefix(p, strings.TrimSuffix(o.Path, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// claimTask claims a periodic task if its interval has passed.
+func (c *compactor) claimTask(ctx context.Context, task string, interval time.Duration) (bool, error) {
+	var ok bool
+	err := c.cat.Pool().QueryRow(ctx, "SELECT lakesoul.compaction_task_claim($1, $2, $3, $4)",
+		task, c.opt.WorkerID, interval.Milliseconds(), max(c.opt.Lease, time.Hour).Milliseconds()).Scan(&ok)
+	return ok, err
+}
+
+func (c *compactor) taskDone(ctx context.Context, task string) {
+	_, _ = c.cat.Pool().Exec(context.WithoutCancel(ctx), "SELECT lakesoul.compaction_task_done($1, $2)", task, c.opt.WorkerID)
+}

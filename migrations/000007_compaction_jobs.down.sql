@@ -1,0 +1,10 @@
+DROP VIEW IF EXISTS lakesoul.domain_level_assets;
+DROP VIEW IF EXISTS lakesoul.namespace_level_assets;
+DROP VIEW IF EXISTS lakesoul.table_level_assets;
+DROP VIEW IF EXISTS lakesoul.partition_level_assets;
+DROP TRIGGER IF EXISTS compaction_table_dropped ON public.table_info;
+DROP FUNCTION IF EXISTS lakesoul.compaction_table_dropped();
+DROP TRIGGER IF EXISTS compaction_job_enqueue ON public.partition_info;
+DROP FUNCTION IF EXISTS lakesoul.compaction_enqueue();
+DROP TABLE IF EXISTS lakesoul.compaction_task;
+DROP TABLE IF EXISTS lakesoul.compaction_job;
