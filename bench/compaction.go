@@ -43,13 +43,16 @@ func init() { Register("compaction", runCompactionBench) }
 //
 // Flags: --upserts N (upsert batches before the read, default 10),
 // --stream N (commits of the stream, default 60), --stream-rows N (rows per
-// stream commit, default 20000 × scale), --modes full,leveled.
+// stream commit, default 20000 × scale), --stream-interval D (pause between
+// stream commits, default 50ms), --modes full,leveled, --phases read,stream.
 func runCompactionBench(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("compaction", flag.ContinueOnError)
 	upserts := fs.Int("upserts", 10, "upsert batches before the read")
 	stream := fs.Int("stream", 60, "upsert commits in the steady stream")
 	streamRows := fs.Int("stream-rows", 0, "rows per stream commit (default 20000 × scale)")
 	modes := fs.String("modes", "full,leveled", "compaction modes of the stream phase")
+	interval := fs.Duration("stream-interval", 50*time.Millisecond, "pause between stream commits")
+	phases := fs.String("phases", "read,stream", "phases to run: read (before/after one compaction), stream")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -65,7 +68,34 @@ func runCompactionBench(ctx context.Context, o Options) error {
 	store := objstore.Local{}
 	wh := filepath.Join(o.Dir, "compaction-wh")
 
-	// MOR read before and after compaction.
+	if strings.Contains(*phases, "read") {
+		if err := benchReadPhase(ctx, o, bc, store, wh, w); err != nil {
+			return err
+		}
+	}
+	if !strings.Contains(*phases, "stream") {
+		return nil
+	}
+	// Write amplification under a steady upsert stream.
+	rows := *streamRows
+	if rows <= 0 {
+		rows = max(200, int(20000*o.Scale))
+	}
+	sw := ccfWorkload{base: w.base, batch: rows, upserts: *stream}
+	for _, mode := range strings.Split(*modes, ",") {
+		mode = strings.TrimSpace(mode)
+		if mode == "" {
+			continue
+		}
+		if err := benchStream(ctx, o, bc, store, wh, sw, mode, *interval); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchReadPhase times a MOR read before and after one full compaction.
+func benchReadPhase(ctx context.Context, o Options, bc *benchCatalog, store objstore.Store, wh string, w ccfWorkload) error {
 	tbl, err := ccfTable(ctx, bc.cat, wh, "mor", map[string]string{compaction.PropAuto: "false"})
 	if err != nil {
 		return err
@@ -94,30 +124,11 @@ func runCompactionBench(ctx context.Context, o Options) error {
 	o.Out.Emit(Row{Bench: "compaction", Phase: "compact", System: "lakesoul", Rows: res.Rows, Seconds: time.Since(start).Seconds(),
 		Extra: bc.extra(map[string]any{"mode": res.Mode, "files_in": res.FilesIn, "files_out": res.FilesOut,
 			"bytes_in": res.BytesIn, "bytes_out": res.BytesOut})})
-	if err := benchRead(ctx, o, bc, store, tbl, "after", want, keys); err != nil {
-		return err
-	}
-
-	// Write amplification under a steady upsert stream.
-	rows := *streamRows
-	if rows <= 0 {
-		rows = max(200, int(20000*o.Scale))
-	}
-	sw := ccfWorkload{base: w.base, batch: rows, upserts: *stream}
-	for _, mode := range strings.Split(*modes, ",") {
-		mode = strings.TrimSpace(mode)
-		if mode == "" {
-			continue
-		}
-		if err := benchStream(ctx, o, bc, store, wh, sw, mode); err != nil {
-			return err
-		}
-	}
-	return nil
+	return benchRead(ctx, o, bc, store, tbl, "after", want, keys)
 }
 
 // benchStream runs the upsert stream with the compaction service on.
-func benchStream(ctx context.Context, o Options, bc *benchCatalog, store objstore.Store, wh string, w ccfWorkload, mode string) error {
+func benchStream(ctx context.Context, o Options, bc *benchCatalog, store objstore.Store, wh string, w ccfWorkload, mode string, interval time.Duration) error {
 	tbl, err := ccfTable(ctx, bc.cat, wh, "stream_"+mode, map[string]string{compaction.PropMode: mode})
 	if err != nil {
 		return err
@@ -140,6 +151,11 @@ func benchStream(ctx context.Context, o Options, bc *benchCatalog, store objstor
 			return err
 		}
 		user += n
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
 	}
 	streamSecs := time.Since(start).Seconds()
 	// Let the queue drain.
@@ -168,7 +184,7 @@ func benchStream(ctx context.Context, o Options, bc *benchCatalog, store objstor
 	readSecs := time.Since(rstart).Seconds()
 	o.Out.Emit(Row{Bench: "compaction", Phase: "upsert-stream", System: "lakesoul", Rows: int64(w.upserts) * int64(w.batch),
 		Seconds: streamSecs, Extra: bc.extra(map[string]any{
-			"mode": mode, "commits": w.upserts, "rows_per_commit": w.batch, "compactions": st.Compacted,
+			"mode": mode, "commits": w.upserts, "interval_ms": interval.Milliseconds(), "rows_per_commit": w.batch, "compactions": st.Compacted,
 			"upsert_bytes": user, "compaction_bytes": st.BytesWritten,
 			"write_amplification": round(float64(user+st.BytesWritten) / float64(max(user, 1))),
 			"drained_seconds":     round(drained), "files_after": files,

@@ -68,7 +68,9 @@ func runPruning(ctx context.Context, o Options) error {
 	o.Out.Emit(Row{Bench: "pruning", Phase: "load", System: "lakesoul", Rows: int64(nparts), Seconds: time.Since(start).Seconds(),
 		Extra: bc.extra(map[string]any{"partitions": nparts, "versions_per_partition": 2, "files_per_commit": 4})})
 
-	day := func(i int) string { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format("2006-01-02") }
+	day := func(i int) string {
+		return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format("2006-01-02")
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	phase := func(name string, n int, f func() (int, error)) error {
 		var lat []float64

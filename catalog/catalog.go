@@ -34,6 +34,8 @@ func (t *Table) CDCColumn() string { return t.Properties[CDCColumnProperty] }
 // Catalog is a connection pool to the catalog database.
 type Catalog struct {
 	pool *pgxpool.Pool
+	// owner is the role the pool connects as (see role.go).
+	owner string
 }
 
 // Open connects to the catalog. Migrations must already be applied.
@@ -47,11 +49,12 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect catalog: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	var owner string
+	if err := pool.QueryRow(ctx, "SELECT current_user").Scan(&owner); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect catalog: %w", err)
 	}
-	return &Catalog{pool: pool}, nil
+	return &Catalog{pool: pool, owner: owner}, nil
 }
 
 // Close closes the pool.
@@ -91,21 +94,21 @@ func (t *Table) QualifiedName() string { return t.Namespace + "." + t.Name }
 
 // CreateNamespace creates a namespace in domain "public".
 func (c *Catalog) CreateNamespace(ctx context.Context, name string) error {
-	_, err := c.pool.Exec(ctx, "SELECT lakesoul.create_namespace($1)", name)
+	_, err := c.db(ctx).Exec(ctx, "SELECT lakesoul.create_namespace($1)", name)
 	return err
 }
 
 // NamespaceExists reports whether a namespace exists.
 func (c *Catalog) NamespaceExists(ctx context.Context, name string) (bool, error) {
 	var ok bool
-	err := c.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM public.namespace WHERE namespace = $1)", name).Scan(&ok)
+	err := c.db(ctx).QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM public.namespace WHERE namespace = $1)", name).Scan(&ok)
 	return ok, err
 }
 
 // DropNamespace drops a namespace; with cascade also its tables, whose paths
 // are returned so the caller can remove their files.
 func (c *Catalog) DropNamespace(ctx context.Context, name string, cascade bool) ([]string, error) {
-	rows, err := c.pool.Query(ctx, "SELECT * FROM lakesoul.drop_namespace($1, $2)", name, cascade)
+	rows, err := c.db(ctx).Query(ctx, "SELECT * FROM lakesoul.drop_namespace($1, $2)", name, cascade)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +134,7 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 		return err
 	}
 	partitions := strings.Join(t.RangeCols, ",") + ";" + strings.Join(t.PKCols, ",")
-	_, err = c.pool.Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
+	_, err = c.db(ctx).Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
 		t.ID, t.Namespace, t.Name, t.Path, schemaJSON, string(propsJSON), partitions)
 	return err
 }
@@ -184,7 +187,7 @@ func splitNonEmpty(s string) []string {
 
 // TableByName looks a table up; a missing one is 42P01.
 func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Table, error) {
-	row := c.pool.QueryRow(ctx, `SELECT `+tableColumns+`
+	row := c.db(ctx).QueryRow(ctx, `SELECT `+tableColumns+`
 		FROM public.table_name_id n
 		JOIN public.table_info t ON t.table_id = n.table_id
 		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
@@ -198,7 +201,7 @@ func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Tab
 
 // Tables lists the tables of a namespace ("" = all), ordered by namespace, name.
 func (c *Catalog) Tables(ctx context.Context, namespace string) ([]*Table, error) {
-	rows, err := c.pool.Query(ctx, `SELECT `+tableColumns+`
+	rows, err := c.db(ctx).Query(ctx, `SELECT `+tableColumns+`
 		FROM public.table_info t
 		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
 		WHERE $1 = '' OR t.table_namespace = $1
@@ -222,7 +225,7 @@ func (c *Catalog) Tables(ctx context.Context, namespace string) ([]*Table, error
 // the files afterwards (a crash in between leaves orphans, never a half table).
 func (c *Catalog) DropTable(ctx context.Context, namespace, name string) (string, error) {
 	var path string
-	err := c.pool.QueryRow(ctx, "SELECT lakesoul.drop_table($1, $2)", namespace, name).Scan(&path)
+	err := c.db(ctx).QueryRow(ctx, "SELECT lakesoul.drop_table($1, $2)", namespace, name).Scan(&path)
 	return path, err
 }
 
@@ -242,6 +245,6 @@ func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.pool.Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
+	_, err = c.db(ctx).Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
 	return err
 }

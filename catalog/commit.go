@@ -78,7 +78,7 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 	var notify []string
 	out, err := c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
 		notify = notify[:0]
-		rows, err := c.pool.Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
+		rows, err := c.db(ctx).Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
 			tableID, op, string(b))
 		if err != nil {
 			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
@@ -136,7 +136,7 @@ type PartitionFiles struct {
 // LiveFiles resolves the latest version of each partition of a table (all
 // partitions when descs is nil) into its live files.
 func (c *Catalog) LiveFiles(ctx context.Context, tableID string, descs []string) ([]PartitionFiles, error) {
-	rows, err := c.pool.Query(ctx,
+	rows, err := c.db(ctx).Query(ctx,
 		"SELECT partition_desc, version, path, size, coalesce(file_exist_cols, '') FROM lakesoul.live_files($1, $2)",
 		tableID, descs)
 	if err != nil {

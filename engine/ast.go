@@ -66,9 +66,14 @@ func singleStatementTree(stmt *pg_query.Node) *pg_query.ParseResult {
 	return &pg_query.ParseResult{Version: parseTreeVersion, Stmts: []*pg_query.RawStmt{{Stmt: stmt}}}
 }
 
-// deparseNode renders one statement node as SQL.
+// deparseNode renders one statement node as SQL for DuckDB (identifiers
+// that are DuckDB keywords quoted, duckident.go).
 func deparseNode(stmt *pg_query.Node) (string, error) {
-	return pg_query.Deparse(singleStatementTree(stmt))
+	text, err := pg_query.Deparse(singleStatementTree(stmt))
+	if err != nil {
+		return "", err
+	}
+	return quoteDuckKeywords(text), nil
 }
 
 // scanFromClause builds the FROM item `lakesoul_scan('<handle>') AS alias`.

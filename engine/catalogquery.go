@@ -37,6 +37,26 @@ type catalogQuery struct {
 	sql    string
 	params []uint32
 	cols   []pgwire.Column
+	// writes is set for calls of lakesoul administration functions, which
+	// run in a read-write transaction committed when the result is complete.
+	writes bool
+}
+
+// adminFunctions are the lakesoul functions that change the catalog.
+var adminFunctions = map[string]bool{"create_workspace": true, "create_user": true, "create_access_key": true}
+
+func callsAdminFunction(stmt *pg_query.Node) bool {
+	found := false
+	walk(stmt, func(n *pg_query.Node) {
+		fc := n.GetFuncCall()
+		if fc == nil || len(fc.Funcname) != 2 {
+			return
+		}
+		if fc.Funcname[0].GetString_().GetSval() == "lakesoul" && adminFunctions[fc.Funcname[1].GetString_().GetSval()] {
+			found = true
+		}
+	})
+	return found
 }
 
 func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (*catalogQuery, error) {
@@ -48,7 +68,7 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	if err != nil {
 		return nil, fmt.Errorf("deparse: %w", err)
 	}
-	q := &catalogQuery{s: s, sql: text}
+	q := &catalogQuery{s: s, sql: text, writes: callsAdminFunction(stmt)}
 	err = s.withCatalogTx(ctx, func(tx pgx.Tx) error {
 		sd, err := tx.Conn().PgConn().Prepare(ctx, "", text, paramOIDs)
 		if err != nil {
@@ -71,11 +91,15 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 // session's role with the session's lake search path, so row-level security
 // and visibility rules of the catalog apply to what the user sees.
 func (s *Session) beginCatalogTx(ctx context.Context) (*pgxpool.Conn, pgx.Tx, error) {
+	return s.beginCatalogTxMode(ctx, pgx.ReadOnly)
+}
+
+func (s *Session) beginCatalogTxMode(ctx context.Context, mode pgx.TxAccessMode) (*pgxpool.Conn, pgx.Tx, error) {
 	conn, err := s.e.cat.Pool().Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
 	if err != nil {
 		conn.Release()
 		return nil, nil, err
@@ -134,7 +158,11 @@ func (p *catalogPortal) Describe(context.Context) ([]pgwire.Column, error) { ret
 // start sends the query with the parameter types the statement was prepared
 // with (so a declared timestamptz stays one), values in text form.
 func (p *catalogPortal) start(ctx context.Context) error {
-	conn, tx, err := p.q.s.beginCatalogTx(ctx)
+	mode := pgx.ReadOnly
+	if p.q.writes {
+		mode = pgx.ReadWrite
+	}
+	conn, tx, err := p.q.s.beginCatalogTxMode(ctx, mode)
 	if err != nil {
 		return err
 	}
@@ -174,6 +202,11 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 			p.rr = nil
 			if err != nil {
 				return "", true, err
+			}
+			if p.q.writes {
+				if err := p.tx.Commit(ctx); err != nil {
+					return "", true, err
+				}
 			}
 			if tag.String() == "" {
 				return fmt.Sprintf("SELECT %d", p.count), true, nil

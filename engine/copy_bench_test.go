@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -45,7 +44,7 @@ func (g *genRows) Line() int64 { return int64(g.i) }
 // BenchmarkCopyIn measures the COPY FROM path below the wire: field
 // conversion, Arrow batches, bucketing, PK sort, Parquet, commit.
 func BenchmarkCopyIn(b *testing.B) {
-	s := newSessionAtTB(b, filepath.Join(b.TempDir(), "wh"))
+	s := fuzzSession(b)
 	ctx := context.Background()
 	execSQL(b, s, "CREATE SCHEMA bench")
 	execSQL(b, s, `CREATE TABLE bench.ccf (uuid text, ip text, hostname text, requests bigint, name text, city text,
@@ -68,11 +67,6 @@ func BenchmarkCopyIn(b *testing.B) {
 		p.Close()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
-func newSessionAtTB(tb testing.TB, dir string) pgwire.Session {
-	tb.Helper()
-	return fuzzSession(tb)
 }
 
 func execSQL(tb testing.TB, s pgwire.Session, q string) {

@@ -42,7 +42,16 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SCHEMA needs a name")
 	}
 	return ddl("CREATE SCHEMA", func(ctx context.Context) error {
-		err := s.e.cat.CreateNamespace(ctx, name)
+		// The namespace's workspace: SET lakesoul.workspace, else the
+		// role's only workspace, else public (LakeSoul's current domain).
+		domain := s.settings["lakesoul.workspace"].value
+		if domain == "" {
+			var err error
+			if domain, err = s.e.cat.DefaultWorkspace(ctx); err != nil {
+				return err
+			}
+		}
+		err := s.e.cat.CreateNamespaceIn(ctx, name, domain)
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema {
 			return nil
 		}

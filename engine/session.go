@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -60,6 +61,7 @@ func (s *Session) Close() {
 
 // Parse implements pgwire.Session.
 func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([]pgwire.Statement, error) {
+	ctx = s.roleCtx(ctx)
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
@@ -97,6 +99,7 @@ type lazyStmt struct {
 }
 
 func (l *lazyStmt) get(ctx context.Context) (pgwire.Statement, error) {
+	ctx = l.s.roleCtx(ctx)
 	if l.st == nil && l.err == nil {
 		if l.s.failed && !isTxEnd(l.node) {
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
@@ -136,6 +139,12 @@ func (l *lazyStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error
 }
 
 func (l *lazyStmt) Tag() string { return statementName(l.node) }
+
+// roleCtx makes catalog work under ctx run as the session's role, so the
+// catalog's row-level security applies to it.
+func (s *Session) roleCtx(ctx context.Context) context.Context {
+	return catalog.WithRole(ctx, s.user)
+}
 
 // fail records an error inside a transaction block and returns it.
 func (s *Session) fail(err error) error {
@@ -227,11 +236,13 @@ type trackedStmt struct {
 }
 
 func (t *trackedStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
+	ctx = t.s.roleCtx(ctx)
 	cols, err := t.Statement.Describe(ctx)
 	return cols, t.s.fail(err)
 }
 
 func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	ctx = t.s.roleCtx(ctx)
 	if t.s.failed && !isTxEndTag(t.Statement.Tag()) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
@@ -251,6 +262,7 @@ type trackedPortal struct {
 }
 
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	ctx = t.s.roleCtx(ctx)
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
 	return tag, done, t.s.fail(stop(err))

@@ -22,7 +22,9 @@ SET search_path = pg_catalog, public AS $$
 DECLARE
     t record;
 BEGIN
-    PERFORM 1 FROM public.namespace WHERE namespace = p_namespace FOR UPDATE;
+    -- Exclusive against create_table's shared lock on the same key.
+    PERFORM pg_advisory_xact_lock(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
+    PERFORM 1 FROM public.namespace WHERE namespace = p_namespace;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
     END IF;
@@ -48,7 +50,11 @@ SET search_path = pg_catalog, public AS $$
 DECLARE
     v_domain text;
 BEGIN
-    SELECT domain INTO v_domain FROM public.namespace WHERE namespace = p_namespace FOR SHARE;
+    -- A shared advisory lock, not FOR SHARE: workspace users may not lock
+    -- namespace rows (no UPDATE right on them), yet must not create a table
+    -- in a namespace being dropped.
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
+    SELECT domain INTO v_domain FROM public.namespace WHERE namespace = p_namespace;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
     END IF;

@@ -63,6 +63,14 @@ BEGIN
 END
 $$;
 
+-- table_label names a table in messages: "namespace.name", or its id.
+CREATE OR REPLACE FUNCTION lakesoul.table_label(p_table_id text)
+RETURNS text LANGUAGE sql STABLE
+SET search_path = pg_catalog, public AS $$
+    SELECT coalesce((SELECT t.table_namespace || '.' || t.table_name FROM public.table_info t
+                      WHERE t.table_id = p_table_id AND t.table_name IS NOT NULL), p_table_id)
+$$;
+
 -- epoch_ms is a timestamptz in partition_info.timestamp units (ms, floored).
 CREATE OR REPLACE FUNCTION lakesoul.epoch_ms(ts timestamptz)
 RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
@@ -157,9 +165,9 @@ DECLARE
     v_ms   bigint := lakesoul.epoch_ms($2);
     v_part text := $3;
 BEGIN
-    PERFORM lakesoul.check_existed(v_id, v_ms, $1);
+    PERFORM lakesoul.check_existed(v_id, v_ms, lakesoul.table_label(v_id));
     IF v_part IS NOT NULL THEN
-        PERFORM lakesoul.check_partition(v_id, v_part, $1);
+        PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     END IF;
     RETURN QUERY
         WITH v AS (
@@ -191,15 +199,15 @@ BEGIN
         RAISE EXCEPTION 'version must not be null' USING ERRCODE = '22023';
     END IF;
     IF v_part IS NOT NULL THEN
-        PERFORM lakesoul.check_partition(v_id, v_part, $1);
+        PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     END IF;
     PERFORM 1 FROM public.partition_info p
      WHERE p.table_id = v_id AND p.version = v_ver AND (v_part IS NULL OR p.partition_desc = v_part) LIMIT 1;
     IF NOT FOUND THEN
         IF v_part IS NULL THEN
-            RAISE EXCEPTION 'version % of table % does not exist', v_ver, $1 USING ERRCODE = '22023';
+            RAISE EXCEPTION 'version % of table % does not exist', v_ver, lakesoul.table_label(v_id) USING ERRCODE = '22023';
         END IF;
-        RAISE EXCEPTION 'version % of partition "%" of table % does not exist', v_ver, v_part, $1 USING ERRCODE = '22023';
+        RAISE EXCEPTION 'version % of partition "%" of table % does not exist', v_ver, v_part, lakesoul.table_label(v_id) USING ERRCODE = '22023';
     END IF;
     RETURN QUERY
         SELECT p.partition_desc, p.version, f.path, f.size, f.file_exist_cols
@@ -299,10 +307,10 @@ BEGIN
         IF v_until < v_since THEN
             RAISE EXCEPTION 'interval [%, %) ends before it starts', $2, $3 USING ERRCODE = '22023';
         END IF;
-        PERFORM lakesoul.check_existed(v_id, v_until, $1);
+        PERFORM lakesoul.check_existed(v_id, v_until, lakesoul.table_label(v_id));
     END IF;
     IF v_part IS NOT NULL THEN
-        PERFORM lakesoul.check_partition(v_id, v_part, $1);
+        PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     END IF;
     RETURN QUERY
         WITH parts AS (

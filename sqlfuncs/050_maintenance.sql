@@ -82,7 +82,7 @@ BEGIN
         RAISE EXCEPTION 'version must not be null' USING ERRCODE = '22023';
     END IF;
     IF v_part IS NOT NULL THEN
-        PERFORM lakesoul.check_partition(v_id, v_part, $1);
+        PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     END IF;
     FOR v_desc IN SELECT p.partition_desc FROM public.partition_info p
                    WHERE p.table_id = v_id AND p.version = v_ver AND (v_part IS NULL OR p.partition_desc = v_part)
@@ -93,9 +93,9 @@ BEGIN
     END LOOP;
     IF NOT FOUND THEN
         IF v_part IS NULL THEN
-            RAISE EXCEPTION 'version % of table % does not exist', v_ver, $1 USING ERRCODE = '22023';
+            RAISE EXCEPTION 'version % of table % does not exist', v_ver, lakesoul.table_label(v_id) USING ERRCODE = '22023';
         END IF;
-        RAISE EXCEPTION 'version % of partition "%" of table % does not exist', v_ver, v_part, $1 USING ERRCODE = '22023';
+        RAISE EXCEPTION 'version % of partition "%" of table % does not exist', v_ver, v_part, lakesoul.table_label(v_id) USING ERRCODE = '22023';
     END IF;
 END
 $$;
@@ -114,9 +114,9 @@ DECLARE
     v_domain text := lakesoul.table_domain(v_id);
     r        record;
 BEGIN
-    PERFORM lakesoul.check_existed(v_id, v_ms, $1);
+    PERFORM lakesoul.check_existed(v_id, v_ms, lakesoul.table_label(v_id));
     IF v_part IS NOT NULL THEN
-        PERFORM lakesoul.check_partition(v_id, v_part, $1);
+        PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     END IF;
     FOR r IN SELECT DISTINCT ON (p.partition_desc) p.partition_desc AS d, p.version AS ver
                FROM public.partition_info p
@@ -229,7 +229,7 @@ BEGIN
         RAISE EXCEPTION 'timestamp must not be null' USING ERRCODE = '22023';
     END IF;
     IF v_part IS NOT NULL THEN
-        PERFORM lakesoul.check_partition(v_id, v_part, $1);
+        PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     END IF;
     FOR v_desc IN SELECT DISTINCT p.partition_desc FROM public.partition_info p
                    WHERE p.table_id = v_id AND (v_part IS NULL OR p.partition_desc = v_part)
@@ -256,7 +256,7 @@ BEGIN
         RAISE EXCEPTION 'partition must not be null' USING ERRCODE = '22023';
     END IF;
     PERFORM lakesoul.partition_lock(v_id, v_part);
-    PERFORM lakesoul.check_partition(v_id, v_part, $1);
+    PERFORM lakesoul.check_partition(v_id, v_part, lakesoul.table_label(v_id));
     DELETE FROM public.partition_info p WHERE p.table_id = v_id AND p.partition_desc = v_part;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     DELETE FROM public.data_commit_info d WHERE d.table_id = v_id AND d.partition_desc = v_part;

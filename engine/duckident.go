@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// duckOnlyKeywords are words DuckDB's grammar reserves (or gives a meaning
+// where a column name may stand) that PostgreSQL does not reserve. The
+// deparser quotes an identifier only where PostgreSQL needs it, so a column
+// named "at" or "pivot" reaches DuckDB bare and fails to parse; these are
+// quoted again on the way to DuckDB.
+var duckOnlyKeywords = map[string]bool{
+	"anti": true, "asof": true, "at": true, "describe": true, "glob": true, "lambda": true, "pivot": true,
+	"pivot_longer": true, "pivot_wider": true, "positional": true, "qualify": true, "semi": true, "show": true,
+	"summarize": true, "try_cast": true, "unpack": true, "unpivot": true,
+}
+
+// quoteDuckKeywords quotes, in deparsed SQL, identifiers that are DuckDB
+// keywords. The deparser writes SQL keywords in upper case and identifiers
+// as they are named, so a lower-case token (not a function call) is an
+// identifier.
+func quoteDuckKeywords(sql string) string {
+	res, err := pg_query.Scan(sql)
+	if err != nil {
+		return sql
+	}
+	var b strings.Builder
+	last := 0
+	for _, tok := range res.Tokens {
+		start, end := int(tok.Start), int(tok.End)
+		if start < last || end > len(sql) || !duckOnlyKeywords[sql[start:end]] {
+			continue
+		}
+		if strings.HasPrefix(strings.TrimLeft(sql[end:], " "), "(") {
+			continue
+		}
+		b.WriteString(sql[last:start])
+		b.WriteString(`"` + sql[start:end] + `"`)
+		last = end
+	}
+	if last == 0 {
+		return sql
+	}
+	b.WriteString(sql[last:])
+	return b.String()
+}

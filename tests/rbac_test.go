@@ -1,0 +1,93 @@
+package tests
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Workspaces (acceptance scenarios 48–50): users log in with their own
+// passwords; another workspace's schemas and tables do not exist for them;
+// workspace users read, write, create and drop tables but not schemas;
+// namespaces take the creator's workspace and tables their namespace's.
+func TestWorkspacesAndRowLevelSecurity(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('rbac_a')",
+		"SELECT lakesoul.create_workspace('rbac_b')",
+		"SELECT lakesoul.create_user('alice', 'alice-pw', 'rbac_a', admin => true)",
+		"SELECT lakesoul.create_user('bob', 'bob-pw', 'rbac_a')",
+		"SELECT lakesoul.create_user('carol', 'carol-pw', 'rbac_b', admin => true)",
+		"CREATE SCHEMA rbac_pub",
+		"CREATE TABLE rbac_pub.shared (id int PRIMARY KEY, v text)",
+		"INSERT INTO rbac_pub.shared VALUES (1, 'for everyone')")
+	login := func(user, pw string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, s.dsn(user, pw, database))
+		if err != nil {
+			t.Fatalf("%s logs in: %v", user, err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	if _, err := pgx.Connect(ctx, s.dsn("alice", "wrong", database)); pgCode(err) != "28P01" {
+		t.Fatalf("wrong password: %v", err)
+	}
+	alice := login("alice", "alice-pw")
+	bob := login("bob", "bob-pw")
+	carol := login("carol", "carol-pw")
+
+	// Scenario 50: alice's namespace takes her workspace; its tables too.
+	mustExec(t, ctx, alice,
+		"CREATE SCHEMA rbac_sa",
+		"CREATE TABLE rbac_sa.t (id int PRIMARY KEY, v text)",
+		"INSERT INTO rbac_sa.t VALUES (1, 'a'), (2, 'b')")
+	cat := s.catalogConn(t)
+	wantRows(t, "namespace domain", queryStrings(t, ctx, cat, "SELECT domain FROM namespace WHERE namespace = 'rbac_sa'"), []string{"rbac_a"})
+	wantRows(t, "table domain", queryStrings(t, ctx, cat, "SELECT domain FROM table_info WHERE table_namespace = 'rbac_sa'"), []string{"rbac_a"})
+	wantRows(t, "partition domain", queryStrings(t, ctx, cat,
+		"SELECT DISTINCT p.domain FROM partition_info p JOIN table_info t USING (table_id) WHERE t.table_namespace = 'rbac_sa'"), []string{"rbac_a"})
+
+	// Scenario 49: bob (a user of rbac_a) reads, writes, creates and drops
+	// tables, but cannot create or drop namespaces.
+	wantRows(t, "bob reads", queryStrings(t, ctx, bob, "SELECT v FROM rbac_sa.t ORDER BY id"), []string{"a", "b"})
+	mustExec(t, ctx, bob,
+		"INSERT INTO rbac_sa.t VALUES (3, 'c')",
+		"CREATE TABLE rbac_sa.bobs (x int)",
+		"DROP TABLE rbac_sa.bobs")
+	for _, q := range []string{"CREATE SCHEMA rbac_bob", "DROP SCHEMA rbac_sa CASCADE"} {
+		if _, err := bob.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("bob: %s: %v, want 42501", q, err)
+		}
+	}
+
+	// Scenario 48: for carol (rbac_b) rbac_a's objects do not exist.
+	for q, code := range map[string]string{
+		"SELECT * FROM rbac_sa.t":               "42P01",
+		"INSERT INTO rbac_sa.t VALUES (9, 'x')": "42P01",
+		"DROP TABLE rbac_sa.t":                  "42P01",
+		"CREATE TABLE rbac_sa.intruder (x int)": "3F000",
+		"DROP SCHEMA rbac_sa CASCADE":           "3F000",
+		"SELECT * FROM public.table_info":       "42P01",
+	} {
+		if _, err := carol.Exec(ctx, q); pgCode(err) != code {
+			t.Errorf("carol: %s: %v, want %s", q, err, code)
+		}
+	}
+	wantRows(t, "carol's pg_catalog view of rbac_sa", queryStrings(t, ctx, carol,
+		"SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = 'rbac_sa'"), []string{"0"})
+	wantRows(t, "carol sees public", queryStrings(t, ctx, carol, "SELECT v FROM rbac_pub.shared"), []string{"for everyone"})
+	// Sessions keep the role they logged in with.
+	for _, q := range []string{"SET ROLE alice", "SET SESSION AUTHORIZATION alice"} {
+		if _, err := carol.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("carol: %s: %v, want 42501", q, err)
+		}
+	}
+	// Only administrators create workspaces and users.
+	if _, err := alice.Exec(ctx, "SELECT lakesoul.create_workspace('rbac_c')"); pgCode(err) != "42501" {
+		t.Errorf("alice creates a workspace: %v, want 42501", err)
+	}
+	wantRows(t, "rows after all attempts", queryStrings(t, ctx, alice, "SELECT count(*) FROM rbac_sa.t"), []string{"3"})
+}
