@@ -40,7 +40,7 @@ func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.pool.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b)); err != nil {
+	if _, err := c.db(ctx).Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b)); err != nil {
 		return fmt.Errorf("commit of %d tables: %w", len(commits), err)
 	}
 	return nil

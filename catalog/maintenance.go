@@ -42,7 +42,7 @@ func (c *Catalog) Truncate(ctx context.Context, table string) (map[string]int, e
 // files stay, as in LakeSoul) and returns how many versions it had.
 func (c *Catalog) DropPartition(ctx context.Context, table, partition string) (int, error) {
 	var n int32
-	if err := c.pool.QueryRow(ctx, `SELECT lakesoul.drop_partition($1, $2)`, table, partition).Scan(&n); err != nil {
+	if err := c.db(ctx).QueryRow(ctx, `SELECT lakesoul.drop_partition($1, $2)`, table, partition).Scan(&n); err != nil {
 		return 0, fmt.Errorf("drop partition %s of %s: %w", partition, table, err)
 	}
 	return int(n), nil
@@ -60,7 +60,7 @@ type CleanedFile struct {
 // version references; the caller deletes them (after Cleanup returned, so the
 // catalog never points at a missing file).
 func (c *Catalog) Cleanup(ctx context.Context, table string, olderThan time.Time, partition string) ([]CleanedFile, error) {
-	rows, err := c.pool.Query(ctx, `SELECT partition_desc, path FROM lakesoul.cleanup($1, $2::timestamptz, $3)`,
+	rows, err := c.db(ctx).Query(ctx, `SELECT partition_desc, path FROM lakesoul.cleanup($1, $2::timestamptz, $3)`,
 		table, olderThan, nullable(partition))
 	if err != nil {
 		return nil, fmt.Errorf("cleanup of %s: %w", table, err)
@@ -76,7 +76,7 @@ func (c *Catalog) Cleanup(ctx context.Context, table string, olderThan time.Time
 }
 
 func (c *Catalog) versionMap(ctx context.Context, what, sql string, args ...any) (map[string]int, error) {
-	rows, err := c.pool.Query(ctx, sql, args...)
+	rows, err := c.db(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

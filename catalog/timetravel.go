@@ -34,7 +34,7 @@ func nullable(s string) any {
 
 // History lists every version of every partition of a table, oldest first.
 func (c *Catalog) History(ctx context.Context, table string) ([]Version, error) {
-	rows, err := c.pool.Query(ctx, `SELECT "partition", version, commit_op, committed_at FROM lakesoul.history($1)`, table)
+	rows, err := c.db(ctx).Query(ctx, `SELECT "partition", version, commit_op, committed_at FROM lakesoul.history($1)`, table)
 	if err != nil {
 		return nil, fmt.Errorf("history of %s: %w", table, err)
 	}
@@ -101,7 +101,7 @@ func (c *Catalog) LiveFilesMatching(ctx context.Context, tableID string, terms [
 }
 
 func (c *Catalog) queryFiles(ctx context.Context, what, sql string, args ...any) ([]PartitionFiles, error) {
-	rows, err := c.pool.Query(ctx, sql, args...)
+	rows, err := c.db(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
