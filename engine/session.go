@@ -186,6 +186,8 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 		return s.planCreateSchema(n.CreateSchemaStmt)
 	case *pg_query.Node_CreateStmt:
 		return s.planCreateTable(ctx, n.CreateStmt)
+	case *pg_query.Node_GrantRoleStmt:
+		return s.planGrantRole(n.GrantRoleStmt)
 	case *pg_query.Node_AlterTableStmt:
 		return s.planAlterTable(ctx, n.AlterTableStmt)
 	case *pg_query.Node_DropStmt:

@@ -91,3 +91,41 @@ func TestWorkspacesAndRowLevelSecurity(t *testing.T) {
 	}
 	wantRows(t, "rows after all attempts", queryStrings(t, ctx, alice, "SELECT count(*) FROM rbac_sa.t"), []string{"3"})
 }
+
+// Workspace membership is granted and revoked with SQL by the admin.
+func TestGrantWorkspaceMembership(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('rbac_g')",
+		"SELECT lakesoul.create_user('gina', 'gina-pw', 'rbac_g', admin => true)",
+		"SELECT lakesoul.create_workspace('rbac_h')",
+		"SELECT lakesoul.create_user('hank', 'hank-pw', 'rbac_h')")
+	gina, err := pgx.Connect(ctx, s.dsn("gina", "gina-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gina.Close(ctx)
+	mustExec(t, ctx, gina, "CREATE SCHEMA rbac_gs", "CREATE TABLE rbac_gs.t (x int)", "INSERT INTO rbac_gs.t VALUES (1)")
+	hank, err := pgx.Connect(ctx, s.dsn("hank", "hank-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hank.Close(ctx)
+	if _, err := hank.Exec(ctx, "SELECT * FROM rbac_gs.t"); pgCode(err) != "42P01" {
+		t.Fatalf("hank before the grant: %v", err)
+	}
+	if _, err := hank.Exec(ctx, "GRANT rbac_g_users TO hank"); pgCode(err) != "42501" {
+		t.Fatalf("hank grants himself: %v, want 42501", err)
+	}
+	mustExec(t, ctx, admin, "GRANT rbac_g, rbac_g_users TO hank")
+	wantRows(t, "hank after the grant", queryStrings(t, ctx, hank, "SELECT x FROM rbac_gs.t"), []string{"1"})
+	mustExec(t, ctx, admin, "REVOKE rbac_g, rbac_g_users FROM hank")
+	if _, err := hank.Exec(ctx, "SELECT * FROM rbac_gs.t"); pgCode(err) != "42P01" {
+		t.Fatalf("hank after the revoke: %v", err)
+	}
+	if _, err := admin.Exec(ctx, "GRANT base_super_admin_role TO hank"); pgCode(err) != "42501" {
+		t.Fatalf("granting a base role: %v, want 42501", err)
+	}
+}
