@@ -9,6 +9,7 @@ package sqlerr
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -51,6 +52,7 @@ const (
 	ProtocolViolation          = "08P01"
 	SerializationFailure       = "40001"
 	InternalError              = "XX000"
+	IOError                    = "58030"
 )
 
 // Error is an error with a SQLSTATE, as a client will see it.
@@ -109,6 +111,11 @@ func From(err error) *Error {
 	}
 	if errors.Is(err, errCanceled) {
 		return &Error{Code: QueryCanceled, Message: "canceling statement due to user request", Err: err}
+	}
+	// A data file the catalog references is missing or unreadable: an I/O
+	// error of the warehouse, not a bug.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return &Error{Code: IOError, Message: err.Error(), Err: err}
 	}
 	for _, m := range mappers {
 		if e := m(err); e != nil {
