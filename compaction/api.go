@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -189,9 +188,4 @@ func (c *compactor) rebucketOnce(ctx context.Context, t *catalog.Table, n int) (
 	t.HashBucketNum = n
 	t.Properties["hashBucketNum"] = fmt.Sprint(n)
 	return results, nil
-}
-
-// partitionDirOf is the directory a partition's files live in below root.
-func partitionDirOf(root, desc string) string {
-	return objstore.Join(root, layout.PartitionDir(desc))
 }

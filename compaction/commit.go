@@ -48,10 +48,12 @@ type jsonDiscard struct {
 // It returns the version of each partition that committed (a partition
 // missing from the map was dropped, §2.4).
 //
-// A connection failure after the call was sent leaves the outcome open; the
-// call is then repeated (it is idempotent per commit id) or, if its commit
-// rows exist, looked up, until the outcome is known or CommitRetryWindow
-// passed (then the error wraps catalog.ErrCommitOutcomeUnknown).
+// A failure after the call was sent (connection lost, ctx ended mid-call)
+// leaves the outcome open; detached from ctx, the outcome is then looked up
+// (the commit rows exist only if the transaction committed) or the call
+// repeated (it is idempotent per commit id), until it is known or
+// catalog.CommitRetryWindow passed (then the error wraps
+// catalog.ErrCommitOutcomeUnknown and the caller must keep its files).
 func (c *compactor) commit(ctx context.Context, token *uuid.UUID, tableID string, parts []catalog.PartitionCommit,
 	discards map[string][]string, bucketNum int) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
@@ -108,11 +110,11 @@ func (c *compactor) commit(ctx context.Context, token *uuid.UUID, tableID string
 	if err == nil {
 		return out, nil
 	}
-	if !transient(err) {
+	if definite(err) {
 		return nil, mapCommitError(err)
 	}
 	if pgconn.SafeToRetry(err) && ctx.Err() != nil {
-		return nil, err
+		return nil, err // never sent, and the caller gave up: not committed
 	}
 	detached, cancel := context.WithTimeout(context.WithoutCancel(ctx), catalog.CommitRetryWindow)
 	defer cancel()
@@ -139,7 +141,7 @@ func (c *compactor) commit(ctx context.Context, token *uuid.UUID, tableID string
 		if err == nil {
 			return out, nil
 		}
-		if !transient(err) {
+		if definite(err) {
 			return nil, mapCommitError(err)
 		}
 	}
@@ -170,14 +172,17 @@ func mapCommitError(err error) error {
 	return err
 }
 
-// transient reports whether err is a connection-level failure rather than
-// an answer of the server.
-func transient(err error) bool {
+// definite reports whether err is the server's answer to the commit (a SQL
+// error other than a connection or shutdown one), so nothing was committed.
+// Anything else — a lost connection, the caller's context ending while the
+// call was in flight — leaves the outcome open.
+func definite(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+		return !strings.HasPrefix(pe.Code, "08") && pe.Code != "57P01" && pe.Code != "57P02" && pe.Code != "57P03" &&
+			pe.Code != "57014" // query_canceled: our context ended mid-call
 	}
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	return false
 }
 
 // recordOutput notes prefix (if any) in the job row before anything is

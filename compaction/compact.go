@@ -190,6 +190,9 @@ func (c *compactor) rewrite(ctx context.Context, t *catalog.Table, desc string, 
 			c.deleteFiles(ctx, opsPaths(s.ops))
 		}
 	}()
+	// Without re-bucketing, each output file holds one bucket's rows: flush
+	// at the end of every unit (a unit is one input bucket).
+	perUnit := !t.HasPK() || bucketNum == t.HashBucketNum
 	for _, u := range units {
 		it, err := scan.Open(ctx, u)
 		if err != nil {
@@ -210,6 +213,11 @@ func (c *compactor) rewrite(ctx context.Context, t *catalog.Table, desc string, 
 			}
 		}
 		it.Close()
+		if perUnit {
+			if err := s.flush(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
 	}
 	if err := s.flush(ctx); err != nil {
 		return nil, 0, err

@@ -70,7 +70,7 @@ const (
 
 // Options tune a compaction. The zero value is usable.
 type Options struct {
-	// TargetFileRows bounds the rows of one output file (default 1 Mi rows);
+	// TargetFileRows bounds the rows of one output file (default 512 Ki rows);
 	// a bucket with more rows gets several files with disjoint keys.
 	TargetFileRows int
 	// WorkerID names the claimer in the job table (default host-pid-random).
@@ -88,7 +88,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.TargetFileRows <= 0 {
-		o.TargetFileRows = 1 << 20
+		o.TargetFileRows = 1 << 19
 	}
 	if o.WorkerID == "" {
 		o.WorkerID = defaultWorkerID()

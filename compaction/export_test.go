@@ -10,3 +10,6 @@ func SetBeforeCommit(o *Options, f func(ctx context.Context, desc string, readVe
 
 // LevelOf exposes levelOf to tests.
 func LevelOf(path string) int { return levelOf(path) }
+
+// NormalizePath exposes normalizePath to tests.
+func NormalizePath(p string) string { return normalizePath(p) }

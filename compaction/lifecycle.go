@@ -213,7 +213,7 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 	}
 	set := make(map[string]bool, len(known))
 	for _, k := range known {
-		set[k] = true
+		set[normalizePath(k)] = true
 	}
 	busy, err := c.queryPaths(ctx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID)
 	if err != nil {
@@ -221,7 +221,7 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 	}
 	n := 0
 	for _, o := range candidates {
-		if set[o.Path] || underAny(o.Path, busy) || underOtherTable(o.Path, t, tables) {
+		if set[normalizePath(o.Path)] || underAny(o.Path, busy) || underOtherTable(o.Path, t, tables) {
 			continue
 		}
 		if err := c.store.Delete(context.WithoutCancel(ctx), o.Path); err != nil {
@@ -231,6 +231,26 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 		n++
 	}
 	return n, nil
+}
+
+// normalizePath maps the spellings of one object's URI (file:/x, file:///x,
+// s3a://b/k …) to one key, so a file a commit lists in another spelling than
+// the listing's is never taken for an orphan.
+func normalizePath(p string) string {
+	if strings.HasPrefix(p, "file:") {
+		if lp, err := objstore.LocalPath("file:///" + strings.TrimLeft(strings.TrimPrefix(p, "file:"), "/")); err == nil {
+			return "file:" + lp
+		}
+		if lp, err := objstore.LocalPath(p); err == nil {
+			return "file:" + lp
+		}
+	}
+	if objstore.IsS3URI(p) {
+		if b, k, err := objstore.ParseS3URI(p); err == nil {
+			return "s3:" + b + "/" + strings.TrimLeft(k, "/")
+		}
+	}
+	return p
 }
 
 func isDataFile(p string) bool {

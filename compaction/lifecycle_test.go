@@ -130,3 +130,17 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("%d discard rows left, report %+v", n, rep)
 	}
 }
+
+func TestNormalizePath(t *testing.T) {
+	for _, c := range [][2]string{
+		{"file:///w/t/a.parquet", "file:/w/t/a.parquet"},
+		{"file:/w/t/a.parquet", "file:/w/t/a.parquet"},
+		{"file:///w/t/d=a b/x.parquet", "file:/w/t/d=a b/x.parquet"},
+		{"s3a://b/w/t/a.parquet", "s3:b/w/t/a.parquet"},
+		{"s3://b/w/t/a.parquet", "s3:b/w/t/a.parquet"},
+	} {
+		if got := compaction.NormalizePath(c[0]); got != c[1] {
+			t.Errorf("%s → %s, want %s", c[0], got, c[1])
+		}
+	}
+}

@@ -274,3 +274,32 @@ func TestKilledWorkerJobIsRetried(t *testing.T) {
 	}
 	expectSame(t, "reads after the retry", e.read(tbl), before)
 }
+
+// A partition due by version count whose leveled compaction has nothing to
+// merge (its commits spread over buckets, none reaching the level-0 limit) is
+// skipped once per queueing, not re-queued in a loop; automatic compaction
+// off (compaction.auto = false) leaves a table alone.
+func TestSkippedJobsDoNotSpin(t *testing.T) {
+	e := newEnv(t)
+	lev := e.table("lev", cols, false, 4, map[string]string{compaction.PropMode: compaction.ModeLeveled})
+	off := e.table("off", cols, false, 1, map[string]string{compaction.PropAuto: "false"})
+	for v := 0; v <= 10; v++ {
+		e.upsert(lev, []any{v, "x", v, nil}) // one key: one bucket per commit
+		e.upsert(off, []any{v, "x", v, nil})
+	}
+	if n := e.count(`SELECT count(*) FROM lakesoul.compaction_job`); n != 2 {
+		t.Fatalf("%d jobs", n)
+	}
+	svc := startService(t, e, 1, compaction.Options{})
+	svc.Wake()
+	waitFor(t, "the queue to drain", 10*time.Second, func() bool {
+		return e.count(`SELECT count(*) FROM lakesoul.compaction_job`) == 0
+	})
+	time.Sleep(300 * time.Millisecond)
+	if st := svc.Stats(); st.Claimed != 2 || st.Compacted != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := e.count(`SELECT count(*) FROM public.partition_info WHERE commit_op = 'CompactionCommit'`); n != 0 {
+		t.Fatalf("%d compactions", n)
+	}
+}

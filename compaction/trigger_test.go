@@ -54,7 +54,9 @@ func TestScenario18TriggerAndQueue(t *testing.T) {
 		}
 		return v["d=x"]
 	}
-	jobs := func() int64 { return e.count(`SELECT count(*) FROM lakesoul.compaction_job WHERE table_id = $1`, tbl.ID) }
+	jobs := func() int64 {
+		return e.count(`SELECT count(*) FROM lakesoul.compaction_job WHERE table_id = $1`, tbl.ID)
+	}
 	for v := 0; v < 10; v++ {
 		commit(catalog.MergeCommit, nil)
 		if m, ok := notified(); ok {

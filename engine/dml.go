@@ -244,6 +244,10 @@ func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[strin
 	if err != nil {
 		return nil, err
 	}
+	// An open block reads (and rewrites) its own writes (txn.go).
+	if parts, err = s.snapshotForBlock(ctx, d.t, parts); err != nil {
+		return nil, err
+	}
 	s.e.scans.putFixed(d.handle, d.t, parts)
 	return parts, s.takeSnapshots(ctx, others)
 }
@@ -360,9 +364,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 				return "", nil, err
 			}
 			written = append(written, out...)
-			pc := catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New()}
-			read := p.Version
-			pc.ReadVersion = &read
+			pc := catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New(), ReadVersion: readVersion(p)}
 			for _, o := range out {
 				if o.Desc != p.Desc {
 					cleanup()
@@ -376,7 +378,8 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			commits = append(commits, pc)
 		}
 		if len(commits) > 0 {
-			if _, err := s.e.cat.Commit(ctx, t.ID, catalog.UpdateCommit, commits); err != nil {
+			// Commits now, or at COMMIT inside a transaction block.
+			if err := s.commitWrite(ctx, t, catalog.UpdateCommit, commits); err != nil {
 				cleanup()
 				return "", nil, err
 			}
@@ -402,21 +405,33 @@ func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (p
 			if err != nil {
 				return "", nil, err
 			}
+			if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
+				return "", nil, err
+			}
 			var commits []catalog.PartitionCommit
 			for _, p := range parts {
-				read := p.Version
-				commits = append(commits, catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New(), ReadVersion: &read})
+				commits = append(commits, catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New(), ReadVersion: readVersion(p)})
 			}
 			if len(commits) == 0 {
 				continue
 			}
-			if _, err := s.e.cat.Commit(ctx, t.ID, catalog.DeleteCommit, commits); err != nil {
+			if err := s.commitWrite(ctx, t, catalog.DeleteCommit, commits); err != nil {
 				return "", nil, err
 			}
 			s.noteWrite()
 		}
 		return "TRUNCATE TABLE", nil, nil
 	}}, nil
+}
+
+// readVersion is the version a rewrite of partition p is based on; nil for a
+// partition that exists only in the open block's staged writes.
+func readVersion(p catalog.PartitionFiles) *int {
+	if p.Version < 0 {
+		return nil
+	}
+	v := p.Version
+	return &v
 }
 
 // noteWrite records that a write committed inside a transaction block.

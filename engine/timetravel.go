@@ -37,7 +37,9 @@ import (
 
 // lakeCatalogSchemas hold catalog objects (views, functions) that queries
 // read from the catalog PostgreSQL, e.g. lakesoul.tables, lakesoul.history().
-var lakeCatalogSchemas = map[string]bool{"lakesoul": true, "lakesoul_pg": true}
+// (lakesoul_pg, the pg_catalog emulation's schema, is reached only through
+// pgcatalog's rewrite.)
+var lakeCatalogSchemas = map[string]bool{"lakesoul": true}
 
 // isLakeCatalogRelation reports whether a relation reference names a view of
 // the catalog's own schemas rather than a lake table.

@@ -118,9 +118,10 @@ SET search_path = pg_catalog AS $$
     SELECT EXISTS (SELECT 1 FROM u)
 $$;
 
--- compaction_finish_job ends a claimed job that committed or had nothing to
--- do: the row goes, unless the partition is due again (writes kept landing),
--- then it is queued afresh. Internal; callers hold the row.
+-- compaction_finish_job ends a claimed job whose compaction committed (or
+-- was dropped by the commit rules): the row goes, unless the partition is due
+-- again (writes kept landing, or an update dropped the compaction), then it is
+-- queued afresh. Internal; callers hold the row.
 CREATE OR REPLACE FUNCTION lakesoul.compaction_finish_job(p_token uuid)
 RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog AS $$
@@ -146,10 +147,13 @@ END
 $$;
 
 -- compaction_release gives a claim back. With p_error NULL the job is done
--- (nothing to compact, or the claimer already cleaned up); otherwise it is
--- retried after p_retry_ms (the worker's backoff), keeping its outputs for
--- the next claimer to delete. With p_drop the job row is removed in any case
--- (an on-demand compaction that failed is reported, not retried).
+-- and its row goes: there was nothing to compact (the next commit past the
+-- threshold queues the partition again; re-queueing it here would spin on a
+-- partition that is due by version count but has nothing to merge).
+-- Otherwise it is retried after p_retry_ms (the worker's backoff), keeping
+-- its outputs for the next claimer to delete; with p_drop (an on-demand
+-- compaction, whose failure is reported to the caller) the row goes unless
+-- outputs remain to be cleaned up.
 CREATE OR REPLACE FUNCTION lakesoul.compaction_release(p_token uuid, p_error text, p_retry_ms bigint, p_drop boolean DEFAULT false)
 RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog AS $$
@@ -160,7 +164,7 @@ BEGIN
     END IF;
     IF p_error IS NULL OR (p_drop AND cardinality((SELECT j.outputs FROM lakesoul.compaction_job j
                                                    WHERE j.claim_token = p_token)) = 0) THEN
-        PERFORM lakesoul.compaction_finish_job(p_token);
+        DELETE FROM lakesoul.compaction_job j WHERE j.claim_token = p_token;
         RETURN;
     END IF;
     UPDATE lakesoul.compaction_job j

@@ -22,7 +22,7 @@ var diffSetup = []string{
 	`CREATE TABLE diff.emp (id int, name text, dept text, salary numeric(10,2), hired date, rating double precision,
 		active boolean, updated timestamp, PRIMARY KEY (id))`,
 	`CREATE TABLE diff.dept (code text, title text, budget bigint, PRIMARY KEY (code))`,
-	`CREATE TABLE diff.events (id bigint, emp_id int, kind text, happened timestamp, amount numeric(12,3))`,
+	`CREATE TABLE diff.events (id bigint, emp_id int, kind text, at timestamp, amount numeric(12,3))`,
 	`INSERT INTO diff.emp VALUES
 		(1, 'Ann', 'eng', 5200.50, '2020-01-15', 4.5, true, '2026-01-01 10:00:00'),
 		(2, 'Bob', 'eng', 4800.00, '2021-03-01', 3.25, true, '2026-01-02 11:30:00'),
@@ -85,7 +85,7 @@ var diffCorpus = []string{
 	`SELECT max(salary) - min(salary), sum(budget) FROM diff.emp, diff.dept WHERE emp.dept = dept.code`,
 	`SELECT * FROM (SELECT id, amount FROM diff.events) SPARK_GEN_SUBQ_0 WHERE 1=0`,
 	`SELECT id, name FROM diff.emp WHERE dept = ANY (ARRAY['ops', 'sales']) ORDER BY id`,
-	`SELECT count(*) FROM diff.events WHERE happened >= TIMESTAMP '2026-01-02 00:00:00' AND happened < TIMESTAMP '2026-01-04 00:00:00'`,
+	`SELECT count(*) FROM diff.events WHERE at >= TIMESTAMP '2026-01-02 00:00:00' AND at < TIMESTAMP '2026-01-04 00:00:00'`,
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.

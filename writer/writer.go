@@ -10,6 +10,7 @@
 package writer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -318,7 +320,38 @@ func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
 	if err != nil {
 		return err
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return rc.Compare(cols, a, cols, b) })
+	// Row numbers break ties, which keeps equal keys in arrival order
+	// (stable) at the cost of an unstable sort (SortStableFunc is O(n log² n)).
+	single := len(cols) == 1
+	var strs *array.String
+	var ints *array.Int64
+	if single {
+		strs, _ = cols[0].(*array.String)
+		ints, _ = cols[0].(*array.Int64)
+	}
+	switch {
+	case strs != nil && strs.NullN() == 0:
+		slices.SortFunc(idx, func(a, b int) int {
+			if c := strings.Compare(strs.Value(a), strs.Value(b)); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	case ints != nil && ints.NullN() == 0:
+		slices.SortFunc(idx, func(a, b int) int {
+			if c := cmp.Compare(ints.Value(a), ints.Value(b)); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	default:
+		slices.SortFunc(idx, func(a, b int) int {
+			if c := rc.Compare(cols, a, cols, b); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	}
 	return nil
 }
 
