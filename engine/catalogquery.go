@@ -43,7 +43,7 @@ type catalogQuery struct {
 }
 
 // adminFunctions are the lakesoul functions that change the catalog.
-var adminFunctions = map[string]bool{"create_workspace": true, "create_user": true, "create_access_key": true}
+var adminFunctions = map[string]bool{"create_workspace": true, "create_user": true, "create_access_key": true, "revoke_access_key": true}
 
 func callsAdminFunction(stmt *pg_query.Node) bool {
 	found := false

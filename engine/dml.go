@@ -378,6 +378,11 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			commits = append(commits, pc)
 		}
 		if len(commits) > 0 {
+			if s.inBlock {
+				for _, c := range commits {
+					s.supersedeStaged(ctx, t, c.Desc)
+				}
+			}
 			// Commits now, or at COMMIT inside a transaction block.
 			if err := s.commitWrite(ctx, t, catalog.UpdateCommit, commits); err != nil {
 				cleanup()
@@ -410,6 +415,12 @@ func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (p
 			}
 			var commits []catalog.PartitionCommit
 			for _, p := range parts {
+				if s.inBlock {
+					s.supersedeStaged(ctx, t, p.Desc)
+				}
+				if p.Version < 0 {
+					continue // existed only in the block's own writes
+				}
 				commits = append(commits, catalog.PartitionCommit{Desc: p.Desc, CommitID: uuid.New(), ReadVersion: readVersion(p)})
 			}
 			if len(commits) == 0 {

@@ -138,3 +138,21 @@ func TestMergeInto(t *testing.T) {
 		WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new', 'insert')`, "MERGE 2")
 	expectRows(t, s, "SELECT id, v FROM ct ORDER BY id", "2|y", "3|new")
 }
+
+// Copy-on-write changes and TRUNCATE inside a transaction block see the
+// block's own writes and take effect at COMMIT, or never.
+func TestRewritesInTransactionBlock(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE a (x int, y text)`)
+	mustRun(t, s, `INSERT INTO a VALUES (1, 'keep'), (2, 'drop')`)
+	mustRun(t, s, `BEGIN; INSERT INTO a VALUES (3, 'drop'); DELETE FROM a WHERE y = 'drop'; UPDATE a SET y = 'kept' WHERE x = 1`)
+	expectRows(t, s, "SELECT x, y FROM a ORDER BY x", "1|kept")
+	mustRun(t, s, "ROLLBACK")
+	expectRows(t, s, "SELECT x, y FROM a ORDER BY x", "1|keep", "2|drop")
+	mustRun(t, s, `BEGIN; INSERT INTO a VALUES (3, 'three'); DELETE FROM a WHERE x = 2; COMMIT`)
+	expectRows(t, s, "SELECT x, y FROM a ORDER BY x", "1|keep", "3|three")
+	mustRun(t, s, `BEGIN; TRUNCATE a; INSERT INTO a VALUES (9, 'nine')`)
+	expectRows(t, s, "SELECT x FROM a", "9")
+	mustRun(t, s, "COMMIT")
+	expectRows(t, s, "SELECT x, y FROM a", "9|nine")
+}

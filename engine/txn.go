@@ -306,3 +306,28 @@ func (s *Session) snapshotForBlock(ctx context.Context, t *catalog.Table, parts 
 	}
 	return s.stagedSnapshot(t, parts), nil
 }
+
+// supersedeStaged drops the open block's staged writes of partition desc of
+// table t, because a rewrite of that partition (which read them) replaces
+// them; their files are deleted. Without this, the staged appends would land
+// after the rewrite at COMMIT and be read twice.
+func (s *Session) supersedeStaged(ctx context.Context, t *catalog.Table, desc string) {
+	for i := range s.staged {
+		w := &s.staged[i]
+		if w.table.ID != t.ID {
+			continue
+		}
+		kept := w.parts[:0]
+		var dropped []catalog.PartitionCommit
+		for _, p := range w.parts {
+			if p.Desc == desc {
+				dropped = append(dropped, p)
+			} else {
+				kept = append(kept, p)
+			}
+		}
+		w.parts = kept
+		s.deleteFiles(ctx, dropped)
+	}
+	s.staged = slices.DeleteFunc(s.staged, func(w stagedWrite) bool { return len(w.parts) == 0 })
+}
