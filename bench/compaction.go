@@ -273,7 +273,7 @@ func morRead(ctx context.Context, cat *catalog.Catalog, store objstore.Store, tb
 	for _, p := range parts {
 		files += len(p.Files)
 	}
-	scan := &reader.Scan{Store: store, Table: tbl, Partitions: parts}
+	scan := &reader.Scan{Store: store, Table: tbl, Partitions: parts, Mem: memory.DefaultAllocator, BatchRows: reader.DefaultBatchRows}
 	units, err := scan.Units()
 	if err != nil {
 		return 0, 0, 0, err

@@ -44,6 +44,11 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog url: %w", err)
 	}
+	// Sessions hold a connection per open catalog portal and commits wait on
+	// partition locks: the default (max(4, CPUs)) would cap concurrency.
+	if cfg.MaxConns < 32 && !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = 32
+	}
 	cfg.AfterConnect = afterConnect // retry.go
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -383,9 +383,9 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 					s.supersedeStaged(ctx, t, c.Desc)
 				}
 			}
-			// Commits now, or at COMMIT inside a transaction block.
+			// Commits now, or at COMMIT inside a transaction block;
+			// commitWrite removes the new files if the commit failed.
 			if err := s.commitWrite(ctx, t, catalog.UpdateCommit, commits); err != nil {
-				cleanup()
 				return "", nil, err
 			}
 			s.noteWrite()

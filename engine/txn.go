@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,7 +48,11 @@ func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, 
 		return nil
 	}
 	if _, err := s.e.cat.Commit(ctx, t.ID, op, parts); err != nil {
-		s.deleteFiles(ctx, parts)
+		// A commit whose outcome is unknown may have landed: its files must
+		// stay (if it did not, they are orphans cleanup collects).
+		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
+			s.deleteFiles(ctx, parts)
+		}
 		return err
 	}
 	return nil

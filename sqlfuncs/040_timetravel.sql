@@ -329,31 +329,17 @@ $$;
 -- live_files_matching is live_files for the partitions whose desc contains
 -- every "k=v" term of p_terms (an equality on a subset of the range columns,
 -- §5.6): candidates come from lakesoul.partition_registry through its GIN
--- index, each one's latest version from partition_info's primary key.
+-- index; live_files then resolves them set-wise.
 CREATE OR REPLACE FUNCTION lakesoul.live_files_matching(p_table_id text, p_terms text[])
 RETURNS TABLE (partition_desc text, partition_version int, path text, size bigint, file_exist_cols text)
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path = pg_catalog, public AS $$
-#variable_conflict use_column
-DECLARE
-    v_keys text[] := ARRAY(SELECT p_table_id || chr(31) || t FROM unnest(p_terms) t);
-BEGIN
-    RETURN QUERY
-        WITH cand AS (
-            SELECT r.partition_desc AS d FROM lakesoul.partition_registry r
-             WHERE lakesoul.partition_desc_terms(r.table_id, r.partition_desc) @> v_keys
-               AND r.table_id = p_table_id
-        ), latest AS (
-            SELECT cand.d, l.ver, l.snap
-              FROM cand CROSS JOIN LATERAL (
-                  SELECT p.version AS ver, p.snapshot AS snap FROM public.partition_info p
-                   WHERE p.table_id = p_table_id AND p.partition_desc = cand.d
-                   ORDER BY p.version DESC LIMIT 1) l
-        )
-        SELECT l.d, l.ver, f.path, f.size, f.file_exist_cols
-          FROM latest l CROSS JOIN LATERAL lakesoul.replay(p_table_id, l.d, l.snap) WITH ORDINALITY AS f(path, size, file_exist_cols, n)
-         ORDER BY l.d, f.n;
-END
+    SELECT f.partition_desc, f.version, f.path, f.size, f.file_exist_cols
+      FROM lakesoul.live_files(p_table_id, ARRAY(
+               SELECT r.partition_desc FROM lakesoul.partition_registry r
+                WHERE lakesoul.partition_desc_terms(r.table_id, r.partition_desc)
+                      @> ARRAY(SELECT p_table_id || chr(31) || t FROM unnest(p_terms) t)
+                  AND r.table_id = p_table_id)) f
 $$;
 
 -- lakesoul.tables: one row per lake table the role can see.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -143,13 +144,24 @@ func startServerOnce(dataDir, password string, extraArgs ...string) (*server, er
 	s.cmd.Env = serverEnv()
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	s.cmd.SysProcAttr = childSysProcAttr()
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
+	// The parent-death signal follows the thread that started the child, not
+	// the process: start and wait on a thread locked for the child's whole
+	// life, or the server gets SIGTERM when some other goroutine that later
+	// locks and ends that thread (pgcluster does) exits.
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the child
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		s.waitErr = s.cmd.Wait()
 		close(s.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	if err := s.waitReady(); err != nil {
 		s.kill()
 		return nil, fmt.Errorf("%w\nserver log:\n%s", err, s.logTail(8000))
