@@ -1,3 +1,5 @@
+DROP POLICY IF EXISTS partition_registry_visible ON lakesoul.partition_registry;
+ALTER TABLE lakesoul.partition_registry DISABLE ROW LEVEL SECURITY;
 DO $$
 DECLARE
     t text;

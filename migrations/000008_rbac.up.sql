@@ -79,3 +79,11 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- The partition registry (migration 6) lists partition values: visible only
+-- for tables the role can see.
+ALTER TABLE lakesoul.partition_registry ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS partition_registry_visible ON lakesoul.partition_registry;
+CREATE POLICY partition_registry_visible ON lakesoul.partition_registry FOR ALL
+    USING (EXISTS (SELECT 1 FROM public.table_info t WHERE t.table_id = partition_registry.table_id))
+    WITH CHECK (EXISTS (SELECT 1 FROM public.table_info t WHERE t.table_id = partition_registry.table_id));

@@ -61,7 +61,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	c := newCatalogDB(t)
 	rd, role := c.reader(t)
 	exec(t, c.su, `ALTER TABLE public.table_info ENABLE ROW LEVEL SECURITY`)
-	exec(t, c.su, `CREATE POLICY hide_u ON public.table_info FOR SELECT TO `+role+` USING (table_name <> 'u')`)
+	exec(t, c.su, `CREATE POLICY hide_u ON public.table_info AS RESTRICTIVE FOR SELECT TO `+role+` USING (table_name <> 'u')`)
 	flow := loadFlow(t, "psql", "dt_s", nil)
 	wantRows(t, `\dt s.* as reader`, runFlow(t, rd, flow)[0], [][]string{{"s", "t", "table", c.owner}})
 	wantRows(t, `\dt s.* as superuser`, runFlow(t, c.su, flow)[0],

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -38,6 +39,8 @@ type Scan struct {
 	// KeepCDCDeletes keeps rows of CDC tables whose merged op is "delete"
 	// (change feeds); snapshot reads drop them.
 	KeepCDCDeletes bool
+	// defaults fills Mem and BatchRows once; units are opened concurrently.
+	defaults sync.Once
 	// Needed marks the table columns the consumer reads (nil = all). Other
 	// columns come back as NULL and are not read from files, except what
 	// merging needs (key and CDC columns).
@@ -99,12 +102,14 @@ func (s *Scan) Units() ([]Unit, error) {
 
 // Open starts reading one unit.
 func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
-	if s.Mem == nil {
-		s.Mem = memory.DefaultAllocator
-	}
-	if s.BatchRows <= 0 {
-		s.BatchRows = DefaultBatchRows
-	}
+	s.defaults.Do(func() {
+		if s.Mem == nil {
+			s.Mem = memory.DefaultAllocator
+		}
+		if s.BatchRows <= 0 {
+			s.BatchRows = DefaultBatchRows
+		}
+	})
 	consts, err := s.rangeValues(u.Desc)
 	if err != nil {
 		return nil, err
