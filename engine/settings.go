@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -28,10 +29,12 @@ type setting struct {
 // ServerVersion is the PostgreSQL version the server reports: a 16.x
 // version, whose client-side behaviour (psql's describe queries, pgjdbc's
 // startup) the pg_catalog emulation is tested with. The catalog queries
-// themselves run on the catalog PostgreSQL (15 or later).
+// themselves run on the catalog PostgreSQL (15 or later); pgcatalog rewrites
+// their version() and current_setting('server_version[_num]') to the same
+// values, so every way of asking agrees.
 const (
-	ServerVersion    = "16.4"
-	ServerVersionNum = "160004"
+	ServerVersion    = pgcatalog.ServerVersion
+	ServerVersionNum = pgcatalog.ServerVersionNum
 )
 
 // reported are the parameters PostgreSQL reports in ParameterStatus.

@@ -15,7 +15,10 @@
 //   - calls of the built-in functions that take relation OIDs
 //     (pg_table_is_visible, pg_get_indexdef, …) become calls of the
 //     lakesoul_pg functions of the same name, which know lake OIDs and defer to
-//     the built-in for every other OID.
+//     the built-in for every other OID;
+//   - version() and current_setting('server_version'|'server_version_num')
+//     become literals of the version the server claims (ServerVersion), which
+//     is also what the session reports in ParameterStatus.
 //
 // The views show the real rows of namespaces pg_catalog and information_schema
 // (so \d pg_class still works) plus the lake objects, and hide everything else

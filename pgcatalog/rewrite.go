@@ -40,7 +40,12 @@ func RewriteSQL(sql string) (string, error) {
 //     (pg_catalog.pg_class.relname) lose the schema;
 //   - calls of pg_catalog functions that lakesoul_pg replaces (same name and
 //     argument count, positional arguments), qualified with pg_catalog or not,
-//     are renamed to lakesoul_pg.<name>; so is the keyword CURRENT_SCHEMA.
+//     are renamed to lakesoul_pg.<name>; so is the keyword CURRENT_SCHEMA;
+//   - version() and current_setting('server_version' or 'server_version_num'
+//     [, missing_ok]) (a string literal name, any case) become text literals
+//     of the version the server claims (ServerVersion, VersionString), not
+//     the catalog database's; as a result column the literal keeps the
+//     function's name.
 //
 // An unqualified name that some WITH clause of the statement defines is never
 // treated as a catalog relation. Everything else is left untouched.
@@ -68,10 +73,13 @@ func Rewrite(tree *pg_query.ParseResult) error {
 			rewriteRangeVar(n, ctes)
 		case *pg_query.ColumnRef:
 			rewriteColumnRef(n)
+		case *pg_query.ResTarget:
+			rewriteVersionTarget(n)
 		case *pg_query.FuncCall:
 			rewriteFuncCall(n)
 		case *pg_query.Node:
 			rewriteSQLValueFunction(n)
+			rewriteVersionFunction(n)
 		}
 	})
 	return nil

@@ -4,11 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
+
+// PasswordAuth is how a client proves its password to the server.
+type PasswordAuth int
+
+const (
+	// PasswordAuthSCRAM asks every connection for SCRAM-SHA-256 (the default).
+	PasswordAuthSCRAM PasswordAuth = iota
+	// PasswordAuthCleartextTLS asks connections that negotiated TLS for the
+	// password itself (AuthenticationCleartextPassword), checked against the
+	// role's SCRAM verifier; connections without TLS still use SCRAM-SHA-256,
+	// so a password never crosses the network in the clear.
+	PasswordAuthCleartextTLS
+)
+
+// ParsePasswordAuth parses "scram" or "cleartext-tls" (as String renders them).
+func ParsePasswordAuth(s string) (PasswordAuth, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "scram", "":
+		return PasswordAuthSCRAM, nil
+	case "cleartext-tls":
+		return PasswordAuthCleartextTLS, nil
+	}
+	return 0, fmt.Errorf("pgwire: password authentication %q: want scram or cleartext-tls", s)
+}
+
+func (p PasswordAuth) String() string {
+	switch p {
+	case PasswordAuthSCRAM:
+		return "scram"
+	case PasswordAuthCleartextTLS:
+		return "cleartext-tls"
+	}
+	return fmt.Sprintf("PasswordAuth(%d)", int(p))
+}
 
 // authFailedError is the one failure a client sees for a wrong password, an
 // unknown role or a role without a usable SCRAM secret.
@@ -16,9 +51,11 @@ func authFailedError(user string) error {
 	return sqlerr.New(sqlerr.InvalidPassword, "password authentication failed for user %q", user)
 }
 
-// authenticate runs SCRAM-SHA-256 over SASL for user. On success the
-// AuthenticationSASLFinal and AuthenticationOk messages are buffered (not yet
-// flushed). Every failure is fatal for the connection.
+// authenticate checks user's password: with cleartext password
+// authentication on a TLS connection when Config.PasswordAuth asks for it,
+// with SCRAM-SHA-256 over SASL otherwise. On success the last authentication
+// messages (AuthenticationOk, after AuthenticationSASLFinal for SCRAM) are
+// buffered, not yet flushed. Every failure is fatal for the connection.
 //
 // An unknown role goes through the same exchange with a mock verifier and
 // fails at the same point as a wrong password, so a client cannot tell which
@@ -28,6 +65,55 @@ func (c *conn) authenticate(ctx context.Context, user string) error {
 	if err != nil {
 		return fatal(err)
 	}
+	if c.tls && c.srv.cfg.PasswordAuth == PasswordAuthCleartextTLS {
+		return c.authenticateCleartext(user, verifier, mock)
+	}
+	return c.authenticateSCRAM(user, verifier, mock)
+}
+
+// authenticateCleartext asks for the password (AuthenticationCleartextPassword)
+// and checks it against verifier. Only called on TLS connections.
+func (c *conn) authenticateCleartext(user string, verifier *scramVerifier, mock bool) error {
+	if err := c.out.send(&pgproto3.AuthenticationCleartextPassword{}); err != nil {
+		return err
+	}
+	if err := c.out.flush(); err != nil {
+		return err
+	}
+	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
+		return fmt.Errorf("pgwire: %w", err)
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return c.receiveError(err)
+	}
+	pm, ok := msg.(*pgproto3.PasswordMessage)
+	if !ok {
+		return fatal(protocolViolation("expected password response, got message type %T", msg))
+	}
+	// The key derivation runs for an unknown role and an empty password too,
+	// so neither answers faster than a wrong password.
+	match := verifier.matchesPassword(pm.Password)
+	if !match || mock || pm.Password == "" {
+		reason := "wrong password"
+		switch {
+		case mock:
+			reason = "role does not exist, cannot log in, or has no usable SCRAM secret"
+		case pm.Password == "":
+			reason = "empty password"
+		}
+		c.log.Info("pgwire: password authentication failed", "method", "password", "reason", reason)
+		return fatal(authFailedError(user))
+	}
+	c.log.Debug("pgwire: authenticated", "method", "password")
+	if err := c.be.SetAuthType(pgproto3.AuthTypeOk); err != nil {
+		return fmt.Errorf("pgwire: %w", err)
+	}
+	return c.out.send(&pgproto3.AuthenticationOk{})
+}
+
+// authenticateSCRAM runs the SCRAM-SHA-256 exchange against verifier.
+func (c *conn) authenticateSCRAM(user string, verifier *scramVerifier, mock bool) error {
 	scram := newSCRAMServer(verifier, mock)
 
 	if err := c.out.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}}); err != nil {
@@ -60,12 +146,13 @@ func (c *conn) authenticate(ctx context.Context, user string) error {
 		if mock {
 			reason = "role does not exist, cannot log in, or has no usable SCRAM secret"
 		}
-		c.log.Info("pgwire: password authentication failed", "reason", reason)
+		c.log.Info("pgwire: password authentication failed", "method", scramMechanism, "reason", reason)
 		return fatal(authFailedError(user))
 	}
 	if err != nil {
 		return fatal(err)
 	}
+	c.log.Debug("pgwire: authenticated", "method", scramMechanism)
 	if err := c.out.send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal}); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 // Package pgwire is the PostgreSQL wire protocol (version 3.0) front door of
 // LakeSoul-Go. It owns framing, startup negotiation, SCRAM-SHA-256
-// authentication, the simple and extended query state machines, value
+// authentication (or, when Config.PasswordAuth asks for it, cleartext
+// passwords on TLS connections only, checked against the same SCRAM
+// verifiers), the simple and extended query state machines, value
 // encoding and query cancellation. It knows nothing of SQL: every statement is
 // handed to the Session interface of handler.go.
 //
@@ -12,7 +14,7 @@
 //	input.go     the socket reader goroutine that notices a lost client
 //	output.go    buffered message output
 //	startup.go   SSLRequest/GSSEncRequest/StartupMessage negotiation
-//	auth.go      the SASL exchange on the wire
+//	auth.go      the SASL and cleartext password exchanges on the wire
 //	scram.go     SCRAM-SHA-256 (RFC 5802/7677) server and verifiers
 //	saslprep.go  password normalisation for new verifiers
 //	call.go      running one Session call: ctx, cancellation, panics

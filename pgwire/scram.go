@@ -111,6 +111,18 @@ func parseSCRAMVerifier(s string) (*scramVerifier, error) {
 	return v, nil
 }
 
+// matchesPassword reports whether password (as the client sent it, before
+// SASLprep) is the one v was made from: SaltedPassword with v's salt and
+// iterations, then ClientKey and StoredKey, compared in constant time. This
+// is how PostgreSQL checks a cleartext password against a SCRAM secret.
+func (v *scramVerifier) matchesPassword(password string) bool {
+	d, err := deriveSCRAMVerifier(saslPrep(password), v.salt, v.iterations)
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(d.storedKey, v.storedKey) == 1
+}
+
 // mockSCRAMVerifier is shown to roles that cannot log in, so that the
 // exchange looks the same as for a real role: the salt is derived from the
 // role name and a per-server secret, hence stable across attempts.

@@ -29,6 +29,10 @@ type Config struct {
 	// TLSConfig enables TLS for clients that send SSLRequest; nil = no TLS
 	// (SSLRequest is answered 'N').
 	TLSConfig *tls.Config
+	// PasswordAuth chooses how TLS connections prove the password; the zero
+	// value asks every connection for SCRAM-SHA-256. Connections without TLS
+	// always use SCRAM-SHA-256, whatever this says.
+	PasswordAuth PasswordAuth
 	// MaxMessageSize bounds the body of one frontend message in bytes; a
 	// larger message ends the connection with FATAL 08P01. 0 means
 	// DefaultMaxMessageSize.

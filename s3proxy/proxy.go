@@ -13,6 +13,7 @@
 package s3proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -169,8 +171,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := newRequestID()
 	ctx := r.Context()
 	deny := func(e *s3Error, keyID, role, reason string, extra ...any) {
+		// A presigned URL's signature is a credential until it expires:
+		// not for the log.
+		query := signatureParam.ReplaceAllString(r.URL.RawQuery, "${1}…")
 		args := append([]any{"request_id", reqID, "access_key_id", keyID, "role", role, "method", r.Method,
-			"path", r.URL.Path, "query", r.URL.RawQuery, "code", e.Code, "reason", reason, "remote", r.RemoteAddr}, extra...)
+			"path", r.URL.Path, "query", query, "code", e.Code, "reason", reason, "remote", r.RemoteAddr}, extra...)
 		p.log.Warn("s3proxy: request denied", args...)
 		writeError(w, r, e, reqID)
 	}
@@ -228,21 +233,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
-		var doc struct {
-			Objects []struct {
-				Key string `xml:"Key"`
-			} `xml:"Object"`
-		}
-		if err := xml.Unmarshal(buf, &doc); err != nil {
-			deny(badRequest("MalformedXML", "The XML you provided was not well-formed."), keyID, role, "delete body")
+		keys, err := deleteKeys(buf)
+		if err != nil {
+			deny(badRequest("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."),
+				keyID, role, "delete body: "+err.Error())
 			return
 		}
-		for _, obj := range doc.Objects {
-			if why := badKey(obj.Key); why != "" || obj.Key == "" {
-				deny(accessDenied("object key refused: %s", why), keyID, role, "delete key "+obj.Key)
+		for _, k := range keys {
+			if why := badKey(k); why != "" || k == "" {
+				deny(accessDenied("object key refused: %s", why), keyID, role, "delete key "+k)
 				return
 			}
-			o.checks = append(o.checks, check{accessWrite, bucket, obj.Key})
+			o.checks = append(o.checks, check{accessWrite, bucket, k})
 		}
 		body, length, payload = strings.NewReader(string(buf)), int64(len(buf)), sha256Hex(buf)
 		if cb, ok := state.chunked(); ok {
@@ -271,6 +273,47 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r, reqID, bucket, key, rest, body, length, payload, state)
 }
 
+// deleteKeys reads the keys of a DeleteObjects body. Anything another XML
+// parser might read differently is refused: an object with other than one
+// Key, content after the root element.
+func deleteKeys(body []byte) ([]string, error) {
+	var doc struct {
+		XMLName xml.Name
+		Objects []struct {
+			Keys []string `xml:"Key"`
+		} `xml:"Object"`
+	}
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	if doc.XMLName.Local != "Delete" {
+		return nil, errors.New("the root element is not Delete")
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cd, ok := tok.(xml.CharData); !ok || len(bytes.TrimSpace(cd)) > 0 {
+			return nil, errors.New("content after the root element")
+		}
+	}
+	keys := make([]string, 0, len(doc.Objects))
+	for _, o := range doc.Objects {
+		if len(o.Keys) != 1 {
+			return nil, errors.New("an Object without exactly one Key")
+		}
+		keys = append(keys, o.Keys[0])
+	}
+	return keys, nil
+}
+
+var signatureParam = regexp.MustCompile(`(?i)(X-Amz-Signature=)[^&]*`)
+
 // claimedKeyID is the access key id a request names, for the log.
 func claimedKeyID(r *http.Request, params []queryParam) string {
 	c, ok := getParam(params, "X-Amz-Credential")
@@ -289,6 +332,9 @@ func claimedKeyID(r *http.Request, params []queryParam) string {
 // for; it returns the body to forward, its length (-1: unknown) and the
 // payload hash to sign it with.
 func (p *Proxy) requestBody(r *http.Request, a *authn, state *bodyState) (io.Reader, int64, string, *s3Error) {
+	if !isAWSChunked(a.payload) && strings.Contains(strings.ToLower(strings.Join(r.Header.Values("Content-Encoding"), ",")), "aws-chunked") {
+		return nil, 0, "", badRequest("InvalidArgument", "aws-chunked bodies need a STREAMING-* x-amz-content-sha256")
+	}
 	if isAWSChunked(a.payload) {
 		cb, e := newChunkedBody(r.Body, a, r.Header, state)
 		if e != nil {

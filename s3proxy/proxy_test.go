@@ -411,6 +411,9 @@ func testProxy(t *testing.T, srv *s3test.Server) {
 	if status, body := httpGet(t, req.URL); status != 403 || !strings.Contains(body, "expired") {
 		t.Errorf("expired presigned URL: %d %q", status, body)
 	}
+	if u, _ := url.Parse(req.URL); strings.Contains(f.logs.String(), u.Query().Get("X-Amz-Signature")) {
+		t.Errorf("a presigned URL's signature is in the log")
+	}
 
 	// Paths forged to escape alice's table: refused before the backend
 	// sees them (the signature is valid: a key holder can sign anything).
@@ -539,3 +542,242 @@ func httpGet(t *testing.T, u string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// gate is the proxy's transport to the backend, observing bodies on their
+// way: it lets a test see that a request body reaches the backend while the
+// client is still sending it, and holds a response body back until the
+// client has received its first part. A proxy that buffered whole objects
+// would deadlock on either (and the test fails after a timeout).
+type gate struct {
+	base        http.RoundTripper
+	threshold   int64
+	armed       chan struct{} // closed: gate the next big bodies
+	upstreamGot chan struct{} // closed when threshold bytes of a request body went to the backend
+	clientGot   chan struct{} // closed by the test when the client has threshold bytes of a response
+	once1       sync.Once
+}
+
+func (g *gate) on() bool {
+	select {
+	case <-g.armed:
+		return true
+	default:
+		return false
+	}
+}
+
+func (g *gate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.on() && req.ContentLength > 2*g.threshold {
+		req.Body = &countingBody{ReadCloser: req.Body, g: g}
+	}
+	resp, err := g.base.RoundTrip(req)
+	if err == nil && g.on() && req.Method == http.MethodGet && resp.ContentLength > 2*g.threshold {
+		resp.Body = &holdingBody{ReadCloser: resp.Body, g: g}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	g *gate
+	n int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	if c.n += int64(n); c.n >= c.g.threshold {
+		c.g.once1.Do(func() { close(c.g.upstreamGot) })
+	}
+	return n, err
+}
+
+type holdingBody struct {
+	io.ReadCloser
+	g *gate
+	n int64
+}
+
+func (h *holdingBody) Read(p []byte) (int, error) {
+	if h.n >= 2*h.g.threshold {
+		select {
+		case <-h.g.clientGot:
+		case <-time.After(30 * time.Second):
+			return 0, errors.New("the client never received the first part of the object: the proxy buffers responses")
+		}
+	} else if rest := 2*h.g.threshold - h.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := h.ReadCloser.Read(p)
+	h.n += int64(n)
+	return n, err
+}
+
+// gatedReader gives its first part, then waits for the backend to have
+// received threshold bytes before giving the rest.
+type gatedReader struct {
+	data  []byte
+	off   int
+	first int
+	g     *gate
+}
+
+func (r *gatedReader) Read(p []byte) (int, error) {
+	if r.off == len(r.data) {
+		return 0, io.EOF
+	}
+	if r.off >= r.first {
+		select {
+		case <-r.g.upstreamGot:
+		case <-time.After(30 * time.Second):
+			return 0, errors.New("the backend never received the first part of the body: the proxy buffers requests")
+		}
+	} else if len(p) > r.first-r.off {
+		p = p[:r.first-r.off]
+	}
+	n := copy(p, r.data[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func TestProxyStreams(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			base.DisableCompression = true
+			g := &gate{base: base, threshold: 2 << 20, armed: make(chan struct{}), upstreamGot: make(chan struct{}),
+				clientGot: make(chan struct{})}
+			f := newFixture(t, srv, g)
+			close(g.armed)
+			data := make([]byte, 24<<20)
+			rand.Read(data)
+			key := "ns_a/t/d=4/stream.parquet"
+
+			// Upload: the client holds back everything after 4 MiB until
+			// the backend has 2 MiB.
+			req, err := http.NewRequestWithContext(f.ctx, http.MethodPut, f.url+"/"+srv.Bucket+"/"+f.root+"/"+key,
+				&gatedReader{data: data, first: 4 << 20, g: g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.URL.Opaque = "//" + req.URL.Host + awsEncodePath(req.URL.Path)
+			req.ContentLength = int64(len(data))
+			req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+			signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+			if err := signer.SignHTTP(f.ctx, aws.Credentials{AccessKeyID: f.alice.id, SecretAccessKey: f.alice.secret}, req,
+				"UNSIGNED-PAYLOAD", "s3", "us-east-1", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("streamed PUT: %v", err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("streamed PUT: %d %s", resp.StatusCode, b)
+			}
+			out, err := f.direct.GetObject(f.ctx, &s3.GetObjectInput{Bucket: aws.String(srv.Bucket), Key: f.key(key)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, _ := io.ReadAll(out.Body)
+			out.Body.Close()
+			if !bytes.Equal(stored, data) {
+				t.Fatalf("the backend holds %d bytes, want the %d sent", len(stored), len(data))
+			}
+
+			// Download: the backend's response pauses after 4 MiB until
+			// the client has 2 MiB.
+			got, err := f.client(f.alice).GetObject(f.ctx, &s3.GetObjectInput{Bucket: aws.String(srv.Bucket), Key: f.key(key)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Body.Close()
+			head := make([]byte, 2<<20)
+			if _, err := io.ReadFull(got.Body, head); err != nil {
+				t.Fatalf("first part of the streamed GET: %v", err)
+			}
+			close(g.clientGot)
+			tail, err := io.ReadAll(got.Body)
+			if err != nil {
+				t.Fatalf("rest of the streamed GET: %v", err)
+			}
+			if !bytes.Equal(append(head, tail...), data) {
+				t.Fatalf("streamed GET returned %d bytes, not the object", len(head)+len(tail))
+			}
+		})
+	}
+}
+
+// Over TLS aws-sdk-go-v2 sends bodies aws-chunked with a CRC32 trailer
+// (STREAMING-UNSIGNED-PAYLOAD-TRAILER) by default: the proxy checks and
+// decodes them.
+func TestProxyChecksumTrailer(t *testing.T) {
+	srv := s3test.Fake(t)
+	f := newFixture(t, srv, nil)
+	pool, err := pgxpool.New(f.ctx, pgxConnString(f.admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p, err := s3proxy.New(s3proxy.Config{Catalog: pool, Warehouses: []string{srv.URI("wh")},
+		Backend: s3proxy.Backend{Endpoint: srv.Endpoint, Region: srv.Region,
+			Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewTLSServer(p)
+	defer hs.Close()
+	var seen []string
+	var mu sync.Mutex
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(hs.URL), UsePathStyle: true, RetryMaxAttempts: 1,
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
+		Credentials:                credentials.NewStaticCredentialsProvider(f.alice.id, f.alice.secret, ""),
+		HTTPClient: recordingClient{hs.Client(), func(r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Header.Get("X-Amz-Content-Sha256"))
+			mu.Unlock()
+		}}})
+	data := make([]byte, 3<<20+17)
+	rand.Read(data)
+	key := f.key("ns_a/t/d=5/trailer.parquet")
+	// An unseekable body: the SDK cannot hash it first, so it streams it
+	// with a trailing checksum.
+	body := struct{ io.Reader }{bytes.NewReader(data)}
+	if _, err := c.PutObject(f.ctx, &s3.PutObjectInput{Bucket: aws.String(srv.Bucket), Key: key, Body: body,
+		ContentLength: aws.Int64(int64(len(data)))}); err != nil {
+		t.Fatalf("PutObject over TLS: %v", err)
+	}
+	out, err := f.direct.GetObject(f.ctx, &s3.GetObjectInput{Bucket: aws.String(srv.Bucket), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := io.ReadAll(out.Body)
+	if !bytes.Equal(stored, data) {
+		t.Fatalf("stored %d bytes, want %d", len(stored), len(data))
+	}
+	if len(seen) != 1 || seen[0] != "STREAMING-UNSIGNED-PAYLOAD-TRAILER" {
+		t.Errorf("the SDK sent x-amz-content-sha256 %q, want a checksum trailer", seen)
+	}
+	// A multi-delete's body (whose keys the proxy reads) with a trailer.
+	if _, err := c.DeleteObjects(f.ctx, &s3.DeleteObjectsInput{Bucket: aws.String(srv.Bucket),
+		Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: key}}}}); err != nil {
+		t.Fatalf("DeleteObjects over TLS: %v", err)
+	}
+	if _, err := f.direct.HeadObject(f.ctx, &s3.HeadObjectInput{Bucket: aws.String(srv.Bucket), Key: key}); err == nil {
+		t.Errorf("%s still exists after DeleteObjects", *key)
+	}
+	t.Logf("x-amz-content-sha256 sent: %q", seen)
+}
+
+type recordingClient struct {
+	c   *http.Client
+	see func(*http.Request)
+}
+
+func (r recordingClient) Do(req *http.Request) (*http.Response, error) {
+	r.see(req)
+	return r.c.Do(req)
+}
+
+func pgxConnString(c *pgx.Conn) string { return c.Config().ConnString() }

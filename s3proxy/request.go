@@ -159,6 +159,18 @@ func classify(method, bucket, key string, params []queryParam, h http.Header) (*
 	if bucket == "" {
 		return unsupported() // ListBuckets and the like
 	}
+	// A parameter or header given twice could be read one way here and
+	// the other way by the backend.
+	seen := map[string]bool{}
+	for _, p := range params {
+		if seen[p.key] {
+			return nil, accessDenied("query parameter %q given twice", p.key)
+		}
+		seen[p.key] = true
+	}
+	if len(h.Values("X-Amz-Copy-Source")) > 1 {
+		return nil, accessDenied("x-amz-copy-source given twice")
+	}
 	if key == "" {
 		prefix, _ := getParam(params, "prefix")
 		if prefix != "" {

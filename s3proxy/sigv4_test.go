@@ -100,7 +100,9 @@ Host: examplebucket.s3.amazonaws.com
 			for _, tamper := range []func(string) string{
 				func(s string) string { return strings.Replace(s, "examplebucket", "otherbucket", 1) },
 				func(s string) string { return strings.Replace(s, "/", "/x", 1) },
-				func(s string) string { return strings.Replace(s, exampleKeyID+"/20130524/us-east-1", exampleKeyID+"/20130524/eu-west-1", 1) },
+				func(s string) string {
+					return strings.Replace(s, exampleKeyID+"/20130524/us-east-1", exampleKeyID+"/20130524/eu-west-1", 1)
+				},
 				func(s string) string { return strings.Replace(s, "us-east-1%2Fs3", "eu-west-1%2Fs3", 1) },
 			} {
 				if tamper(c.raw) == c.raw {
@@ -282,6 +284,49 @@ func TestBadKeys(t *testing.T) {
 	for _, k := range []string{"wh/ns/t/d=2026-01-01/part-x_0000.parquet", "wh/ns/", "a..b/c.d", "a b+c"} {
 		if why := badKey(k); why != "" {
 			t.Errorf("%q refused: %s", k, why)
+		}
+	}
+}
+
+func TestDeleteKeys(t *testing.T) {
+	keys, err := deleteKeys([]byte(`<?xml version="1.0"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+		<Object><Key>a/b</Key></Object><Object><Key>a&amp;c</Key><VersionId>1</VersionId></Object><Quiet>true</Quiet></Delete>`))
+	if err != nil || strings.Join(keys, "|") != "a/b|a&c" {
+		t.Fatalf("keys %q, %v", keys, err)
+	}
+	for _, body := range []string{
+		`<Delete><Object><Key>a</Key><Key>b</Key></Object></Delete>`,
+		`<Delete><Object><x:Key xmlns:x="y">b</x:Key><Key>a</Key></Object></Delete>`,
+		`<Delete><Object><Key>a</Key></Object></Delete><Delete><Object><Key>b</Key></Object></Delete>`,
+		`<Delete><Object></Object></Delete>`,
+		`<!DOCTYPE d [<!ENTITY e "b">]><Delete><Object><Key>&e;</Key></Object></Delete>`,
+		`<Other><Object><Key>a</Key></Object></Other>`,
+	} {
+		if keys, err := deleteKeys([]byte(body)); err == nil {
+			t.Errorf("%s: accepted as %q", body, keys)
+		}
+	}
+}
+
+func TestClassifyRefusesAmbiguity(t *testing.T) {
+	params := []queryParam{{"list-type", "2"}, {"prefix", "wh/ns_a/"}, {"prefix", "wh/ns_b/"}}
+	if _, e := classify(http.MethodGet, "b", "", params, http.Header{}); e == nil {
+		t.Error("two prefixes accepted")
+	}
+	h := http.Header{}
+	h.Add("X-Amz-Copy-Source", "b/wh/ns_a/t/x")
+	h.Add("X-Amz-Copy-Source", "b/wh/ns_b/u/x")
+	if _, e := classify(http.MethodPut, "b", "wh/ns_a/t/y", nil, h); e == nil {
+		t.Error("two copy sources accepted")
+	}
+	for _, m := range []string{http.MethodPut + " ?acl", http.MethodGet + " ?tagging", http.MethodPost + " ?restore", "PATCH "} {
+		method, q, _ := strings.Cut(m, " ?")
+		var ps []queryParam
+		if q != "" {
+			ps = []queryParam{{q, ""}}
+		}
+		if _, e := classify(method, "b", "wh/ns_a/t/x", ps, http.Header{}); e == nil {
+			t.Errorf("%s accepted", m)
 		}
 	}
 }

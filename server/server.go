@@ -27,6 +27,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/s3proxy"
 )
 
 // AdminRole is the administrator's PostgreSQL role.
@@ -62,8 +63,14 @@ type Config struct {
 	// TLSCertFile and TLSKeyFile, when both set, enable TLS for clients that
 	// ask for it (SSLRequest); without them SSLRequest is answered 'N'.
 	TLSCertFile, TLSKeyFile string
+	// PasswordAuth is how TLS clients prove their password (default SCRAM);
+	// pgwire.PasswordAuthCleartextTLS needs TLS configured.
+	PasswordAuth pgwire.PasswordAuth
 	// PGSettings are extra settings for the private cluster (tests use fsync=off).
 	PGSettings map[string]string
+	// S3ProxyListen, when set, also serves the S3 proxy (package s3proxy)
+	// on this address, in front of the s3:// warehouse.
+	S3ProxyListen string
 	// CompactionWorkers is the number of compaction workers to run (0: none;
 	// `lakesoul serve` defaults to 1).
 	CompactionWorkers int
@@ -83,6 +90,7 @@ type Server struct {
 	wire       *pgwire.Server
 	store      objstore.Store
 	compactor  *compaction.Service
+	s3proxy    *s3proxy.Server
 	ln         net.Listener
 	serveErr   chan error
 }
@@ -94,6 +102,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.Announce == nil {
 		cfg.Announce = os.Stderr
+	}
+	if cfg.PasswordAuth == pgwire.PasswordAuthCleartextTLS && (cfg.TLSCertFile == "" || cfg.TLSKeyFile == "") {
+		return nil, errors.New("--password-auth cleartext-tls needs TLS (--tls-cert and --tls-key)")
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = "lakesoul-data"
@@ -176,7 +187,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	case cfg.TLSCertFile != "" || cfg.TLSKeyFile != "":
 		return nil, errors.New("TLS needs both --tls-cert and --tls-key")
 	}
-	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger, TLSConfig: tlsConfig})
+	if cfg.S3ProxyListen != "" {
+		if s.s3proxy, err = s.startS3Proxy(ctx, warehouse); err != nil {
+			return nil, err
+		}
+	}
+	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger, TLSConfig: tlsConfig,
+		PasswordAuth: cfg.PasswordAuth})
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
@@ -212,6 +229,28 @@ func (s *Server) openStore(ctx context.Context, warehouse string) (objstore.Stor
 	return store, nil
 }
 
+// startS3Proxy serves the S3 proxy in front of the warehouse's bucket, with
+// the warehouse's endpoint and credentials.
+func (s *Server) startS3Proxy(ctx context.Context, warehouse string) (*s3proxy.Server, error) {
+	if !objstore.IsS3URI(warehouse) {
+		return nil, fmt.Errorf("--s3proxy-listen needs an s3:// warehouse, not %s", warehouse)
+	}
+	backend, err := s3proxy.NewBackend(ctx, s.cfg.S3Endpoint, s.cfg.S3Region)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s3proxy.New(s3proxy.Config{Catalog: s.cat.Pool(), Backend: backend, Warehouses: []string{warehouse}, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := s3proxy.Listen(s.cfg.S3ProxyListen, p)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("s3 proxy serving", "listen", srv.Addr().String(), "backend", backend.Endpoint)
+	return srv, nil
+}
+
 // Store is the warehouse's object store (an *objstore.S3 for s3://
 // warehouses, whose Stats give request and cache counters).
 func (s *Server) Store() objstore.Store { return s.store }
@@ -232,6 +271,11 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.wire != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		errs = append(errs, s.wire.Shutdown(sctx))
+		cancel()
+	}
+	if s.s3proxy != nil {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		errs = append(errs, s.s3proxy.Shutdown(sctx))
 		cancel()
 	}
 	if s.compactor != nil {

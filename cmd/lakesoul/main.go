@@ -19,6 +19,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/bench"
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/server"
 )
 
@@ -30,6 +31,7 @@ const usage = `usage: lakesoul <command> [flags]
 commands:
   serve     run the server (embedded PostgreSQL catalog by default)
   compactor run compaction workers alone against a catalog (--catalog-url, --workers N)
+  s3proxy   S3 endpoint for access keys of lakesoul.create_access_key() (--listen, --catalog-url, --s3-endpoint)
   migrate   up | down N | version   manage the catalog schema (--catalog-url)
   bench     <name> [--scale F] [flags]   run a benchmark with its peers (JSON lines)
   version   print the version
@@ -48,6 +50,8 @@ func main() {
 		err = migrateCmd(os.Args[2:])
 	case "compactor":
 		err = compactorCmd(os.Args[2:])
+	case "s3proxy":
+		err = s3proxyCmd(os.Args[2:])
 	case "bench":
 		err = benchCmd(os.Args[2:])
 	case "version", "--version", "-v":
@@ -95,6 +99,8 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.PGBinDir, "pg-bin", env("LAKESOUL_PG_BIN", ""), "directory with initdb and postgres [LAKESOUL_PG_BIN]")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", env("LAKESOUL_TLS_KEY", ""), "PEM private key for TLS [LAKESOUL_TLS_KEY]")
+	fs.StringVar(&cfg.S3ProxyListen, "s3proxy-listen", env("LAKESOUL_S3PROXY_LISTEN", ""), "also serve the S3 proxy on this address (host:port; needs an s3:// warehouse) [LAKESOUL_S3PROXY_LISTEN]")
+	passwordAuth := fs.String("password-auth", env("LAKESOUL_PASSWORD_AUTH", "scram"), "scram, or cleartext-tls: ask TLS connections for the password in cleartext (others still use SCRAM) [LAKESOUL_PASSWORD_AUTH]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	compactionWorkers := fs.String("compaction-workers", env("LAKESOUL_COMPACTION_WORKERS", "1"), "compaction workers to run; 0 turns automatic compaction off [LAKESOUL_COMPACTION_WORKERS]")
 	if err := fs.Parse(args); err != nil {
@@ -105,6 +111,9 @@ func serve(args []string) error {
 		return fmt.Errorf("--compaction-workers: %q is not a number >= 0", *compactionWorkers)
 	}
 	cfg.CompactionWorkers = workers
+	if cfg.PasswordAuth, err = pgwire.ParsePasswordAuth(*passwordAuth); err != nil {
+		return fmt.Errorf("--password-auth: %w", err)
+	}
 	n, err := objstore.ParseSize(*cacheSize)
 	if err != nil {
 		return fmt.Errorf("--cache-size: %w", err)
