@@ -60,6 +60,9 @@ func callsAdminFunction(stmt *pg_query.Node) bool {
 }
 
 func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (*catalogQuery, error) {
+	if err := checkCatalogFunctions(stmt); err != nil {
+		return nil, err
+	}
 	tree := singleStatementTree(stmt)
 	if err := pgcatalog.Rewrite(tree); err != nil {
 		return nil, err

@@ -461,6 +461,12 @@ func testProxy(t *testing.T, srv *s3test.Server) {
 	if err := f.admin.QueryRow(f.ctx, `SELECT count(*) FROM lakesoul.access_keys WHERE role_name = 'px_alice'`).Scan(&n); err != nil || n < 2 {
 		t.Errorf("lakesoul.access_keys: %d, %v", n, err)
 	}
+	// Keys that see everything are not made through a switched role.
+	mustExec(t, f.ctx, f.admin, "DROP ROLE IF EXISTS px_su", "CREATE ROLE px_su SUPERUSER")
+	if err := asRole(f.ctx, f.admin, "px_su", "SELECT * FROM lakesoul.create_access_key()"); err == nil || !strings.Contains(err.Error(), "42501") {
+		t.Errorf("a superuser's key through set_config('role'): %v, want 42501", err)
+	}
+	mustExec(t, f.ctx, f.admin, "DROP ROLE px_su")
 	// A key whose role was dropped sees nothing.
 	mustExec(t, f.ctx, f.admin, "CREATE ROLE px_temp", "GRANT pxa, pxa_users TO px_temp")
 	temp := createKey(t, f.ctx, f.admin, "px_temp")

@@ -20,6 +20,14 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = v_role) THEN
         RAISE EXCEPTION 'role "%" does not exist', v_role USING ERRCODE = '42704';
     END IF;
+    -- A key that sees everything only for a session logged in as that role
+    -- itself, never through a role switched to: defence in depth should a
+    -- client manage to switch roles.
+    IF v_role <> session_user::text
+       AND (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = v_role) THEN
+        RAISE EXCEPTION 'access keys of role "%" can only be created by a session logged in as it', v_role
+            USING ERRCODE = '42501';
+    END IF;
     -- 64 random bits for the id, 256 (of which 244 random) for the secret;
     -- gen_random_uuid draws from the server's strong random source.
     LOOP

@@ -129,3 +129,32 @@ func TestGrantWorkspaceMembership(t *testing.T) {
 		t.Fatalf("granting a base role: %v, want 42501", err)
 	}
 }
+
+// A workspace user cannot switch the catalog connection's role (it logs in
+// as the catalog owner) or call internal or server-controlling functions.
+func TestCatalogFunctionsAreGuarded(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('rbac_e')",
+		"SELECT lakesoul.create_user('eve', 'eve-pw', 'rbac_e')")
+	eve, err := pgx.Connect(ctx, s.dsn("eve", "eve-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eve.Close(ctx)
+	for _, q := range []string{
+		"SELECT set_config('role', 'lakesoul', true), current_user",
+		"SELECT k.* FROM (SELECT set_config('role','lakesoul',true) AS r OFFSET 0) s, LATERAL (SELECT * FROM lakesoul.create_access_key() WHERE s.r IS NOT NULL) k",
+		"SELECT pg_catalog.set_config('session_authorization', 'lakesoul', true)",
+		"SELECT pg_read_file('/etc/passwd')",
+		"SELECT lakesoul.drop_table_by_id('x')",
+		"SELECT pg_terminate_backend(1)",
+	} {
+		if _, err := eve.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("eve: %s: %v, want 42501", q, err)
+		}
+	}
+	wantRows(t, "eve is still eve", queryStrings(t, ctx, eve, "SELECT current_user"), []string{"eve"})
+}
