@@ -73,3 +73,7 @@ SET search_path = pg_catalog AS $$
               FROM pg_roles r
              WHERE r.rolname LIKE '%\_admins' AND pg_has_role(current_user, r.oid, 'member')) w
 $$;
+
+-- lakesoul.tables (040) is recreated here on every start; it reads as the
+-- invoking role (security_invoker), so row-level security decides its rows.
+GRANT SELECT ON lakesoul.tables TO PUBLIC;

@@ -158,3 +158,30 @@ func TestCatalogFunctionsAreGuarded(t *testing.T) {
 	}
 	wantRows(t, "eve is still eve", queryStrings(t, ctx, eve, "SELECT current_user"), []string{"eve"})
 }
+
+// lakesoul.tables lists what the user may see, no more.
+func TestLakesoulTablesFollowsWorkspaces(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('rbac_t1')",
+		"SELECT lakesoul.create_workspace('rbac_t2')",
+		"SELECT lakesoul.create_user('tina', 'tina-pw', 'rbac_t1', admin => true)",
+		"SELECT lakesoul.create_user('tom', 'tom-pw', 'rbac_t2', admin => true)")
+	tina, err := pgx.Connect(ctx, s.dsn("tina", "tina-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tina.Close(ctx)
+	mustExec(t, ctx, tina, "CREATE SCHEMA rbac_ts", "CREATE TABLE rbac_ts.secret (x int)")
+	tom, err := pgx.Connect(ctx, s.dsn("tom", "tom-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tom.Close(ctx)
+	wantRows(t, "tina's list", queryStrings(t, ctx, tina,
+		"SELECT table_name FROM lakesoul.tables WHERE table_schema = 'rbac_ts'"), []string{"secret"})
+	wantRows(t, "tom's list", queryStrings(t, ctx, tom,
+		"SELECT count(*) FROM lakesoul.tables WHERE table_schema = 'rbac_ts'"), []string{"0"})
+}
