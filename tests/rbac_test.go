@@ -185,3 +185,31 @@ func TestLakesoulTablesFollowsWorkspaces(t *testing.T) {
 	wantRows(t, "tom's list", queryStrings(t, ctx, tom,
 		"SELECT count(*) FROM lakesoul.tables WHERE table_schema = 'rbac_ts'"), []string{"0"})
 }
+
+// SQL injection through identifiers, options and administration arguments
+// is inert: names are data, never SQL.
+func TestInjectionIsInert(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	for q, code := range map[string]string{
+		`SELECT lakesoul.create_workspace('x''; DROP TABLE namespace; --')`:           "22023",
+		`SELECT lakesoul.create_user('bob"; DROP ROLE lakesoul; --', 'pw', 'rbac_a')`: "22023",
+		`SELECT lakesoul.create_user('mallory', 'pw', 'nope''; --')`:                  "42704",
+	} {
+		if _, err := admin.Exec(ctx, q); pgCode(err) != code {
+			t.Errorf("%s: %v, want %s", q, err, code)
+		}
+	}
+	mustExec(t, ctx, admin,
+		`CREATE SCHEMA "inj'; DROP SCHEMA x; --"`,
+		`CREATE TABLE "inj'; DROP SCHEMA x; --"."t""; DROP TABLE table_info; --" ("c'ol" int PRIMARY KEY, "v""x" text) WITH (merge_op."v""x" = 'UseLastNotNull', note = 'it''s; DROP TABLE x')`,
+		`INSERT INTO "inj'; DROP SCHEMA x; --"."t""; DROP TABLE table_info; --" VALUES (1, 'a''b')`)
+	wantRows(t, "weird names round-trip", queryStrings(t, ctx, admin,
+		`SELECT "c'ol", "v""x" FROM "inj'; DROP SCHEMA x; --"."t""; DROP TABLE table_info; --"`), []string{"1|a'b"})
+	cat := s.catalogConn(t)
+	wantRows(t, "catalog intact", queryStrings(t, ctx, cat,
+		"SELECT count(*) > 0 FROM table_info WHERE table_name = 't\"; DROP TABLE table_info; --'"), []string{"true"})
+	wantRows(t, "options stored as data", queryStrings(t, ctx, cat,
+		"SELECT properties->>'note' FROM table_info WHERE table_name = 't\"; DROP TABLE table_info; --'"), []string{"it's; DROP TABLE x"})
+}
