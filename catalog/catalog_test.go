@@ -341,3 +341,25 @@ func TestMigrateUpIsIdempotent(t *testing.T) {
 		t.Fatalf("version moved from %d to %d", v1, v2)
 	}
 }
+
+// A write that hashed with a bucket count the table no longer has (it was
+// re-bucketed meanwhile) fails instead of mixing layouts; compactions and
+// writers that state no count are not checked.
+func TestCommitChecksBucketCount(t *testing.T) {
+	c, _ := openCatalog(t)
+	ctx := context.Background()
+	tbl := newTable(t, c, "default", "t", nil, []string{"id"}) // 4 buckets
+	if _, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit,
+		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("a"), BucketNum: 4}}); err != nil {
+		t.Fatalf("matching bucket count: %v", err)
+	}
+	_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit,
+		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("b"), BucketNum: 8}})
+	if sqlerr.Code(err) != sqlerr.SerializationFailure {
+		t.Fatalf("stale bucket count: %v, want 40001", err)
+	}
+	commit(t, c, tbl, catalog.MergeCommit, catalog.PartitionCommit{Desc: "-5", CommitID: uuid.New(), Ops: add("c")})
+	if got := fmt.Sprint(files(t, c, tbl, "-5")); got != "[a c]" {
+		t.Fatalf("live files %s", got)
+	}
+}

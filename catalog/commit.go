@@ -37,6 +37,9 @@ type PartitionCommit struct {
 	// ReadVersion is the partition version the writer based its work on, or
 	// nil. Required for CompactionCommit; enables conflict checks otherwise.
 	ReadVersion *int
+	// BucketNum is the hash bucket count the writer used (0 = not stated);
+	// the commit fails with 40001 if the table was re-bucketed since.
+	BucketNum int
 }
 
 type jsonFileOp struct {
@@ -51,6 +54,7 @@ type jsonPartition struct {
 	CommitID      string       `json:"commit_id"`
 	FileOps       []jsonFileOp `json:"file_ops"`
 	ReadVersion   *int         `json:"read_version,omitempty"`
+	BucketNum     int          `json:"bucket_num,omitempty"`
 }
 
 // Commit commits file operations on one or more partitions atomically via
@@ -69,7 +73,7 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 		for j, o := range p.Ops {
 			ops[j] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
 		}
-		payload[i] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion}
+		payload[i] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion, BucketNum: p.BucketNum}
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {

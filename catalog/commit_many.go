@@ -32,7 +32,7 @@ func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 			for k, o := range p.Ops {
 				ops[k] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
 			}
-			parts[j] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion}
+			parts[j] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion, BucketNum: p.BucketNum}
 		}
 		payload[i] = jsonTableCommit{TableID: tc.TableID, CommitOp: tc.Op, Partitions: parts}
 	}

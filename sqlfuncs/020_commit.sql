@@ -84,6 +84,19 @@ BEGIN
     IF EXISTS (SELECT 1 FROM unnest(v_ops) op WHERE op.file_op NOT IN ('add', 'del') OR op.path IS NULL) THEN
         RAISE EXCEPTION 'commit %: file_op must be add or del and path set', v_commit_id USING ERRCODE = '22023';
     END IF;
+    -- A writer that hashed its rows with a bucket count the table no longer
+    -- has (it was re-bucketed meanwhile) must not commit: its files would mix
+    -- two layouts. Writers that say which count they used are checked; the
+    -- caller holds the table_info row, so the count cannot change under us.
+    -- Compactions are exempt: re-bucketing itself commits the new layout, and
+    -- an ordinary compaction racing it is dropped by the CompactionCommit rules.
+    IF p_commit_op <> 'CompactionCommit' AND p_part ? 'bucket_num' AND EXISTS (
+           SELECT 1 FROM public.table_info t
+            WHERE t.table_id = p_table_id
+              AND coalesce(t.properties::jsonb->>'hashBucketNum', '-1') <> p_part->>'bucket_num') THEN
+        RAISE EXCEPTION 'commit %: the table was re-bucketed while the write ran; retry it', v_commit_id
+            USING ERRCODE = '40001';
+    END IF;
 
     PERFORM pg_advisory_xact_lock(hashtextextended(p_table_id || chr(31) || v_desc, 0));
 

@@ -168,6 +168,9 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	}
 	for pi, desc := range descs {
 		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
+		if t.HasPK() {
+			pc.BucketNum = t.HashBucketNum // checked at commit against re-bucketing
+		}
 		for _, j := range jobs {
 			if j.part == pi {
 				for _, f := range j.files {
