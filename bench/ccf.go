@@ -67,31 +67,15 @@ func runCCF(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	lake, err := pgx.Connect(ctx, fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()))
+	// LakeSoul: COPY over pgwire, upserts on a 4-bucket PK table.
+	if err := ccfIngest(ctx, o, name, srv, "lakesoul", w, nil); err != nil {
+		return err
+	}
+	lake, err := connectBench(ctx, srv)
 	if err != nil {
 		return err
 	}
 	defer lake.Close(ctx)
-
-	// LakeSoul: COPY over pgwire, upserts on a 4-bucket PK table.
-	for _, q := range []string{"DROP SCHEMA IF EXISTS ccf CASCADE", "CREATE SCHEMA ccf",
-		"CREATE TABLE ccf.t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
-		if _, err := lake.Exec(ctx, q); err != nil {
-			return fmt.Errorf("lakesoul setup %q: %w", q, err)
-		}
-	}
-	// Batches are generated before each timed COPY, so the generator's cost
-	// is in no system's figures.
-	var took time.Duration
-	for b := 0; b <= w.upserts; b++ {
-		data := w.copyText(b)
-		start := time.Now()
-		if err := copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data); err != nil {
-			return fmt.Errorf("lakesoul ingest batch %d: %w", b, err)
-		}
-		took += time.Since(start)
-	}
-	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: "lakesoul", Rows: w.totalRows(), Seconds: took.Seconds()})
 
 	start := time.Now()
 	var n int64
@@ -421,4 +405,35 @@ func writeParquetFile(path string, sch *arrow.Schema, props *parquet.WriterPrope
 		}
 	}
 	return fw.Close()
+}
+
+// ccfIngest creates the table on srv and ingests the workload by COPY.
+func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, system string, w ccfWorkload,
+	extra map[string]any) error {
+	lake, err := connectBench(ctx, srv)
+	if err != nil {
+		return err
+	}
+	defer lake.Close(ctx)
+	for _, q := range []string{"DROP SCHEMA IF EXISTS ccf CASCADE", "CREATE SCHEMA ccf",
+		"CREATE TABLE ccf.t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
+		if _, err := lake.Exec(ctx, q); err != nil {
+			return fmt.Errorf("setup %q: %w", q, err)
+		}
+	}
+	var took time.Duration
+	for b := 0; b <= w.upserts; b++ {
+		data := w.copyText(b)
+		start := time.Now()
+		if err := copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data); err != nil {
+			return fmt.Errorf("ingest batch %d: %w", b, err)
+		}
+		took += time.Since(start)
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: system, Rows: w.totalRows(), Seconds: took.Seconds(), Extra: extra})
+	return nil
+}
+
+func connectBench(ctx context.Context, srv *server.Server) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()))
 }

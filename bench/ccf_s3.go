@@ -22,7 +22,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/server"
@@ -100,7 +99,7 @@ func runCCFS3(ctx context.Context, o Options) error {
 			return err
 		}
 		defer local.Close(context.WithoutCancel(ctx))
-		if err := ccfS3Ingest(ctx, o, name, local, "lakesoul-local", w, nil); err != nil {
+		if err := ccfIngest(ctx, o, name, local, "lakesoul-local", w, nil); err != nil {
 			return fmt.Errorf("local peer: %w", err)
 		}
 	}
@@ -112,7 +111,7 @@ func runCCFS3(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	if err := ccfS3Ingest(ctx, o, name, srv, "lakesoul-s3", w, extra); err != nil {
+	if err := ccfIngest(ctx, o, name, srv, "lakesoul-s3", w, extra); err != nil {
 		return err
 	}
 	nc, err := server.Start(ctx, server.Config{DataDir: filepath.Join(o.Dir, "s3-nocache"), Listen: "127.0.0.1:0",
@@ -154,33 +153,6 @@ func runCCFS3(ctx context.Context, o Options) error {
 	return err
 }
 
-// ccfS3Ingest creates the table on srv and ingests the workload by COPY.
-func ccfS3Ingest(ctx context.Context, o Options, name string, srv *server.Server, system string, w ccfWorkload,
-	extra map[string]any) error {
-	lake, err := connectBench(ctx, srv)
-	if err != nil {
-		return err
-	}
-	defer lake.Close(ctx)
-	for _, q := range []string{"DROP SCHEMA IF EXISTS ccf CASCADE", "CREATE SCHEMA ccf",
-		"CREATE TABLE ccf.t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
-		if _, err := lake.Exec(ctx, q); err != nil {
-			return fmt.Errorf("setup %q: %w", q, err)
-		}
-	}
-	var took time.Duration
-	for b := 0; b <= w.upserts; b++ {
-		data := w.copyText(b)
-		start := time.Now()
-		if err := copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data); err != nil {
-			return fmt.Errorf("ingest batch %d: %w", b, err)
-		}
-		took += time.Since(start)
-	}
-	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: system, Rows: w.totalRows(), Seconds: took.Seconds(), Extra: extra})
-	return nil
-}
-
 // ccfS3Read is the full MOR read (every row materialised and checksummed),
 // with the object store's counters for the read.
 func ccfS3Read(ctx context.Context, o Options, name string, srv *server.Server, system, phase string,
@@ -215,10 +187,6 @@ func ccfS3Read(ctx context.Context, o Options, name string, srv *server.Server, 
 	}
 	o.Out.Emit(Row{Bench: name, Phase: phase, System: system, Rows: n, Seconds: secs, Extra: x})
 	return nil
-}
-
-func connectBench(ctx context.Context, srv *server.Server) (*pgx.Conn, error) {
-	return pgx.Connect(ctx, fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()))
 }
 
 // defaultWeed is the SeaweedFS binary DEVELOPERS.md and .ci/run build

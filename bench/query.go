@@ -50,7 +50,7 @@ func runQuery(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	lake, err := pgx.Connect(ctx, fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()))
+	lake, err := connectBench(ctx, srv)
 	if err != nil {
 		return err
 	}
