@@ -148,7 +148,7 @@ func TestWriterKilledDuringCommit(t *testing.T) {
 	kill(t, cmd)
 	// The backend notices its client is gone (client_connection_check_interval)
 	// while it still waits, and rolls back.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var alive bool
 		if err := c.Pool().QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)", pid).Scan(&alive); err != nil {

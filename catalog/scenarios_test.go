@@ -49,7 +49,7 @@ func holdPartitionLock(t *testing.T, dsn, tableID, desc string) (release func())
 // waitForLockWaiters waits until n backends wait on an advisory lock.
 func waitForLockWaiters(t *testing.T, c *catalog.Catalog, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var waiting int
 		if err := c.Pool().QueryRow(context.Background(),

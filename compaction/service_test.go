@@ -75,7 +75,7 @@ func TestTwoServicesNeverCompactTwice(t *testing.T) {
 	b := startService(t, e, 2, hook("b"))
 	a.Wake()
 	b.Wake()
-	waitFor(t, "the queue to drain", 30*time.Second, func() bool {
+	waitFor(t, "the queue to drain", 2*time.Minute, func() bool {
 		return e.count(`SELECT count(*) FROM lakesoul.compaction_job`) == 0
 	})
 	mu.Lock()
@@ -157,7 +157,7 @@ func TestCompactionRacingUpserts(t *testing.T) {
 	cancel()
 	wg.Wait()
 	svc.Wake()
-	waitFor(t, "the queue to drain", 30*time.Second, func() bool {
+	waitFor(t, "the queue to drain", 2*time.Minute, func() bool {
 		return e.count(`SELECT count(*) FROM lakesoul.compaction_job`) == 0
 	})
 	var want []string
@@ -226,7 +226,7 @@ func TestKilledWorkerJobIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() }()
-	waitFor(t, "the helper to write its files", 30*time.Second, func() bool {
+	waitFor(t, "the helper to write its files", 2*time.Minute, func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
@@ -253,7 +253,7 @@ func TestKilledWorkerJobIsRetried(t *testing.T) {
 	compaction.SetBeforeCommit(&opt, func(ctx context.Context, desc string, rv int) { runs.Add(1) })
 	svc := startService(t, e, 1, opt)
 	svc.Wake()
-	waitFor(t, "the job to be taken over and finished", 30*time.Second, func() bool {
+	waitFor(t, "the job to be taken over and finished", 2*time.Minute, func() bool {
 		return e.count(`SELECT count(*) FROM lakesoul.compaction_job`) == 0
 	})
 	if runs.Load() != 1 {
@@ -292,7 +292,7 @@ func TestSkippedJobsDoNotSpin(t *testing.T) {
 	}
 	svc := startService(t, e, 1, compaction.Options{})
 	svc.Wake()
-	waitFor(t, "the queue to drain", 10*time.Second, func() bool {
+	waitFor(t, "the queue to drain", 2*time.Minute, func() bool {
 		return e.count(`SELECT count(*) FROM lakesoul.compaction_job`) == 0
 	})
 	time.Sleep(300 * time.Millisecond)
