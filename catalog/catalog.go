@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -138,7 +139,7 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 	if err != nil {
 		return err
 	}
-	partitions := strings.Join(t.RangeCols, ",") + ";" + strings.Join(t.PKCols, ",")
+	partitions := layout.FormatPartitions(t.RangeCols, t.PKCols)
 	_, err = c.db(ctx).Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
 		t.ID, t.Namespace, t.Name, t.Path, schemaJSON, string(propsJSON), partitions)
 	return err
@@ -165,12 +166,9 @@ func scanTable(row pgx.Row) (*Table, error) {
 	if err := json.Unmarshal([]byte(props), &t.Properties); err != nil {
 		return nil, fmt.Errorf("table %s properties: %w", t.ID, err)
 	}
-	rangePart, pkPart, ok := strings.Cut(partitions, ";")
-	if !ok {
-		return nil, fmt.Errorf("table %s: malformed partitions %q", t.ID, partitions)
+	if t.RangeCols, t.PKCols, err = layout.ParsePartitions(partitions); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.ID, err)
 	}
-	t.RangeCols = splitNonEmpty(rangePart)
-	t.PKCols = splitNonEmpty(pkPart)
 	t.HashBucketNum = -1
 	if v, ok := t.Properties["hashBucketNum"]; ok {
 		if n, err := strconv.Atoi(v); err == nil {

@@ -81,13 +81,6 @@ func (r *scanRegistry) putFixed(handle string, t *catalog.Table, parts []catalog
 	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true}
 }
 
-// drop removes one handle.
-func (r *scanRegistry) drop(handle string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.m, handle)
-}
-
 func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
