@@ -10,6 +10,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -164,6 +165,7 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	if err != nil {
 		return nil, err
 	}
+	pgcatalog.RewriteVersionCalls(stmt)
 	nameUnnamedTargets(stmt)
 	text, cols, convs, params, err := s.prepareDuck(ctx, stmt, paramOIDs)
 	if err != nil {

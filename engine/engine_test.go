@@ -215,3 +215,14 @@ func TestMultiStatementSeesEarlierStatements(t *testing.T) {
 	s := newSession(t)
 	expectRows(t, s, "CREATE TABLE m1 (x int); INSERT INTO m1 VALUES (1), (2); SELECT sum(x) FROM m1", "3")
 }
+
+// version() reports the same PostgreSQL version in queries over lake tables
+// (run by DuckDB) as in catalog queries.
+func TestVersionInLakeQueries(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE vt (x int); INSERT INTO vt VALUES (1)")
+	got := mustRun(t, s, "SELECT version(), current_setting('server_version_num'), x FROM vt")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "PostgreSQL 16.4") || !strings.Contains(got[0], "|160004|1") {
+		t.Fatalf("got %v", got)
+	}
+}

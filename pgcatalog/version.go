@@ -111,3 +111,17 @@ func rewriteVersionFunction(n *pg_query.Node) {
 		n.Node = textConst(value, fc.Location).Node
 	}
 }
+
+// RewriteVersionCalls turns version() and current_setting('server_version…')
+// of any statement into the claimed version's constants — for queries over
+// lake tables, which DuckDB (whose version() is its own) executes.
+func RewriteVersionCalls(stmt *pg_query.Node) {
+	walkNode(stmt, func(m any) {
+		switch n := m.(type) {
+		case *pg_query.ResTarget:
+			rewriteVersionTarget(n)
+		case *pg_query.Node:
+			rewriteVersionFunction(n)
+		}
+	})
+}
