@@ -39,7 +39,7 @@ func newSession(t *testing.T) pgwire.Session {
 }
 
 // newSessionAt opens a session on a fresh catalog with the warehouse at dir.
-func newSessionAt(t *testing.T, dir string) pgwire.Session {
+func newSessionAt(t testing.TB, dir string) pgwire.Session {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)

@@ -2,14 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"log/slog"
 	"path/filepath"
 	"testing"
 
-	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/engine"
-	"github.com/lakesoul-go/lakesoul/internal/pgtest"
-	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
@@ -72,30 +67,5 @@ func (nopRows) WriteRow([]any) error { return nil }
 // fuzzSession is newSession for any testing.TB.
 func fuzzSession(tb testing.TB) pgwire.Session {
 	tb.Helper()
-	ctx := context.Background()
-	dsn := pgtest.DSN(tb)
-	if err := catalog.MigrateUp(ctx, dsn); err != nil {
-		tb.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(cat.Close)
-	e, err := engine.New(ctx, engine.Config{Catalog: cat, Store: objstore.Local{},
-		Warehouse: objstore.LocalURI(filepath.Join(tb.TempDir(), "wh")), Logger: slog.Default()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { e.Close() })
-	var role string
-	if err := cat.Pool().QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
-		tb.Fatal(err)
-	}
-	s, err := e.NewSession(ctx, map[string]string{"user": role, "database": engine.DatabaseName})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
-	return s
+	return newSessionAt(tb, filepath.Join(tb.TempDir(), "wh"))
 }

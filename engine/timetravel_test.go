@@ -1,18 +1,12 @@
 package engine_test
 
 import (
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/engine"
-	"github.com/lakesoul-go/lakesoul/internal/pgtest"
-	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -20,32 +14,8 @@ import (
 // newSessionIn is newSession with a known warehouse directory.
 func newSessionIn(t *testing.T) (pgwire.Session, string) {
 	t.Helper()
-	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	if err := catalog.MigrateUp(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cat.Close)
 	wh := filepath.Join(t.TempDir(), "wh")
-	e, err := engine.New(ctx, engine.Config{Catalog: cat, Store: objstore.Local{}, Warehouse: objstore.LocalURI(wh), Logger: slog.Default()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	var role string
-	if err := cat.Pool().QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.NewSession(ctx, map[string]string{"user": role, "database": engine.DatabaseName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, wh
+	return newSessionAt(t, wh), wh
 }
 
 func one(t *testing.T, s pgwire.Session, query string) string {

@@ -193,25 +193,12 @@ func (r *copyRowReader) ReadRow() ([][]byte, error) {
 // readLine returns the next line without its line ending, or io.EOF. The
 // slice is valid until the next call.
 func (r *copyRowReader) readLine() ([]byte, error) {
-	line, err := r.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		r.buf = append(r.buf[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = r.r.ReadSlice('\n')
-			r.buf = append(r.buf, line...)
-		}
-		line = r.buf
-	}
-	if err != nil && err != io.EOF {
+	line, err := r.readRawLine()
+	if err != nil {
 		return nil, err
 	}
-	if err == io.EOF && len(line) == 0 {
-		return nil, io.EOF
-	}
-	r.line++
 	line = bytes.TrimSuffix(line, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	return line, nil
+	return bytes.TrimSuffix(line, []byte{'\r'}), nil
 }
 
 func badCopy(format string, args ...any) error {
