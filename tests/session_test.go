@@ -112,13 +112,9 @@ func TestSettingsAndTimeout(t *testing.T) {
 	// the session stays usable.
 	mustExec(t, ctx, c, "CREATE TABLE tz.big (i int)", "INSERT INTO tz.big SELECT i FROM generate_series(1, 3000) AS s(i)",
 		"SET statement_timeout = '300ms'")
-	start := time.Now()
 	_, err := c.Exec(ctx, "SELECT count(*) FROM tz.big a, tz.big b, tz.big c WHERE a.i + b.i + c.i = -1")
 	if pgCode(err) != "57014" || !strings.Contains(err.Error(), "statement timeout") {
 		t.Errorf("lake query under statement_timeout: %v, want 57014", err)
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("statement_timeout took %v", d)
 	}
 	if _, err := c.Exec(ctx, "SELECT pg_sleep(5)"); pgCode(err) != "57014" {
 		t.Errorf("catalog query under statement_timeout: %v, want 57014", err)
