@@ -100,8 +100,7 @@ func (t *Table) QualifiedName() string { return t.Namespace + "." + t.Name }
 
 // CreateNamespace creates a namespace in domain "public".
 func (c *Catalog) CreateNamespace(ctx context.Context, name string) error {
-	_, err := c.db(ctx).Exec(ctx, "SELECT lakesoul.create_namespace($1)", name)
-	return err
+	return c.CreateNamespaceIn(ctx, name, "public")
 }
 
 // NamespaceExists reports whether a namespace exists.
