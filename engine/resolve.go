@@ -80,6 +80,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	ctes := cteNames(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)
+	resolved := map[string]*catalog.Table{}
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
 		if err != nil {
@@ -101,10 +102,14 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 				"query lake tables and catalog relations in separate statements")
 			return
 		}
-		var t *catalog.Table
-		t, err = s.resolveTable(ctx, rv.Schemaname, rv.Relname)
-		if err != nil {
-			return
+		// One catalog lookup per name per statement (self-joins, subqueries).
+		key := rv.Schemaname + "\x00" + rv.Relname
+		t, ok := resolved[key]
+		if !ok {
+			if t, err = s.resolveTable(ctx, rv.Schemaname, rv.Relname); err != nil {
+				return
+			}
+			resolved[key] = t
 		}
 		handle := s.token + ":" + t.ID
 		if spec := resolvePrune(prunes[rv], t); spec != nil {
