@@ -24,6 +24,8 @@ type duckQuery struct {
 	params []uint32
 	cols   []pgwire.Column
 	convs  []valueConv
+	// direct, when set, executes the query without DuckDB (directscan.go).
+	direct *directScan
 }
 
 // describeDuck prepares sql in DuckDB without executing it and reports its
@@ -172,7 +174,11 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 		return nil, err
 	}
 	setColumnOrigins(stmt, tables, cols) // table OID and attnum in RowDescription (origin.go)
-	return &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}, nil
+	q := &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
+	if len(q.params) == 0 {
+		q.direct = s.planDirectScan(stmt, tables, len(cols))
+	}
+	return q, nil
 }
 
 func (q *duckQuery) ParamOIDs() []uint32                               { return q.params }
@@ -182,6 +188,9 @@ func (q *duckQuery) Tag() string                                       { return 
 func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
 	if len(params) != len(q.params) {
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
+	}
+	if q.direct != nil {
+		return &directPortal{q: q, d: q.direct}, nil
 	}
 	args, err := duckArgs(q.params, params)
 	if err != nil {

@@ -13,7 +13,11 @@ import (
 )
 
 // The native path is really taken for append tables (and never for PK tables).
-func TestNativeSQLIsUsed(t *testing.T) {
+// newInternalSession opens a session on a fresh catalog and warehouse, and
+// returns it with a function that executes statements, failing the test on
+// any error.
+func newInternalSession(t *testing.T) (*Session, func(string)) {
+	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	if err := catalog.MigrateUp(ctx, dsn); err != nil {
@@ -23,19 +27,20 @@ func TestNativeSQLIsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cat.Close()
+	t.Cleanup(cat.Close)
 	e, err := New(ctx, Config{Catalog: cat, Store: objstore.Local{}, Warehouse: objstore.LocalURI(filepath.Join(t.TempDir(), "wh")), Logger: slog.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
 	ps, err := e.NewSession(ctx, map[string]string{"user": e.catalogRole, "database": DatabaseName})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := ps.(*Session)
-	defer s.Close()
+	t.Cleanup(s.Close)
 	exec := func(q string) {
+		t.Helper()
 		stmts, err := s.Parse(ctx, q, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -51,6 +56,12 @@ func TestNativeSQLIsUsed(t *testing.T) {
 			p.Close()
 		}
 	}
+	return s, exec
+}
+
+func TestNativeSQLIsUsed(t *testing.T) {
+	ctx := context.Background()
+	s, exec := newInternalSession(t)
 	exec("CREATE TABLE a (x int); INSERT INTO a VALUES (1); CREATE TABLE k (id int PRIMARY KEY); INSERT INTO k VALUES (1)")
 	for table, want := range map[string]bool{"a": true, "k": false} {
 		stmts, err := s.Parse(ctx, "SELECT * FROM "+table, nil)

@@ -37,6 +37,93 @@ type rowWriter struct {
 	c       *conn
 	cols    []Column
 	formats []int16 // one per column
+	// rowStart is the offset in the output buffer of the DataRow BeginRow
+	// started; field counts the fields appended to it.
+	rowStart int
+	field    int
+}
+
+// RowBuilder is implemented by the RowWriter pgwire hands to Portal.Execute.
+// A portal that can encode some of its values itself (a text value's wire
+// form is its bytes) builds each DataRow field by field instead of boxing
+// every value for WriteRow:
+//
+//	rb.BeginRow(); rb.AppendField(...); rb.AppendValue(...); rb.AppendNull(); rb.EndRow()
+//
+// with exactly one Append call per column, in column order. AppendField takes
+// a field's encoding in the column's format (Formats); AppendValue encodes v
+// as WriteRow would. When AppendValue fails, the row is dropped from the
+// output and the caller must not continue it.
+type RowBuilder interface {
+	RowWriter
+	Formats() []int16
+	BeginRow()
+	AppendField(b []byte)
+	AppendNull()
+	AppendValue(v any) error
+	EndRow() error
+}
+
+// Formats implements RowBuilder.
+func (w *rowWriter) Formats() []int16 { return w.formats }
+
+// BeginRow implements RowBuilder.
+func (w *rowWriter) BeginRow() {
+	buf := w.c.out.buf
+	w.rowStart = len(buf)
+	w.field = 0
+	buf = append(buf, 'D', 0, 0, 0, 0)
+	w.c.out.buf = binary.BigEndian.AppendUint16(buf, uint16(len(w.cols)))
+}
+
+// AppendField implements RowBuilder.
+func (w *rowWriter) AppendField(b []byte) {
+	buf := binary.BigEndian.AppendUint32(w.c.out.buf, uint32(len(b)))
+	w.c.out.buf = append(buf, b...)
+	w.field++
+}
+
+// AppendNull implements RowBuilder.
+func (w *rowWriter) AppendNull() {
+	w.c.out.buf = binary.BigEndian.AppendUint32(w.c.out.buf, ^uint32(0))
+	w.field++
+}
+
+// AppendValue implements RowBuilder.
+func (w *rowWriter) AppendValue(v any) error {
+	buf := w.c.out.buf
+	lenAt := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	col := w.cols[w.field]
+	enc, err := w.c.encodeValue(col.TypeOID, w.formats[w.field], v, buf)
+	if err != nil {
+		w.c.out.buf = w.c.out.buf[:w.rowStart]
+		return fmt.Errorf("pgwire: encode column %q: %w", col.Name, err)
+	}
+	if enc == nil { // SQL NULL
+		binary.BigEndian.PutUint32(buf[lenAt:], ^uint32(0))
+	} else {
+		buf = enc
+		binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
+	}
+	w.c.out.buf = buf
+	w.field++
+	return nil
+}
+
+// EndRow implements RowBuilder.
+func (w *rowWriter) EndRow() error {
+	out := &w.c.out
+	if w.field != len(w.cols) {
+		out.buf = out.buf[:w.rowStart]
+		return fmt.Errorf("pgwire: row has %d values but the statement has %d columns", w.field, len(w.cols))
+	}
+	if out.err != nil {
+		out.buf = out.buf[:w.rowStart]
+		return out.err
+	}
+	binary.BigEndian.PutUint32(out.buf[w.rowStart+1:], uint32(len(out.buf)-w.rowStart-1))
+	return out.maybeFlush()
 }
 
 // WriteRow implements RowWriter.

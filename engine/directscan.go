@@ -1,0 +1,514 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"encoding/binary"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// Direct scans. A query that only projects columns of one primary-key table —
+// SELECT a, b FROM t, SELECT * FROM t LIMIT 10 — needs nothing from DuckDB
+// but the merge-on-read rows themselves. Handing those rows to DuckDB through
+// the table function and taking them back through database/sql costs more
+// than the merge: every value crosses cgo twice and DuckDB materialises the
+// whole result before the first row goes out. Such a query still goes
+// through planning and DuckDB's Describe (so its RowDescription is exactly
+// the DuckDB route's), but executes by streaming the reader's batches
+// straight into DataRows: units (partition × bucket) merge in parallel on
+// their own goroutines, the connection encodes rows as batches arrive.
+//
+// Invariant: a direct scan yields exactly the values the DuckDB route would.
+// Each value is produced as the Go value DuckDB's scan returns for the
+// column's DuckDB type and passes through the same valueConv; types without
+// such an exact correspondence keep the DuckDB route (TestDirectScanMatchesDuckDB).
+
+// directScan is the plan of a direct scan.
+type directScan struct {
+	handle string
+	// cols is the table column of each output column.
+	cols []int
+	// getters produce each output column's DuckDB scan value; types are
+	// the columns' arrow types.
+	getters []arrowGetter
+	types   []arrow.DataType
+	// limit < 0 means no LIMIT.
+	limit, offset int64
+}
+
+// arrowGetter returns value i of a non-null arrow value as DuckDB's scan
+// would return the same value.
+type arrowGetter func(arr arrow.Array, i int) any
+
+// planDirectScan recognises a direct scan in stmt, a SELECT whose lake tables
+// are already bound (bindLakeTables); nil when the query needs DuckDB.
+func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog.Table, ncols int) *directScan {
+	sel := stmt.GetSelectStmt()
+	if sel == nil || len(tables) != 1 || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
+		sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.WindowClause) > 0 ||
+		len(sel.SortClause) > 0 || len(sel.DistinctClause) > 0 || len(sel.LockingClause) > 0 || sel.IntoClause != nil ||
+		len(sel.ValuesLists) > 0 || len(sel.FromClause) != 1 {
+		return nil
+	}
+	var handle string
+	var t *catalog.Table
+	for h, tt := range tables {
+		handle, t = h, tt
+	}
+	rf := sel.FromClause[0].GetRangeFunction()
+	if rf == nil || !t.HasPK() {
+		return nil
+	}
+	if e, ok := s.e.scans.get(handle); !ok || e.fixed || e.prune != nil {
+		return nil // time travel and rewrites keep their own route
+	}
+	alias := ""
+	if rf.Alias != nil {
+		alias = rf.Alias.Aliasname
+	}
+	d := &directScan{handle: handle, limit: -1}
+	var ok bool
+	if d.limit, ok = limitValue(sel.LimitCount, -1); !ok {
+		return nil
+	}
+	if d.offset, ok = limitValue(sel.LimitOffset, 0); !ok || sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return nil
+	}
+	for _, target := range sel.TargetList {
+		rt := target.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return nil
+		}
+		cref := rt.Val.GetColumnRef()
+		if cref == nil {
+			return nil
+		}
+		fields := cref.Fields
+		if len(fields) == 2 {
+			if q := fields[0].GetString_(); q == nil || q.Sval != alias {
+				return nil
+			}
+			fields = fields[1:]
+		}
+		if len(fields) != 1 {
+			return nil
+		}
+		if fields[0].GetAStar() != nil {
+			for c := range t.Schema.NumFields() {
+				d.cols = append(d.cols, c)
+			}
+			continue
+		}
+		name := fields[0].GetString_()
+		if name == nil {
+			return nil
+		}
+		c := columnIndex(t, name.Sval)
+		if c < 0 {
+			return nil
+		}
+		d.cols = append(d.cols, c)
+	}
+	if len(d.cols) != ncols {
+		return nil
+	}
+	for _, c := range d.cols {
+		g := directGetter(t.Schema.Field(c).Type)
+		if g == nil {
+			return nil
+		}
+		d.getters = append(d.getters, g)
+		d.types = append(d.types, t.Schema.Field(c).Type)
+	}
+	return d
+}
+
+// columnIndex finds a column as DuckDB binds names: exactly, else the one
+// column equal ignoring case; -1 otherwise.
+func columnIndex(t *catalog.Table, name string) int {
+	if idx := t.Schema.FieldIndices(name); len(idx) == 1 {
+		return idx[0]
+	}
+	found := -1
+	for i, f := range t.Schema.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
+// limitValue reads a constant LIMIT/OFFSET; absent gives def.
+func limitValue(n *pg_query.Node, def int64) (int64, bool) {
+	if n == nil {
+		return def, true
+	}
+	c := n.GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	if c.Isnull { // LIMIT ALL / LIMIT NULL
+		return def, true
+	}
+	iv := c.GetIval()
+	if iv == nil || iv.Ival < 0 {
+		return 0, false
+	}
+	return int64(iv.Ival), true
+}
+
+// directGetter returns the getter of an arrow type whose DuckDB scan value it
+// reproduces exactly (see scan.go's duckColumn for the way in); nil when there
+// is none.
+func directGetter(dt arrow.DataType) arrowGetter {
+	switch t := dt.(type) {
+	case *arrow.Int64Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Int64).Value(i) }
+	case *arrow.Int32Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Int32).Value(i) }
+	case *arrow.Int16Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Int16).Value(i) }
+	case *arrow.Int8Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Int8).Value(i) }
+	case *arrow.Float64Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Float64).Value(i) }
+	case *arrow.Float32Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Float32).Value(i) }
+	case *arrow.BooleanType:
+		return func(a arrow.Array, i int) any { return a.(*array.Boolean).Value(i) }
+	case *arrow.StringType:
+		return func(a arrow.Array, i int) any { return a.(*array.String).Value(i) }
+	case *arrow.BinaryType:
+		return func(a arrow.Array, i int) any { return a.(*array.Binary).Value(i) }
+	case *arrow.Date32Type:
+		return func(a arrow.Array, i int) any { return a.(*array.Date32).Value(i).ToTime() }
+	case *arrow.TimestampType:
+		if t.Unit != arrow.Microsecond {
+			return nil // DuckDB's TIMESTAMP is microseconds: finer units would round
+		}
+		return func(a arrow.Array, i int) any {
+			return time.UnixMicro(int64(a.(*array.Timestamp).Value(i))).UTC()
+		}
+	case *arrow.Decimal128Type:
+		w, sc := uint8(t.Precision), uint8(t.Scale)
+		return func(a arrow.Array, i int) any {
+			return duckdb.Decimal{Width: w, Scale: sc, Value: a.(*array.Decimal128).Value(i).BigInt()}
+		}
+	}
+	return nil
+}
+
+// fieldEncoder appends the field of a non-null value, row i of arr, to the
+// row rb is building.
+type fieldEncoder func(rb pgwire.RowBuilder, arr arrow.Array, i int) error
+
+// fieldEncoders returns each output column's encoder. Text, integers and
+// booleans in the column's own PostgreSQL type are encoded here, without
+// boxing (their wire forms are fixed: the bytes, decimal digits or 't'/'f'
+// in text, big-endian in binary); every other value goes through the
+// column's valueConv and pgwire's encoding, as on the DuckDB route.
+func (p *directPortal) fieldEncoders(formats []int16) []fieldEncoder {
+	encs := make([]fieldEncoder, len(p.d.cols))
+	for j := range encs {
+		get, conv := p.d.getters[j], p.q.convs[j]
+		encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error { return rb.AppendValue(conv(get(arr, i))) }
+		text := formats[j] == 0
+		switch p.d.types[j].(type) {
+		case *arrow.StringType:
+			if oid := p.q.cols[j].TypeOID; oid == schema.OIDText || oid == schema.OIDVarchar {
+				encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error {
+					v := arr.(*array.String).Value(i)
+					rb.AppendField(unsafe.Slice(unsafe.StringData(v), len(v)))
+					return nil
+				}
+			}
+		case *arrow.Int64Type:
+			if p.q.cols[j].TypeOID == schema.OIDInt8 {
+				encs[j] = p.intEncoder(text, 8, func(arr arrow.Array, i int) int64 { return arr.(*array.Int64).Value(i) })
+			}
+		case *arrow.Int32Type:
+			if p.q.cols[j].TypeOID == schema.OIDInt4 {
+				encs[j] = p.intEncoder(text, 4, func(arr arrow.Array, i int) int64 { return int64(arr.(*array.Int32).Value(i)) })
+			}
+		case *arrow.Int16Type:
+			if p.q.cols[j].TypeOID == schema.OIDInt2 {
+				encs[j] = p.intEncoder(text, 2, func(arr arrow.Array, i int) int64 { return int64(arr.(*array.Int16).Value(i)) })
+			}
+		case *arrow.BooleanType:
+			if p.q.cols[j].TypeOID == schema.OIDBool {
+				t, f := []byte{'t'}, []byte{'f'}
+				if !text {
+					t, f = []byte{1}, []byte{0}
+				}
+				encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error {
+					if arr.(*array.Boolean).Value(i) {
+						rb.AppendField(t)
+					} else {
+						rb.AppendField(f)
+					}
+					return nil
+				}
+			}
+		}
+	}
+	return encs
+}
+
+// intEncoder encodes an integer of size bytes in text or binary.
+func (p *directPortal) intEncoder(text bool, size int, get func(arrow.Array, int) int64) fieldEncoder {
+	return func(rb pgwire.RowBuilder, arr arrow.Array, i int) error {
+		v := get(arr, i)
+		if text {
+			p.scratch = strconv.AppendInt(p.scratch[:0], v, 10)
+		} else {
+			p.scratch = binary.BigEndian.AppendUint64(p.scratch[:0], uint64(v))[8-size:]
+		}
+		rb.AppendField(p.scratch)
+		return nil
+	}
+}
+
+// directPortal executes a direct scan. Workers merge units and send batches
+// on a bounded channel; Execute encodes them, possibly across several calls
+// (PortalSuspended), so the workers run under the portal's own context.
+type directPortal struct {
+	q      *duckQuery
+	d      *directScan
+	ctx    context.Context
+	cancel context.CancelFunc
+	// batches carries merged batches; it is closed when the workers are done.
+	batches chan arrow.RecordBatch
+	wg      sync.WaitGroup
+	errMu   sync.Mutex
+	err     error
+	cur     arrow.RecordBatch
+	row     int
+	out     []any
+	scratch []byte
+	skipped int64
+	count   int64
+	started bool
+}
+
+func (p *directPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
+
+func (p *directPortal) setErr(err error) {
+	p.errMu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.errMu.Unlock()
+	p.cancel()
+}
+
+func (p *directPortal) start(ctx context.Context) error {
+	p.started = true
+	if err := p.q.s.takeSnapshots(ctx, p.q.tables); err != nil {
+		return err
+	}
+	e, ok := p.q.s.e.scans.get(p.d.handle)
+	if !ok {
+		return fmt.Errorf("%s: unknown handle", scanFunctionName)
+	}
+	needed := make([]bool, e.table.Schema.NumFields())
+	for _, c := range p.d.cols {
+		needed[c] = true
+	}
+	scan := &reader.Scan{Store: p.q.s.e.scans.store, Table: e.table, Partitions: e.parts, Needed: needed}
+	units, err := scan.Units()
+	if err != nil {
+		return err
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.out = make([]any, len(p.d.cols))
+	// Two batches per worker in flight keep every core busy without letting
+	// a slow client pile up merged data.
+	workers := max(1, min(len(units), runtime.GOMAXPROCS(0)))
+	p.batches = make(chan arrow.RecordBatch, 2*workers)
+	next := make(chan reader.Unit, len(units))
+	for _, u := range units {
+		next <- u
+	}
+	close(next)
+	p.wg.Add(workers)
+	for range workers {
+		go p.work(scan, next)
+	}
+	go func() {
+		p.wg.Wait()
+		close(p.batches)
+	}()
+	return nil
+}
+
+// work merges units until none is left, the portal is closed or one fails.
+func (p *directPortal) work(scan *reader.Scan, units <-chan reader.Unit) {
+	defer p.wg.Done()
+	for u := range units {
+		if p.ctx.Err() != nil {
+			return
+		}
+		it, err := scan.Open(p.ctx, u)
+		if err != nil {
+			p.setErr(err)
+			return
+		}
+		for {
+			b, err := it.Next(p.ctx)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				p.setErr(err)
+				return
+			}
+			select {
+			case p.batches <- b:
+			case <-p.ctx.Done():
+				b.Release()
+				it.Close()
+				return
+			}
+		}
+		it.Close()
+	}
+}
+
+// failure is the workers' error, if any, as the client should see it.
+func (p *directPortal) failure(ctx context.Context) error {
+	p.errMu.Lock()
+	err := p.err
+	p.errMu.Unlock()
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) {
+		return sqlerr.ErrCanceled
+	}
+	return err
+}
+
+func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	if !p.started {
+		if err := p.start(ctx); err != nil {
+			return "", true, err
+		}
+	}
+	stop := context.AfterFunc(ctx, p.cancel)
+	defer stop()
+	done := func() (string, bool, error) {
+		if err := p.failure(ctx); err != nil {
+			return "", true, err
+		}
+		if ctx.Err() != nil {
+			return "", true, sqlerr.ErrCanceled
+		}
+		return fmt.Sprintf("SELECT %d", p.count), true, nil
+	}
+	rb, _ := w.(pgwire.RowBuilder)
+	var encs []fieldEncoder
+	if rb != nil {
+		encs = p.fieldEncoders(rb.Formats())
+	}
+	for n := 0; maxRows == 0 || n < maxRows; {
+		if p.d.limit >= 0 && p.count >= p.d.limit {
+			p.cancel() // nothing more is wanted: stop the workers
+			return fmt.Sprintf("SELECT %d", p.count), true, nil
+		}
+		if p.cur == nil || p.row >= int(p.cur.NumRows()) {
+			if p.cur != nil {
+				p.cur.Release()
+				p.cur = nil
+			}
+			b, ok := <-p.batches
+			if !ok {
+				return done()
+			}
+			if ctx.Err() != nil {
+				b.Release()
+				return "", true, sqlerr.ErrCanceled
+			}
+			p.cur, p.row = b, 0
+		}
+		if skip := min(p.d.offset-p.skipped, p.cur.NumRows()-int64(p.row)); skip > 0 {
+			p.skipped += skip
+			p.row += int(skip)
+			continue
+		}
+		i := p.row
+		if rb != nil {
+			if err := p.buildRow(rb, encs, i); err != nil {
+				return "", true, err
+			}
+			p.row++
+			p.count++
+			n++
+			continue
+		}
+		for j, c := range p.d.cols {
+			col := p.cur.Column(c)
+			if col.IsNull(i) {
+				p.out[j] = nil
+				continue
+			}
+			p.out[j] = p.q.convs[j](p.d.getters[j](col, i))
+		}
+		if err := w.WriteRow(p.out); err != nil {
+			return "", true, err
+		}
+		p.row++
+		p.count++
+		n++
+	}
+	return "", false, nil
+}
+
+// buildRow sends row i of the current batch through rb.
+func (p *directPortal) buildRow(rb pgwire.RowBuilder, encs []fieldEncoder, i int) error {
+	rb.BeginRow()
+	for j, c := range p.d.cols {
+		col := p.cur.Column(c)
+		if col.IsNull(i) {
+			rb.AppendNull()
+			continue
+		}
+		if err := encs[j](rb, col, i); err != nil {
+			return err
+		}
+	}
+	return rb.EndRow()
+}
+
+func (p *directPortal) Close() {
+	if !p.started || p.cancel == nil {
+		return
+	}
+	p.cancel()
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	// Workers stop at their next send; drain what they already queued.
+	for b := range p.batches {
+		b.Release()
+	}
+}

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"testing"
+)
+
+// Plain projections of primary-key tables take the direct route; anything
+// that needs DuckDB's evaluation, or a table without a key, does not.
+// TestDirectScanMatchesDuckDB (tests/) proves the two routes send the same
+// bytes.
+func TestDirectScanIsUsed(t *testing.T) {
+	ctx := context.Background()
+	s, exec := newInternalSession(t)
+	exec("CREATE TABLE k (id int PRIMARY KEY, v text, d text) PARTITION BY LIST (d); CREATE TABLE a (x int)")
+	for q, want := range map[string]bool{
+		"SELECT * FROM k":                             true,
+		"SELECT v, id FROM k":                         true,
+		"SELECT k.v AS value FROM k":                  true,
+		"SELECT z.* FROM k z LIMIT 5 OFFSET 2":        true,
+		"SELECT id FROM public.k LIMIT ALL":           true,
+		"SELECT * FROM k WHERE id = 1":                false,
+		"SELECT * FROM k WHERE d = 'x'":               false,
+		"SELECT * FROM k ORDER BY id":                 false,
+		"SELECT DISTINCT v FROM k":                    false,
+		"SELECT id + 1 FROM k":                        false,
+		"SELECT count(*) FROM k":                      false,
+		"SELECT * FROM k, k AS k2":                    false,
+		"SELECT * FROM a":                             false,
+		"SELECT * FROM k LIMIT 1 + 1":                 false,
+		"WITH c AS (SELECT * FROM k) SELECT * FROM c": false,
+		"SELECT * FROM lakesoul.snapshot('k', now())": false,
+		"SELECT * FROM k UNION ALL SELECT * FROM k":   false,
+	} {
+		stmts, err := s.Parse(ctx, q, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		dq, ok := stmts[0].(*trackedStmt).Statement.(*duckQuery)
+		if !ok {
+			t.Fatalf("%s: planned as %T", q, stmts[0].(*trackedStmt).Statement)
+		}
+		if got := dq.direct != nil; got != want {
+			t.Errorf("%s: direct = %v, want %v", q, got, want)
+		}
+	}
+}
