@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"encoding/binary"
 	"runtime"
 	"strconv"
 	"strings"

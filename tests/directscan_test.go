@@ -138,4 +138,3 @@ func encodeRawRows(rows [][][]byte) []string {
 	slices.Sort(out)
 	return out
 }
-
