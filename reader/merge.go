@@ -1,8 +1,8 @@
 package reader
 
 import (
-	"container/heap"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -27,11 +27,16 @@ type mergeIterator struct {
 	consts  []*rangeValue
 	// pk holds the table column indices of the primary key.
 	pk       []int
-	cmp      arrowutil.RowComparer
+	cmp arrowutil.RowComparer
+	// Output columns under UseLast (nearly all) collect references to the
+	// winning values in refs and are gathered into arrays when a batch is
+	// flushed; columns under other merge operators append computed values
+	// to builders.
+	refs     [][]arrowutil.Ref
 	builders []array.Builder
 	appends  []arrowutil.AppendFunc
-	// retired are batches streams moved past that the current key group may
-	// still reference; they are released once the group is appended.
+	// retired are batches streams moved past that refs of the batch being
+	// built may still point into; they are released when it is flushed.
 	retired []arrow.RecordBatch
 	// ops is each column's merge operator; cdcCol the CDC op column or -1.
 	ops     []MergeOp
@@ -52,10 +57,42 @@ type mergeStream struct {
 	// common case, so comparisons skip the generic comparer.
 	strKey *array.String
 	intKey *array.Int64
+	// prefix orders the current row before any full key comparison: the
+	// first 8 bytes of a text key, big-endian and zero-padded, or a bigint
+	// key with its sign bit flipped. Distinct prefixes order rows exactly;
+	// equal ones need the full comparison (always 0 for other key types).
+	prefix uint64
+}
+
+// setRow moves st to row and refreshes its prefix.
+func (st *mergeStream) setRow(row int) {
+	st.row = row
+	switch {
+	case st.strKey != nil:
+		st.prefix = textPrefix(st.strKey.Value(row))
+	case st.intKey != nil:
+		st.prefix = uint64(st.intKey.Value(row)) ^ (1 << 63)
+	}
+}
+
+// textPrefix is the first 8 bytes of s as a big-endian number, zero-padded.
+func textPrefix(s string) uint64 {
+	if len(s) >= 8 {
+		return binary.BigEndian.Uint64([]byte(s[:8]))
+	}
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // compareStreams orders two streams' current rows by key.
 func (it *mergeIterator) compareStreams(a, b *mergeStream) int {
+	if a.prefix != b.prefix {
+		if a.prefix < b.prefix {
+			return -1
+		}
+		return 1
+	}
 	switch {
 	case a.strKey != nil:
 		x, y := a.strKey.Value(a.row), b.strKey.Value(b.row)
@@ -96,11 +133,19 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 		return nil, err
 	}
 	it.cmp = cmp
+	if it.ops, err = TableMergeOps(t); err != nil {
+		return nil, err
+	}
 	n := t.Schema.NumFields()
+	it.refs = make([][]arrowutil.Ref, n)
 	it.builders = make([]array.Builder, n)
 	it.appends = make([]arrowutil.AppendFunc, n)
 	for i, f := range t.Schema.Fields() {
 		if consts[i] != nil || !s.needs(i) {
+			continue
+		}
+		if it.ops[i] == UseLast {
+			it.refs[i] = make([]arrowutil.Ref, 0, s.BatchRows)
 			continue
 		}
 		it.builders[i] = array.NewBuilder(s.Mem, f.Type)
@@ -117,10 +162,6 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 			}
 		}
 		it.streams = append(it.streams, &mergeStream{fs: fs})
-	}
-	if it.ops, err = TableMergeOps(t); err != nil {
-		it.Close()
-		return nil, err
 	}
 	it.cdcCol = -1
 	if c := t.Properties[CDCColumnProperty]; c != "" {
@@ -145,7 +186,7 @@ func (it *mergeIterator) load(ctx context.Context, st *mergeStream) (bool, error
 	if err != nil {
 		return false, err
 	}
-	st.batch, st.row = b, 0
+	st.batch = b
 	st.keys = st.keys[:0]
 	for _, p := range it.pk {
 		st.keys = append(st.keys, b.Column(st.fs.colMap[p]))
@@ -159,6 +200,7 @@ func (it *mergeIterator) load(ctx context.Context, st *mergeStream) (bool, error
 			st.intKey = k
 		}
 	}
+	st.setRow(0)
 	return true, nil
 }
 
@@ -173,7 +215,7 @@ func (it *mergeIterator) start(ctx context.Context) error {
 			it.h.items = append(it.h.items, st)
 		}
 	}
-	heap.Init(&it.h)
+	it.h.init()
 	return nil
 }
 
@@ -221,7 +263,7 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 	// position into a stream value of its own (load reuses st.keys) and rely
 	// on load retiring, not releasing, the batch it belongs to.
 	it.keyBuf = append(it.keyBuf[:0], first.keys...)
-	key := mergeStream{keys: it.keyBuf, row: first.row, strKey: first.strKey, intKey: first.intKey}
+	key := mergeStream{keys: it.keyBuf, row: first.row, strKey: first.strKey, intKey: first.intKey, prefix: first.prefix}
 	it.group = it.group[:0]
 	for it.h.Len() > 0 {
 		st := it.h.items[0]
@@ -229,19 +271,20 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 			break
 		}
 		it.group = append(it.group, groupEntry{order: st.fs.order, seq: st.seq, batch: st.batch, colMap: st.fs.colMap, row: st.row})
-		st.row++
 		st.seq++
-		if st.row >= int(st.batch.NumRows()) {
+		if st.row+1 < int(st.batch.NumRows()) {
+			st.setRow(st.row + 1)
+		} else {
 			ok, err := it.load(ctx, st)
 			if err != nil {
 				return false, err
 			}
 			if !ok {
-				heap.Pop(&it.h)
+				it.h.popTop()
 				continue
 			}
 		}
-		heap.Fix(&it.h, 0)
+		it.h.fixTop()
 	}
 	// Oldest first: file order, then arrival within the file.
 	g := it.group
@@ -259,27 +302,18 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 		}
 	}
 	if emit {
-		for c, app := range it.appends {
-			if app == nil {
-				continue
-			}
-			if it.ops[c] == UseLast {
-				if arr, row, ok := it.lastValue(c); ok {
-					app(arr, row)
-				} else {
-					it.builders[c].AppendNull()
+		for c, refs := range it.refs {
+			switch {
+			case refs != nil:
+				arr, row, _ := it.lastValue(c) // nil arr: no row has the column
+				it.refs[c] = append(refs, arrowutil.Ref{Arr: arr, Row: row})
+			case it.appends[c] != nil:
+				if err := it.combine(c); err != nil {
+					return false, err
 				}
-				continue
-			}
-			if err := it.combine(c); err != nil {
-				return false, err
 			}
 		}
 	}
-	for _, b := range it.retired {
-		b.Release()
-	}
-	it.retired = it.retired[:0]
 	return emit, nil
 }
 
@@ -297,7 +331,19 @@ func (it *mergeIterator) lastValue(c int) (arrow.Array, int, bool) {
 func (it *mergeIterator) flush(rows int) (arrow.RecordBatch, error) {
 	sch := it.scan.Table.Schema
 	cols := make([]arrow.Array, sch.NumFields())
+	defer it.releaseRetired()
 	for i, f := range sch.Fields() {
+		if it.refs[i] != nil {
+			a, err := arrowutil.Gather(it.scan.Mem, f.Type, it.refs[i])
+			clear(it.refs[i])
+			it.refs[i] = it.refs[i][:0]
+			if err != nil {
+				releaseAll(cols)
+				return nil, err
+			}
+			cols[i] = a
+			continue
+		}
 		if it.builders[i] != nil {
 			cols[i] = it.builders[i].NewArray()
 			continue
@@ -308,11 +354,7 @@ func (it *mergeIterator) flush(rows int) (arrow.RecordBatch, error) {
 		}
 		a, err := constArray(it.scan.Mem, f.Type, it.consts[i].v, rows)
 		if err != nil {
-			for _, c := range cols {
-				if c != nil {
-					c.Release()
-				}
-			}
+			releaseAll(cols)
 			return nil, err
 		}
 		cols[i] = a
@@ -324,6 +366,24 @@ func (it *mergeIterator) flush(rows int) (arrow.RecordBatch, error) {
 	return out, nil
 }
 
+func releaseAll(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
+}
+
+// releaseRetired releases the batches no stream holds any more, once no
+// reference into them is left.
+func (it *mergeIterator) releaseRetired() {
+	for _, b := range it.retired {
+		b.Release()
+	}
+	clear(it.retired)
+	it.retired = it.retired[:0]
+}
+
 func (it *mergeIterator) Close() {
 	for _, st := range it.streams {
 		if st.batch != nil {
@@ -332,10 +392,7 @@ func (it *mergeIterator) Close() {
 		}
 		st.fs.close()
 	}
-	for _, b := range it.retired {
-		b.Release()
-	}
-	it.retired = nil
+	it.releaseRetired()
 	for _, b := range it.builders {
 		if b != nil {
 			b.Release()
@@ -343,26 +400,66 @@ func (it *mergeIterator) Close() {
 	}
 }
 
-// streamHeap orders streams by (current key, file order).
+// streamHeap is a binary min-heap of streams by (current key, file order).
+// It is written out rather than driven through container/heap: the merge
+// spends most of its time here, and direct calls let the prefix test inline.
 type streamHeap struct {
 	it    *mergeIterator
 	items []*mergeStream
 }
 
 func (h *streamHeap) Len() int { return len(h.items) }
-func (h *streamHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
+
+func (h *streamHeap) less(a, b *mergeStream) bool {
+	if a.prefix != b.prefix {
+		return a.prefix < b.prefix
+	}
 	if c := h.it.compareStreams(a, b); c != 0 {
 		return c < 0
 	}
 	return a.fs.order < b.fs.order
 }
-func (h *streamHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *streamHeap) Push(x any)    { h.items = append(h.items, x.(*mergeStream)) }
-func (h *streamHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+
+func (h *streamHeap) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// fixTop restores the heap after the top stream advanced.
+func (h *streamHeap) fixTop() { h.down(0) }
+
+// popTop removes the top stream (it is exhausted).
+func (h *streamHeap) popTop() {
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items[last] = nil
+	h.items = h.items[:last]
+	if last > 0 {
+		h.down(0)
+	}
+}
+
+func (h *streamHeap) down(i int) {
+	items := h.items
+	n := len(items)
+	x := items[i]
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && h.less(items[r], items[l]) {
+			c = r
+		}
+		if !h.less(items[c], x) {
+			break
+		}
+		items[i] = items[c]
+		i = c
+	}
+	items[i] = x
 }
 
 // appendGo appends a Go value (as layout.ParseValue returns them) to b.

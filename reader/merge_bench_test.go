@@ -1,0 +1,116 @@
+package reader_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/writer"
+)
+
+// BenchmarkMergeCCF merges one bucket shaped like `lakesoul bench ccf`'s: a
+// base file and upsert files (half updates, half new keys) of uuid-like text
+// keys and seven more columns, with the same upsert volume split into 10 or
+// 100 files — the two read goals of issue 4.
+func BenchmarkMergeCCF(b *testing.B) {
+	for _, files := range []int{10, 100} {
+		b.Run(fmt.Sprintf("upserts=%d", files), func(b *testing.B) {
+			scan := ccfBucket(b, 100_000, 200_000, files)
+			units, err := scan.Units()
+			if err != nil || len(units) != 1 {
+				b.Fatalf("units %v, %v", units, err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				it, err := scan.Open(context.Background(), units[0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				rows := 0
+				for {
+					batch, err := it.Next(context.Background())
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					rows += int(batch.NumRows())
+					batch.Release()
+				}
+				it.Close()
+				if rows < 100_000 {
+					b.Fatalf("%d rows", rows)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*300_000), "ns/input-row")
+		})
+	}
+}
+
+// ccfBucket writes base rows, then upserts rows split into files files, into
+// a one-bucket table and returns the scan of it.
+func ccfBucket(b *testing.B, base, upserts, files int) *reader.Scan {
+	b.Helper()
+	fields := []arrow.Field{{Name: "uuid", Type: arrow.BinaryTypes.String}}
+	for _, c := range []string{"ip", "hostname", "requests", "name", "city", "job", "phonenum"} {
+		t := arrow.DataType(arrow.BinaryTypes.String)
+		if c == "requests" {
+			t = arrow.PrimitiveTypes.Int64
+		}
+		fields = append(fields, arrow.Field{Name: c, Type: t, Nullable: true})
+	}
+	tbl := &catalog.Table{ID: "table_bench", Namespace: "s", Name: "t", Path: objstore.LocalURI(filepath.Join(b.TempDir(), "t")),
+		Schema: arrow.NewSchema(fields, nil), PKCols: []string{"uuid"}, HashBucketNum: 1}
+	w := &writer.Writer{Store: objstore.Local{}, Table: tbl}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var pf catalog.PartitionFiles
+	next := 0
+	write := func(n int, update bool) {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, tbl.Schema)
+		defer rb.Release()
+		for range n {
+			k := next
+			if update && rng.IntN(2) == 0 {
+				k = rng.IntN(next)
+			} else {
+				next++
+			}
+			rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", uint32(k*2654435761), k%65536, k%4096, k%65521, k))
+			for c := 1; c < 8; c++ {
+				if c == 3 {
+					rb.Field(c).(*array.Int64Builder).Append(int64(rng.IntN(1000)))
+					continue
+				}
+				rb.Field(c).(*array.StringBuilder).Append(fmt.Sprintf("value-%d-%d", c, rng.IntN(1_000_000)))
+			}
+		}
+		rec := rb.NewRecordBatch()
+		defer rec.Release()
+		parts, err := w.Write(context.Background(), rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range parts {
+			pf.Desc = p.Desc
+			for _, op := range p.Ops {
+				pf.Files = append(pf.Files, catalog.DataFile{Path: op.Path, Size: op.Size, ExistCols: op.ExistCols})
+			}
+		}
+	}
+	write(base, false)
+	for range files {
+		write(upserts/files, true)
+	}
+	return &reader.Scan{Store: objstore.Local{}, Table: tbl, Partitions: []catalog.PartitionFiles{pf}}
+}
