@@ -26,7 +26,7 @@ type mergeIterator struct {
 	h       streamHeap
 	consts  []*rangeValue
 	// pk holds the table column indices of the primary key.
-	pk       []int
+	pk  []int
 	cmp arrowutil.RowComparer
 	// Output columns under UseLast (nearly all) collect references to the
 	// winning values in refs and are gathered into arrays when a batch is
