@@ -12,6 +12,7 @@ package writer
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -310,7 +311,8 @@ func (w *Writer) buckets(rec arrow.RecordBatch) ([]int, error) {
 	return out, nil
 }
 
-// sortByPK stably sorts row indices by primary key.
+// sortByPK stably sorts row indices by primary key: equal keys keep their
+// arrival order, so the last-arrived row of a key is the last in its file.
 func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
 	t := w.Table
 	cols := make([]arrow.Array, len(t.PKCols))
@@ -319,44 +321,78 @@ func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
 		cols[i] = rec.Column(rec.Schema().FieldIndices(c)[0])
 		types[i] = cols[i].DataType()
 	}
+	if len(cols) == 1 && cols[0].NullN() == 0 {
+		switch a := cols[0].(type) {
+		case *array.String:
+			sortByPrefix(idx, func(r int) uint64 { return stringPrefix(a.Value(r)) },
+				func(x, y int) int { return strings.Compare(a.Value(x), a.Value(y)) })
+			return nil
+		case *array.Int64:
+			sortByPrefix(idx, func(r int) uint64 { return orderedInt(a.Value(r)) }, nil)
+			return nil
+		case *array.Int32:
+			sortByPrefix(idx, func(r int) uint64 { return orderedInt(int64(a.Value(r))) }, nil)
+			return nil
+		}
+	}
 	rc, err := arrowutil.NewRowComparer(types)
 	if err != nil {
 		return err
 	}
 	// Row numbers break ties, which keeps equal keys in arrival order
 	// (stable) at the cost of an unstable sort (SortStableFunc is O(n log² n)).
-	single := len(cols) == 1
-	var strs *array.String
-	var ints *array.Int64
-	if single {
-		strs, _ = cols[0].(*array.String)
-		ints, _ = cols[0].(*array.Int64)
-	}
-	switch {
-	case strs != nil && strs.NullN() == 0:
-		slices.SortFunc(idx, func(a, b int) int {
-			if c := strings.Compare(strs.Value(a), strs.Value(b)); c != 0 {
-				return c
-			}
-			return a - b
-		})
-	case ints != nil && ints.NullN() == 0:
-		slices.SortFunc(idx, func(a, b int) int {
-			if c := cmp.Compare(ints.Value(a), ints.Value(b)); c != 0 {
-				return c
-			}
-			return a - b
-		})
-	default:
-		slices.SortFunc(idx, func(a, b int) int {
-			if c := rc.Compare(cols, a, cols, b); c != 0 {
-				return c
-			}
-			return a - b
-		})
-	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := rc.Compare(cols, a, cols, b); c != 0 {
+			return c
+		}
+		return a - b
+	})
 	return nil
 }
+
+// prefixed is a row with a uint64 that orders like its key (see sortByPrefix).
+type prefixed struct {
+	prefix uint64
+	row    int
+}
+
+// sortByPrefix sorts rows by key, equal keys by row number. prefix(r) must
+// order like the keys: prefix(x) < prefix(y) implies key x < key y. When it
+// is also injective, full is nil; otherwise full compares two keys whose
+// prefixes are equal. Sorting the prefixes in one array instead of keys
+// reached through an index keeps the comparisons in cache: most never look
+// at the key itself.
+func sortByPrefix(idx []int, prefix func(int) uint64, full func(x, y int) int) {
+	keys := make([]prefixed, len(idx))
+	for i, r := range idx {
+		keys[i] = prefixed{prefix(r), r}
+	}
+	slices.SortFunc(keys, func(a, b prefixed) int {
+		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		if full != nil {
+			if c := full(a.row, b.row); c != 0 {
+				return c
+			}
+		}
+		return a.row - b.row
+	})
+	for i, k := range keys {
+		idx[i] = k.row
+	}
+}
+
+// stringPrefix is s's first 8 bytes as a big-endian number, zero-padded:
+// it orders like strings.Compare except among strings that share them.
+func stringPrefix(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// orderedInt maps int64 order onto uint64 order (flips the sign bit).
+func orderedInt(v int64) uint64 { return uint64(v) ^ (1 << 63) }
 
 // fileColumns are the record's columns that go into data files: all but the
 // range-partition columns, whose values live in the partition_desc.

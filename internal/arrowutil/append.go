@@ -2,9 +2,13 @@ package arrowutil
 
 import (
 	"fmt"
+	"math"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -59,32 +63,145 @@ func Appender(b array.Builder) (AppendFunc, error) {
 	}, nil
 }
 
-// Take returns a new array holding src's values at rows, in that order.
+// Take returns a new array holding src's values at rows, in that order. It
+// supports the types Appender does and gathers straight into buffers sized
+// once: the writer gathers every value of every file this way, and a
+// builder's per-value bookkeeping cost more than the copies themselves.
+// Null slots of the result hold zero bytes of string/binary data; the
+// validity bitmap exists only when src has nulls.
 func Take(mem memory.Allocator, src arrow.Array, rows []int) (arrow.Array, error) {
-	b := array.NewBuilder(mem, src.DataType())
-	defer b.Release()
-	app, err := Appender(b)
-	if err != nil {
-		return nil, err
+	d := src.Data()
+	n := len(rows)
+	var validity *memory.Buffer
+	nulls := 0
+	if src.NullN() > 0 {
+		validity, nulls = takeValidity(mem, src, rows)
 	}
-	b.Reserve(len(rows))
-	// Variable-width values: reserve the bytes once instead of growing.
+	var values []*memory.Buffer
+	switch d.DataType().ID() {
+	case arrow.STRING, arrow.BINARY:
+		offsets, data, err := takeVarWidth(mem, src, rows)
+		if err != nil {
+			if validity != nil {
+				validity.Release()
+			}
+			return nil, err
+		}
+		values = []*memory.Buffer{offsets, data}
+	case arrow.BOOL:
+		out := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+		if n > 0 {
+			in, off, ob := d.Buffers()[1].Bytes(), d.Offset(), out.Bytes()
+			for i, r := range rows {
+				if bitutil.BitIsSet(in, off+r) {
+					bitutil.SetBit(ob, i)
+				}
+			}
+		}
+		values = []*memory.Buffer{out}
+	case arrow.INT8, arrow.UINT8:
+		values = []*memory.Buffer{takeFixed[uint8](mem, d, rows)}
+	case arrow.INT16, arrow.UINT16:
+		values = []*memory.Buffer{takeFixed[uint16](mem, d, rows)}
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32:
+		values = []*memory.Buffer{takeFixed[uint32](mem, d, rows)}
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64, arrow.TIMESTAMP:
+		values = []*memory.Buffer{takeFixed[uint64](mem, d, rows)}
+	case arrow.DECIMAL128:
+		values = []*memory.Buffer{takeFixed[decimal128.Num](mem, d, rows)}
+	default:
+		if validity != nil {
+			validity.Release()
+		}
+		return nil, fmt.Errorf("cannot copy values of type %s", src.DataType())
+	}
+	bufs := append([]*memory.Buffer{validity}, values...)
+	out := array.NewData(src.DataType(), n, bufs, nil, nulls, 0)
+	defer out.Release()
+	// The data holds its own references now.
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+	return array.MakeFromData(out), nil
+}
+
+// newBuffer allocates a zeroed buffer of size bytes.
+func newBuffer(mem memory.Allocator, size int) *memory.Buffer {
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(size)
+	clear(b.Bytes()) // allocators need not hand out zeroed memory
+	return b
+}
+
+// takeValidity gathers src's validity bits at rows; it returns the bitmap
+// and the number of nulls in it.
+func takeValidity(mem memory.Allocator, src arrow.Array, rows []int) (*memory.Buffer, int) {
+	out := newBuffer(mem, int(bitutil.BytesForBits(int64(len(rows)))))
+	ob, nulls := out.Bytes(), 0
+	for i, r := range rows {
+		if src.IsValid(r) {
+			bitutil.SetBit(ob, i)
+		} else {
+			nulls++
+		}
+	}
+	return out, nulls
+}
+
+// takeFixed gathers the values of a fixed-width array whose values are T-sized.
+// T is only the width: copying the bits is the same for every type of it.
+func takeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, d arrow.ArrayData, rows []int) *memory.Buffer {
+	var zero T
+	out := memory.NewResizableBuffer(mem)
+	out.Resize(len(rows) * int(unsafe.Sizeof(zero)))
+	if len(rows) == 0 {
+		return out
+	}
+	in := arrow.GetValues[T](d, 1)
+	dst := arrow.GetData[T](out.Bytes())
+	for i, r := range rows {
+		dst[i] = in[r]
+	}
+	return out
+}
+
+// takeVarWidth gathers the offsets and bytes of a String or Binary array;
+// null slots get no bytes.
+func takeVarWidth(mem memory.Allocator, src arrow.Array, rows []int) (offsets, values *memory.Buffer, err error) {
+	var in []int32
+	var data []byte
 	switch a := src.(type) {
 	case *array.String:
-		n := 0
-		for _, r := range rows {
-			n += a.ValueLen(r)
-		}
-		b.(*array.StringBuilder).ReserveData(n)
+		in = a.ValueOffsets()
 	case *array.Binary:
-		n := 0
-		for _, r := range rows {
-			n += len(a.Value(r))
+		in = a.ValueOffsets()
+	}
+	if b := src.Data().Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	offsets = memory.NewResizableBuffer(mem)
+	offsets.Resize(arrow.Int32Traits.BytesRequired(len(rows) + 1))
+	offs := arrow.GetData[int32](offsets.Bytes())
+	hasNulls := src.NullN() > 0
+	total := 0
+	for i, r := range rows {
+		offs[i] = int32(total)
+		if !hasNulls || src.IsValid(r) {
+			total += int(in[r+1] - in[r])
 		}
-		b.(*array.BinaryBuilder).ReserveData(n)
+		if total > math.MaxInt32 {
+			offsets.Release()
+			return nil, nil, fmt.Errorf("taking %d values of %s: more than 2 GiB of data", len(rows), src.DataType())
+		}
 	}
-	for _, r := range rows {
-		app(src, r)
+	offs[len(rows)] = int32(total)
+	values = memory.NewResizableBuffer(mem)
+	values.Resize(total)
+	vb := values.Bytes()
+	for i, r := range rows {
+		copy(vb[offs[i]:offs[i+1]], data[in[r]:])
 	}
-	return b.NewArray(), nil
+	return offsets, values, nil
 }
