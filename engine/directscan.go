@@ -335,7 +335,8 @@ func (p *directPortal) start(ctx context.Context) error {
 	for _, c := range p.d.cols {
 		needed[c] = true
 	}
-	scan := &reader.Scan{Store: p.q.s.e.scans.store, Table: e.table, Partitions: e.parts, Needed: needed}
+	scans := p.q.s.e.scans
+	scan := &reader.Scan{Store: scans.store, Table: e.table, Partitions: e.parts, Mem: scans.mem, Needed: needed, Unordered: true}
 	units, err := scan.Units()
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -13,9 +14,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -49,12 +52,17 @@ type scanEntry struct {
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
 type scanRegistry struct {
 	store objstore.Store
-	mu    sync.Mutex
+	// mem allocates the Arrow buffers of every scan: a pool, since scans
+	// allocate and free buffers batch after batch (arrowutil.PoolAllocator).
+	mem *arrowutil.PoolAllocator
+	mu  sync.Mutex
 	m     map[string]*scanEntry
 }
 
 func newScanRegistry(store objstore.Store) *scanRegistry {
-	return &scanRegistry{store: store, m: map[string]*scanEntry{}}
+	mem := arrowutil.NewPoolAllocator()
+	mem.Poison = os.Getenv("LAKESOUL_POISON_FREED") != ""
+	return &scanRegistry{store: store, mem: mem, m: map[string]*scanEntry{}}
 }
 
 func (r *scanRegistry) put(handle string, t *catalog.Table) {
@@ -123,7 +131,7 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 			if !ok {
 				return nil, fmt.Errorf("%s: unknown handle", scanFunctionName)
 			}
-			return newScanSource(ctx, reg.store, e)
+			return newScanSource(ctx, reg.store, reg.mem, e)
 		},
 	}
 	return duckdb.RegisterTableUDF(conn, scanFunctionName, fn)
@@ -182,13 +190,13 @@ type scanThread struct {
 	row   int
 }
 
-func newScanSource(ctx context.Context, store objstore.Store, e scanEntry) (*scanSource, error) {
+func newScanSource(ctx context.Context, store objstore.Store, mem memory.Allocator, e scanEntry) (*scanSource, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	s := &scanSource{
 		ctx:  ctx,
-		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts},
+		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)

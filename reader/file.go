@@ -30,9 +30,12 @@ type fileStream struct {
 	// to (nil when the file already has the table's type).
 	widenTo []arrow.DataType
 	mem     memory.Allocator
+	// complete is set by a merge when the file has every column it needs.
+	complete bool
 }
 
-func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, scan *Scan, mem memory.Allocator, batchRows int) (*fileStream, error) {
+func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, scan *Scan, mem memory.Allocator,
+	batchRows, bufSize int) (*fileStream, error) {
 	t := scan.Table
 	obj, err := store.Open(ctx, f.Path)
 	if err != nil {
@@ -43,7 +46,7 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	// of each would hold gigabytes.
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
-	props.BufferSize = 256 << 10
+	props.BufferSize = int64(bufSize)
 	pf, err := file.NewParquetReader(obj, file.WithReadProps(props))
 	if err != nil {
 		obj.Close()

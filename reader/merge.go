@@ -35,9 +35,20 @@ type mergeIterator struct {
 	refs     [][]arrowutil.Ref
 	builders []array.Builder
 	appends  []arrowutil.AppendFunc
-	// retired are batches streams moved past that refs of the batch being
-	// built may still point into; they are released when it is flushed.
-	retired []arrow.RecordBatch
+	// retired are batches streams moved past. In key order, refs of the
+	// batch being built may still point into them: they are released when
+	// it is flushed. Unordered, they are finished after the key group that
+	// retired them (finishRetired).
+	retired []*batchState
+	// Unordered scans only: held are finished batches the slow path's refs
+	// point into, released at the next flush; ready are output batches of
+	// winning rows passed through from files; mixed counts the rows in refs
+	// and builders; allLast is set when every column merges by UseLast.
+	held    []arrow.RecordBatch
+	ready   []arrow.RecordBatch
+	mixed   int
+	allLast bool
+	sel     []arrowutil.Ref
 	// ops is each column's merge operator; cdcCol the CDC op column or -1.
 	ops     []MergeOp
 	cdcCol  int
@@ -50,6 +61,7 @@ type mergeIterator struct {
 type mergeStream struct {
 	fs    *fileStream
 	batch arrow.RecordBatch
+	bs    *batchState // batch and what became of its rows
 	row   int
 	seq   int64
 	keys  []arrow.Array
@@ -62,6 +74,16 @@ type mergeStream struct {
 	// key with its sign bit flipped. Distinct prefixes order rows exactly;
 	// equal ones need the full comparison (always 0 for other key types).
 	prefix uint64
+}
+
+// batchState is a loaded batch and, in unordered scans, the rows of it that
+// won their key groups outright (ascending, since groups complete in key
+// order) and whether the slow path references it.
+type batchState struct {
+	b    arrow.RecordBatch
+	fs   *fileStream
+	sel  []int
+	held bool
 }
 
 // setRow moves st to row and refreshes its prefix.
@@ -163,6 +185,20 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 		}
 		it.streams = append(it.streams, &mergeStream{fs: fs})
 	}
+	it.allLast = true
+	for i := range n {
+		if it.builders[i] != nil {
+			it.allLast = false
+		}
+	}
+	for _, fs := range streams {
+		fs.complete = true
+		for i := range n {
+			if it.refs[i] != nil && fs.colMap[i] < 0 {
+				fs.complete = false
+			}
+		}
+	}
 	it.cdcCol = -1
 	if c := t.Properties[CDCColumnProperty]; c != "" {
 		if idx := t.Schema.FieldIndices(c); len(idx) > 0 {
@@ -176,8 +212,8 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 // load moves st to its next batch; it reports false at the end of the file.
 func (it *mergeIterator) load(ctx context.Context, st *mergeStream) (bool, error) {
 	if st.batch != nil {
-		it.retired = append(it.retired, st.batch)
-		st.batch = nil
+		it.retired = append(it.retired, st.bs)
+		st.batch, st.bs = nil, nil
 	}
 	b, err := st.fs.nextBatch(ctx)
 	if err == io.EOF {
@@ -186,7 +222,7 @@ func (it *mergeIterator) load(ctx context.Context, st *mergeStream) (bool, error
 	if err != nil {
 		return false, err
 	}
-	st.batch = b
+	st.batch, st.bs = b, &batchState{b: b, fs: st.fs}
 	st.keys = st.keys[:0]
 	for _, p := range it.pk {
 		st.keys = append(st.keys, b.Column(st.fs.colMap[p]))
@@ -225,6 +261,9 @@ func (it *mergeIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 	}
+	if it.scan.Unordered {
+		return it.nextUnordered(ctx)
+	}
 	rows := 0
 	for n := 0; rows < it.scan.BatchRows && it.h.Len() > 0; n++ {
 		if n%1024 == 0 {
@@ -246,11 +285,113 @@ func (it *mergeIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	return it.flush(rows)
 }
 
+// maxHeldBatches bounds the finished batches an unordered merge keeps for
+// the slow path's refs: reaching it flushes the merged rows early.
+const maxHeldBatches = 16
+
+// nextUnordered returns the next batch of an unordered scan: winning rows
+// passed through from a finished file batch, or merged rows the slow path
+// built.
+func (it *mergeIterator) nextUnordered(ctx context.Context) (arrow.RecordBatch, error) {
+	for n := 0; ; n++ {
+		if len(it.ready) > 0 {
+			b := it.ready[0]
+			it.ready[0] = nil
+			it.ready = it.ready[1:]
+			return b, nil
+		}
+		if it.mixed >= it.scan.BatchRows || len(it.held) >= maxHeldBatches || (it.h.Len() == 0 && len(it.held)+it.mixed > 0) {
+			if it.mixed == 0 {
+				it.releaseFlushed()
+				continue
+			}
+			rows := it.mixed
+			it.mixed = 0
+			return it.flush(rows)
+		}
+		if it.h.Len() == 0 {
+			return nil, io.EOF
+		}
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := it.mergeOneKey(ctx); err != nil {
+			return nil, err
+		}
+		if err := it.finishRetired(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// finishRetired turns the winning rows of each batch retired by the last key
+// group into an output batch (the batch itself when every row won), and
+// releases the batch unless the slow path's refs still point into it.
+func (it *mergeIterator) finishRetired() error {
+	for i, bs := range it.retired {
+		it.retired[i] = nil
+		if len(bs.sel) > 0 {
+			out, err := it.passThrough(bs)
+			if err != nil {
+				return err
+			}
+			it.ready = append(it.ready, out)
+		}
+		if bs.held {
+			it.held = append(it.held, bs.b)
+		} else {
+			bs.b.Release()
+		}
+	}
+	it.retired = it.retired[:0]
+	return nil
+}
+
+// passThrough builds the output batch of bs's winning rows in the table
+// schema: file columns (shared when every row won, else copied), partition
+// values, and NULL for the rest.
+func (it *mergeIterator) passThrough(bs *batchState) (arrow.RecordBatch, error) {
+	sch := it.scan.Table.Schema
+	n := len(bs.sel)
+	all := n == int(bs.b.NumRows())
+	cols := make([]arrow.Array, sch.NumFields())
+	for i, f := range sch.Fields() {
+		var err error
+		switch bc := bs.fs.colMap[i]; {
+		case it.consts[i] != nil:
+			cols[i], err = constArray(it.scan.Mem, f.Type, it.consts[i].v, n)
+		case it.refs[i] == nil || bc < 0:
+			cols[i] = array.MakeArrayOfNull(it.scan.Mem, f.Type, n)
+		case all:
+			cols[i] = bs.b.Column(bc)
+			cols[i].Retain()
+		default:
+			src := bs.b.Column(bc)
+			it.sel = it.sel[:0]
+			for _, r := range bs.sel {
+				it.sel = append(it.sel, arrowutil.Ref{Arr: src, Row: r})
+			}
+			cols[i], err = arrowutil.Gather(it.scan.Mem, f.Type, it.sel)
+			clear(it.sel)
+		}
+		if err != nil {
+			releaseAll(cols)
+			return nil, err
+		}
+	}
+	out := array.NewRecordBatch(sch, cols, int64(n))
+	releaseAll(cols)
+	return out, nil
+}
+
 // groupEntry is one row of the key group being merged.
 type groupEntry struct {
 	order  int
 	seq    int64
 	batch  arrow.RecordBatch
+	bs     *batchState
 	colMap []int
 	row    int
 }
@@ -270,7 +411,7 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 		if it.compareStreams(st, &key) != 0 {
 			break
 		}
-		it.group = append(it.group, groupEntry{order: st.fs.order, seq: st.seq, batch: st.batch, colMap: st.fs.colMap, row: st.row})
+		it.group = append(it.group, groupEntry{order: st.fs.order, seq: st.seq, batch: st.batch, bs: st.bs, colMap: st.fs.colMap, row: st.row})
 		st.seq++
 		if st.row+1 < int(st.batch.NumRows()) {
 			st.setRow(st.row + 1)
@@ -300,6 +441,19 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 				emit = false
 			}
 		}
+	}
+	if emit && it.scan.Unordered {
+		// The merged row is one file row when the key has a single row, or
+		// when its newest row's file has every column and every column
+		// merges by UseLast: mark that row to pass through.
+		if last := g[len(g)-1]; it.allLast && (len(g) == 1 || last.bs.fs.complete) {
+			last.bs.sel = append(last.bs.sel, last.row)
+			return true, nil
+		}
+		for _, e := range g {
+			e.bs.held = true
+		}
+		it.mixed++
 	}
 	if emit {
 		for c, refs := range it.refs {
@@ -331,7 +485,7 @@ func (it *mergeIterator) lastValue(c int) (arrow.Array, int, bool) {
 func (it *mergeIterator) flush(rows int) (arrow.RecordBatch, error) {
 	sch := it.scan.Table.Schema
 	cols := make([]arrow.Array, sch.NumFields())
-	defer it.releaseRetired()
+	defer it.releaseFlushed()
 	for i, f := range sch.Fields() {
 		if it.refs[i] != nil {
 			a, err := arrowutil.Gather(it.scan.Mem, f.Type, it.refs[i])
@@ -374,11 +528,20 @@ func releaseAll(cols []arrow.Array) {
 	}
 }
 
-// releaseRetired releases the batches no stream holds any more, once no
-// reference into them is left.
-func (it *mergeIterator) releaseRetired() {
-	for _, b := range it.retired {
-		b.Release()
+// releaseFlushed releases the batches no stream holds any more once a flush
+// copied the values refs pointed to: in key order the retired ones,
+// unordered the held ones.
+func (it *mergeIterator) releaseFlushed() {
+	if it.scan.Unordered {
+		for _, b := range it.held {
+			b.Release()
+		}
+		clear(it.held)
+		it.held = it.held[:0]
+		return
+	}
+	for _, bs := range it.retired {
+		bs.b.Release()
 	}
 	clear(it.retired)
 	it.retired = it.retired[:0]
@@ -392,7 +555,18 @@ func (it *mergeIterator) Close() {
 		}
 		st.fs.close()
 	}
-	it.releaseRetired()
+	for _, bs := range it.retired {
+		bs.b.Release()
+	}
+	it.retired = nil
+	for _, b := range it.held {
+		b.Release()
+	}
+	it.held = nil
+	for _, b := range it.ready {
+		b.Release()
+	}
+	it.ready = nil
 	for _, b := range it.builders {
 		if b != nil {
 			b.Release()

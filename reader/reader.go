@@ -36,6 +36,12 @@ type Scan struct {
 	Partitions []catalog.PartitionFiles
 	Mem        memory.Allocator
 	BatchRows  int
+	// Unordered lets a unit's rows come back in any order instead of key
+	// order. Merges then pass the rows that win their key outright through
+	// from their files' batches (shared when a whole batch wins) instead of
+	// copying every value into key order. Queries want this; writers of
+	// sorted files (compaction) must not set it.
+	Unordered bool
 	// KeepCDCDeletes keeps rows of CDC tables whose merged op is "delete"
 	// (change feeds); snapshot reads drop them.
 	KeepCDCDeletes bool
@@ -120,8 +126,9 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 			st.close()
 		}
 	}
+	batchRows, bufSize := fileReadSizes(len(u.Files), s.BatchRows)
 	for i, f := range u.Files {
-		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, s.BatchRows)
+		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, batchRows, bufSize)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -140,6 +147,21 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		return newMergeIterator(s, streams, consts)
 	}
 	return &concatIterator{scan: s, streams: streams, consts: consts}, nil
+}
+
+// fileReadSizes returns the batch size and per-column read buffer of each
+// file of a unit of n files. A merge holds one batch and one buffer per
+// column of every file at once, so many files (a bucket after many upserts)
+// get smaller ones: memory stays bounded by a few merges' worth, and the
+// current rows of all files stay close enough together to be cache-friendly.
+func fileReadSizes(n, batchRows int) (rows, buf int) {
+	const budget = 8 // files that get the full sizes
+	rows, buf = batchRows, 256<<10
+	if n > budget {
+		rows = max(min(batchRows, 1024), batchRows*budget/n)
+		buf = max(32<<10, buf*budget/n)
+	}
+	return rows, buf
 }
 
 func errMissingKey(path, col string) error {

@@ -99,7 +99,9 @@ func serverEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	// Freed Arrow buffers are poisoned, so a use after free shows up as
+	// wrong results (arrowutil.PoolAllocator).
+	return append(env, "LAKESOUL_POISON_FREED=1")
 }
 
 // startServer runs `lakesoul serve` on dataDir and returns once it accepts
