@@ -56,7 +56,7 @@ type scanRegistry struct {
 	// allocate and free buffers batch after batch (arrowutil.PoolAllocator).
 	mem *arrowutil.PoolAllocator
 	mu  sync.Mutex
-	m     map[string]*scanEntry
+	m   map[string]*scanEntry
 }
 
 func newScanRegistry(store objstore.Store) *scanRegistry {
