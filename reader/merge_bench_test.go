@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -35,9 +34,7 @@ func BenchmarkMergeCCF(b *testing.B) {
 		b.Run(fmt.Sprintf("upserts=%d/unordered=%v", c.files, c.unordered), func(b *testing.B) {
 			scan := ccfBucket(b, 100_000, 200_000, c.files)
 			scan.Unordered = c.unordered
-			if os.Getenv("POOL") != "" {
-				scan.Mem = arrowutil.NewPoolAllocator()
-			}
+			scan.Mem = arrowutil.NewPoolAllocator() // as the engine's scans do
 			units, err := scan.Units()
 			if err != nil || len(units) != 1 {
 				b.Fatalf("units %v, %v", units, err)

@@ -126,9 +126,9 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 			st.close()
 		}
 	}
-	batchRows, bufSize := fileReadSizes(len(u.Files), s.BatchRows)
+	bufSize := fileReadBuffer(len(u.Files))
 	for i, f := range u.Files {
-		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, batchRows, bufSize)
+		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, s.BatchRows, bufSize)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -149,19 +149,18 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 	return &concatIterator{scan: s, streams: streams, consts: consts}, nil
 }
 
-// fileReadSizes returns the batch size and per-column read buffer of each
-// file of a unit of n files. A merge holds one batch and one buffer per
-// column of every file at once, so many files (a bucket after many upserts)
-// get smaller ones: memory stays bounded by a few merges' worth, and the
-// current rows of all files stay close enough together to be cache-friendly.
-func fileReadSizes(n, batchRows int) (rows, buf int) {
-	const budget = 8 // files that get the full sizes
-	rows, buf = batchRows, 256<<10
+// fileReadBuffer returns the per-column read buffer of each file of a unit
+// of n files. A merge holds a buffer per column of every file at once, so
+// many files (a bucket after many upserts) get smaller ones. Batches keep
+// their size: smaller ones cost more per row than the memory they save
+// (BenchmarkMergeCCF).
+func fileReadBuffer(n int) int {
+	const budget = 8 // files that get the full size
+	buf := 256 << 10
 	if n > budget {
-		rows = max(min(batchRows, 1024), batchRows*budget/n)
 		buf = max(32<<10, buf*budget/n)
 	}
-	return rows, buf
+	return buf
 }
 
 func errMissingKey(path, col string) error {
