@@ -17,16 +17,17 @@ type Ref struct {
 
 // Gather builds an array of type dt holding the referenced values in order.
 // Every non-nil Arr must have type dt. Values are copied straight into
-// buffers sized once (one pass for variable-width lengths), which costs a
-// fraction of appending each value to a builder; types without a direct path
-// fall back to one.
+// buffers from mem sized once (one pass for variable-width lengths), which
+// costs a fraction of appending each value to a builder; types without a
+// direct path fall back to one.
 func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, error) {
 	n := len(refs)
-	validity, nulls := gatherValidity(refs)
+	validity, nulls := gatherValidity(mem, refs)
 	var buffers []*memory.Buffer
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY:
-		offsets := make([]int32, n+1)
+		offBuf := allocBuffer(mem, (n+1)*4)
+		offsets := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
 		size := 0
 		for i, r := range refs {
 			if r.Arr != nil {
@@ -34,7 +35,8 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 			}
 			offsets[i+1] = int32(size)
 		}
-		data := make([]byte, size)
+		dataBuf := allocBuffer(mem, size)
+		data := dataBuf.Bytes()
 		for i, r := range refs {
 			if r.Arr == nil {
 				continue
@@ -47,22 +49,24 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 				copy(data[pos:], a.Value(r.Row))
 			}
 		}
-		buffers = []*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)}
+		buffers = []*memory.Buffer{validity, offBuf, dataBuf}
 	case arrow.BOOL:
-		bits := make([]byte, bitutil.BytesForBits(int64(n)))
+		bitBuf := allocBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+		bits := bitBuf.Bytes()
 		for i, r := range refs {
 			if r.Arr != nil && r.Arr.(*array.Boolean).Value(r.Row) {
 				bitutil.SetBit(bits, i)
 			}
 		}
-		buffers = []*memory.Buffer{validity, memory.NewBufferBytes(bits)}
+		buffers = []*memory.Buffer{validity, bitBuf}
 	default:
 		fw, ok := dt.(arrow.FixedWidthDataType)
 		if !ok || fw.BitWidth()%8 != 0 {
 			return gatherWithBuilder(mem, dt, refs)
 		}
 		w := fw.BitWidth() / 8
-		data := make([]byte, n*w)
+		dataBuf := allocBuffer(mem, n*w)
+		data := dataBuf.Bytes()
 		for i, r := range refs {
 			if r.Arr == nil {
 				continue
@@ -72,16 +76,29 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 			at := (d.Offset() + r.Row) * w
 			copy(data[i*w:(i+1)*w], src[at:at+w])
 		}
-		buffers = []*memory.Buffer{validity, memory.NewBufferBytes(data)}
+		buffers = []*memory.Buffer{validity, dataBuf}
 	}
 	d := array.NewData(dt, n, buffers, nil, nulls, 0)
+	for _, b := range buffers {
+		if b != nil {
+			b.Release() // the data holds them now
+		}
+	}
 	defer d.Release()
 	return array.MakeFromData(d), nil
 }
 
-// gatherValidity returns the validity bitmap of refs (nil when no value is
-// NULL) and the NULL count.
-func gatherValidity(refs []Ref) (*memory.Buffer, int) {
+// allocBuffer returns a zeroed buffer of n bytes from mem, owned by the
+// caller.
+func allocBuffer(mem memory.Allocator, n int) *memory.Buffer {
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(n)
+	return b
+}
+
+// gatherValidity returns the validity bitmap of refs from mem (nil when no
+// value is NULL) and the NULL count.
+func gatherValidity(mem memory.Allocator, refs []Ref) (*memory.Buffer, int) {
 	nulls := 0
 	for _, r := range refs {
 		if r.Arr == nil || r.Arr.IsNull(r.Row) {
@@ -91,13 +108,14 @@ func gatherValidity(refs []Ref) (*memory.Buffer, int) {
 	if nulls == 0 {
 		return nil, 0
 	}
-	bits := make([]byte, bitutil.BytesForBits(int64(len(refs))))
+	buf := allocBuffer(mem, int(bitutil.BytesForBits(int64(len(refs)))))
+	bits := buf.Bytes()
 	for i, r := range refs {
 		if r.Arr != nil && r.Arr.IsValid(r.Row) {
 			bitutil.SetBit(bits, i)
 		}
 	}
-	return memory.NewBufferBytes(bits), nulls
+	return buf, nulls
 }
 
 func gatherWithBuilder(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, error) {
