@@ -385,73 +385,211 @@ func (p *copyFromPortal) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) 
 	return p.tag, nil
 }
 
-// ingest reads every row into batches handed to sink; it returns the row count.
-func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, convs []fieldConv, sink *tableSink) (int64, error) {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, c.recSchema)
-	defer b.Release()
-	builders := make([]array.Builder, len(c.src))
-	for i := range builders {
-		builders[i] = b.Field(i)
+// Bounds of a block of rows handed from the reading to the converting
+// goroutine of a COPY: small enough to stay in cache, large enough that
+// the hand-over costs nothing per row.
+const (
+	copyBlockRows  = 4096
+	copyBlockBytes = 1 << 20
+)
+
+// rowBlock holds COPY rows copied out of the row reader's buffers. Field k
+// (= row × columns + column) is data[ends[k-1]:ends[k]] (ends[-1] = 0), or
+// NULL when null[k].
+type rowBlock struct {
+	data  []byte
+	ends  []int32
+	null  []bool
+	lines []int64 // each row's line, for error context
+}
+
+func (b *rowBlock) add(fields [][]byte, line int64) {
+	for _, f := range fields {
+		b.data = append(b.data, f...)
+		b.ends = append(b.ends, int32(len(b.data)))
+		b.null = append(b.null, f == nil)
 	}
+	b.lines = append(b.lines, line)
+}
+
+func (b *rowBlock) full() bool { return len(b.lines) >= copyBlockRows || len(b.data) >= copyBlockBytes }
+
+func (b *rowBlock) field(k int) []byte {
+	start := int32(0)
+	if k > 0 {
+		start = b.ends[k-1]
+	}
+	return b.data[start:b.ends[k]:b.ends[k]]
+}
+
+func (b *rowBlock) reset() {
+	b.data, b.ends, b.null, b.lines = b.data[:0], b.ends[:0], b.null[:0], b.lines[:0]
+}
+
+// errConvertStopped tells the reading goroutine that the converting one
+// ended early; its error is the ingest's.
+var errConvertStopped = errors.New("engine: COPY conversion stopped")
+
+// ingest reads every row into batches handed to sink; it returns the row
+// count. Two goroutines share the work: this one reads rows from the
+// stream (the protocol, line splitting, unescaping) into blocks, and a
+// converting one turns blocks into Arrow batches for the sink, so the
+// two halves of parsing run on two cores. Rows keep their order, and the
+// first bad row in that order is the error.
+func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, convs []fieldConv, sink *tableSink) (int64, error) {
+	blocks := make(chan *rowBlock, 2)
+	free := make(chan *rowBlock, 4) // blocks the converter is done with, for reuse
+	stopped := make(chan struct{})
 	var total int64
-	batchRows, batchBytes := 0, 0
+	var convErr error
+	go func() {
+		defer close(stopped)
+		total, convErr = c.convert(ctx, blocks, free, convs, sink)
+	}()
+	readErr := c.readBlocks(ctx, rows, blocks, free, stopped)
+	close(blocks)
+	<-stopped
+	// The converter saw every row before the reader's failing one, so its
+	// error comes first.
+	switch {
+	case convErr != nil:
+		return 0, convErr
+	case readErr != nil:
+		return 0, readErr
+	}
+	return total, nil
+}
+
+// readBlocks reads the COPY rows into blocks sent on out until the end of
+// the data, a bad row, or the converter stopping (closed stopped).
+func (c *copyFromStmt) readBlocks(ctx context.Context, rows pgwire.CopyRowReader, out chan<- *rowBlock, free <-chan *rowBlock, stopped <-chan struct{}) error {
 	ncols := len(c.target)
-	// Reserve room for a batch like the previous one, so builders do not
-	// grow (and copy) their buffers value by value.
-	colBytes := make([]int, len(c.src))
-	reserve := func(rows int) {
-		for i, bld := range builders {
-			bld.Reserve(rows)
-			if vb, ok := bld.(interface{ ReserveData(int) }); ok && colBytes[i] > 0 {
-				vb.ReserveData(colBytes[i] + colBytes[i]/8)
-			}
+	var b *rowBlock
+	send := func() error {
+		select {
+		case out <- b:
+			b = nil
+			return nil
+		case <-stopped:
+			return errConvertStopped
 		}
 	}
-	reserve(64 << 10)
-	for {
+	for n := 1; ; n++ {
 		fields, err := rows.ReadRow()
 		if err == io.EOF {
 			break
 		}
+		if err == nil && len(fields) != ncols {
+			err = c.countError(rows, fields)
+		}
+		if err == nil && n&0xfff == 0 && ctx.Err() != nil {
+			err = sqlerr.ErrCanceled
+		}
 		if err != nil {
-			return 0, err
+			if b != nil { // the rows before the bad one are still converted
+				_ = send()
+			}
+			return err
 		}
-		if len(fields) != ncols {
-			return 0, c.countError(rows, fields)
+		if b == nil {
+			select {
+			case b = <-free:
+				b.reset()
+			default:
+				b = &rowBlock{}
+			}
 		}
-		for i, src := range c.src {
-			bld := builders[i]
-			if src < 0 {
-				bld.AppendNull()
+		b.add(fields, rows.Line())
+		if b.full() {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+	if b != nil {
+		return send()
+	}
+	return nil
+}
+
+// convert turns the blocks from in into Arrow batches of the written
+// columns and hands them to sink; it returns the row count.
+func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free chan<- *rowBlock, convs []fieldConv, sink *tableSink) (int64, error) {
+	cols := make([]*copyColumn, len(c.src))
+	for i := range cols {
+		cols[i] = newCopyColumn(memory.DefaultAllocator, c.recSchema.Field(i).Type)
+		defer cols[i].release()
+	}
+	// A batch's size is estimated as its Arrow data: the field bytes plus
+	// a fixed cost per row (offsets and fixed-width values).
+	perRow := 0
+	for _, col := range cols {
+		if col.b != nil {
+			if fw, ok := col.typ.(arrow.FixedWidthDataType); ok {
+				perRow += max(1, fw.BitWidth()/8)
 				continue
 			}
-			v := fields[src]
-			if v == nil {
-				bld.AppendNull()
-				continue
+		}
+		perRow += 4
+	}
+	// flush hands the batch to the sink, then reserves room for the next.
+	flush := func(rows int) error {
+		arrs := make([]arrow.Array, len(cols))
+		sizes := make([]int, len(cols))
+		for i, col := range cols {
+			sizes[i] = col.dataLen()
+			arrs[i] = col.finish()
+		}
+		rec := array.NewRecordBatch(c.recSchema, arrs, int64(rows))
+		for _, a := range arrs {
+			a.Release()
+		}
+		if err := sink.write(ctx, rec); err != nil {
+			return err
+		}
+		for i, col := range cols {
+			col.reserve(rows, sizes[i])
+		}
+		return nil
+	}
+	for _, col := range cols {
+		col.reserve(copyBlockRows, 0)
+	}
+	ncols := len(c.target)
+	var total int64
+	batchRows, batchBytes := 0, 0
+	for b := range in {
+		for r, line := range b.lines {
+			base := r * ncols
+			for i, src := range c.src {
+				col := cols[i]
+				if src < 0 || b.null[base+src] {
+					col.appendNull()
+					continue
+				}
+				v := b.field(base + src)
+				batchBytes += len(v)
+				if err := convs[i](col, v); err != nil {
+					return 0, c.valueError(err, line, c.recSchema.Field(i).Name, v)
+				}
 			}
-			batchBytes += len(v)
-			colBytes[i] += len(v)
-			if err := convs[i](bld, v); err != nil {
-				return 0, c.valueError(err, rows, c.recSchema.Field(i).Name, v)
+			batchBytes += perRow
+			batchRows++
+			total++
+			if batchRows >= ingestBatchRows || batchBytes >= ingestBatchBytes {
+				if err := flush(batchRows); err != nil {
+					return 0, err
+				}
+				batchRows, batchBytes = 0, 0
 			}
 		}
-		batchRows++
-		total++
-		if batchRows >= ingestBatchRows || batchBytes >= ingestBatchBytes {
-			if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
-				return 0, err
-			}
-			reserve(batchRows)
-			clear(colBytes)
-			batchRows, batchBytes = 0, 0
-		}
-		if total&0xfff == 0 && ctx.Err() != nil {
-			return 0, sqlerr.ErrCanceled
+		select {
+		case free <- b:
+		default:
 		}
 	}
 	if batchRows > 0 {
-		if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
+		if err := flush(batchRows); err != nil {
 			return 0, err
 		}
 	}
@@ -472,14 +610,14 @@ func (c *copyFromStmt) countError(rows pgwire.CopyRowReader, fields [][]byte) er
 	return e
 }
 
-// valueError adds COPY's context to a conversion error.
-func (c *copyFromStmt) valueError(err error, rows pgwire.CopyRowReader, col string, v []byte) error {
+// valueError adds COPY's context to a conversion error of the row at line.
+func (c *copyFromStmt) valueError(err error, line int64, col string, v []byte) error {
 	e := sqlerr.From(err)
 	out := *e
 	if c.format.Kind == pgwire.CopyBinary {
-		out.Where = fmt.Sprintf("COPY %s, line %d, column %s", c.t.Name, rows.Line(), col)
+		out.Where = fmt.Sprintf("COPY %s, line %d, column %s", c.t.Name, line, col)
 	} else {
-		out.Where = fmt.Sprintf("COPY %s, line %d, column %s: %q", c.t.Name, rows.Line(), col, truncateValue(v))
+		out.Where = fmt.Sprintf("COPY %s, line %d, column %s: %q", c.t.Name, line, col, truncateValue(v))
 	}
 	return &out
 }

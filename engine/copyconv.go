@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -24,8 +27,107 @@ import (
 // Conversion of COPY FROM field bytes (text or binary representation) into
 // Arrow builders, directly, without DuckDB: this is the bulk ingest path.
 
-// fieldConv appends one non-NULL field to its column's builder.
-type fieldConv func(b array.Builder, v []byte) error
+// fieldConv appends one non-NULL field to its column.
+type fieldConv func(c *copyColumn, v []byte) error
+
+// copyColumn accumulates one written column of a COPY batch. Text and bytea
+// columns gather their bytes and offsets in plain slices, which costs a
+// fraction of an Arrow builder's per-value bookkeeping on the bulk path;
+// other types append to an Arrow builder (b).
+type copyColumn struct {
+	typ arrow.DataType
+	b   array.Builder // nil for text and bytea
+	// Text and bytea: value i is data[offsets[i]:offsets[i+1]]; nulls
+	// lists the NULL rows (empty values).
+	data    []byte
+	offsets []int32
+	nulls   []int32
+}
+
+func newCopyColumn(mem memory.Allocator, typ arrow.DataType) *copyColumn {
+	c := &copyColumn{typ: typ}
+	if varWidth(typ) {
+		c.offsets = []int32{0}
+	} else {
+		c.b = array.NewBuilder(mem, typ)
+	}
+	return c
+}
+
+// varWidth reports whether a copyColumn of typ gathers bytes itself.
+func varWidth(typ arrow.DataType) bool {
+	return typ.ID() == arrow.STRING || typ.ID() == arrow.BINARY
+}
+
+// errValueTooLarge (program_limit_exceeded): a batch's text column holds at
+// most 2 GiB (Arrow's 32-bit offsets); batches end long before that unless
+// one row is huge.
+var errValueTooLarge = sqlerr.New("54000", "COPY row too large: a column's values exceed 2 GiB")
+
+// appendBytes appends a text or bytea value.
+func (c *copyColumn) appendBytes(v []byte) error {
+	if len(c.data)+len(v) > math.MaxInt32 {
+		return errValueTooLarge
+	}
+	c.data = append(c.data, v...)
+	c.offsets = append(c.offsets, int32(len(c.data)))
+	return nil
+}
+
+func (c *copyColumn) appendNull() {
+	if c.b != nil {
+		c.b.AppendNull()
+		return
+	}
+	c.nulls = append(c.nulls, int32(len(c.offsets)-1))
+	c.offsets = append(c.offsets, int32(len(c.data)))
+}
+
+// finish returns the column's values as an array and empties the column.
+// It allocates nothing for the next batch: reserve does, once the batch
+// is handed over, so that a finished batch waiting for the writer and the
+// next one's buffers are never alive at the same time.
+func (c *copyColumn) finish() arrow.Array {
+	if c.b != nil {
+		return c.b.NewArray()
+	}
+	n := len(c.offsets) - 1
+	var validity *memory.Buffer
+	if len(c.nulls) > 0 {
+		bits := make([]byte, bitutil.BytesForBits(int64(n)))
+		bitutil.SetBitsTo(bits, 0, int64(n), true)
+		for _, r := range c.nulls {
+			bitutil.ClearBit(bits, int(r))
+		}
+		validity = memory.NewBufferBytes(bits)
+	}
+	d := array.NewData(c.typ, n, []*memory.Buffer{validity,
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offsets)), memory.NewBufferBytes(c.data)}, nil, len(c.nulls), 0)
+	defer d.Release()
+	a := array.MakeFromData(d)
+	c.data, c.offsets, c.nulls = nil, []int32{0}, nil
+	return a
+}
+
+// reserve makes room for a batch like the previous one (rows values of
+// dataBytes bytes), so buffers do not grow and copy value by value.
+func (c *copyColumn) reserve(rows, dataBytes int) {
+	if c.b != nil {
+		c.b.Reserve(rows)
+		return
+	}
+	c.data = make([]byte, 0, dataBytes+dataBytes/8)
+	c.offsets = append(make([]int32, 0, rows+1+rows/8), 0)
+}
+
+// dataLen is the byte size of a text or bytea column's values so far.
+func (c *copyColumn) dataLen() int { return len(c.data) }
+
+func (c *copyColumn) release() {
+	if c.b != nil {
+		c.b.Release()
+	}
+}
 
 // bstr views b as a string without copying; the string must not outlive b.
 func bstr(b []byte) string {
@@ -100,7 +202,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 	switch t := f.Type.(type) {
 	case *arrow.Int64Type, *arrow.Int32Type, *arrow.Int16Type, *arrow.Int8Type:
 		bits := t.(arrow.FixedWidthDataType).BitWidth()
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			s := strings.TrimSpace(bstr(v))
 			n, err := strconv.ParseInt(s, 10, bits)
 			if err != nil {
@@ -114,7 +217,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 		}, nil
 	case *arrow.Float64Type, *arrow.Float32Type:
 		bits := t.(arrow.FixedWidthDataType).BitWidth()
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			s := strings.TrimSpace(bstr(v))
 			x, err := strconv.ParseFloat(s, bits)
 			if err != nil {
@@ -131,7 +235,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 			return nil
 		}, nil
 	case *arrow.BooleanType:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			x, ok := parseBool(bstr(v))
 			if !ok {
 				return invalidInput(f, v)
@@ -142,16 +247,16 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 	case *arrow.StringType:
 		return stringConv(f, false)
 	case *arrow.BinaryType:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
 			out, err := parseByteaText(v)
 			if err != nil {
 				return invalidInput(f, v)
 			}
-			b.(*array.BinaryBuilder).Append(out)
-			return nil
+			return c.appendBytes(out)
 		}, nil
 	case *arrow.Date32Type:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			tm, ok := parseDateTime(strings.TrimSpace(bstr(v)), time.UTC, false)
 			if !ok {
 				return sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type date: %q", truncateValue(v))
@@ -162,7 +267,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 	case *arrow.TimestampType:
 		zoned := t.TimeZone != ""
 		toUnit := timestampFromTime(t.Unit)
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			tm, ok := parseDateTime(strings.TrimSpace(bstr(v)), loc, zoned)
 			if !ok {
 				return sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", pgTypeName(f), truncateValue(v))
@@ -171,7 +277,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 			return nil
 		}, nil
 	case *arrow.Decimal128Type:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			n, err := parseDecimal(strings.TrimSpace(bstr(v)), t.Precision, t.Scale)
 			if err != nil {
 				if err == errDecimalOverflow {
@@ -199,35 +306,45 @@ func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 		}
 	}
 	isUUID := pt == "uuid"
-	return func(b array.Builder, v []byte) error {
-		sb := b.(*array.StringBuilder)
+	return func(c *copyColumn, v []byte) error {
 		if isUUID {
 			if binaryUUID && len(v) == 16 {
-				sb.Append(uuid.UUID(v).String())
-				return nil
+				return c.appendBytes(uuidText(uuid.UUID(v)))
 			}
 			u, err := uuid.ParseBytes(v)
 			if err != nil {
 				return invalidInput(f, v)
 			}
-			sb.Append(u.String())
-			return nil
+			return c.appendBytes(uuidText(u))
 		}
 		if !utf8.Valid(v) {
 			return invalidUTF8()
 		}
 		if maxLen >= 0 && len(v) > maxLen {
 			if n := utf8.RuneCount(v); n > maxLen {
-				if strings.HasPrefix(pt, "bpchar") && strings.TrimRight(bstr(v), " ") != bstr(v) && utf8.RuneCountInString(strings.TrimRight(bstr(v), " ")) <= maxLen {
-					sb.BinaryBuilder.Append([]byte(strings.TrimRight(bstr(v), " ")))
-					return nil
+				if trimmed := bytes.TrimRight(v, " "); strings.HasPrefix(pt, "bpchar") && len(trimmed) < len(v) && utf8.RuneCount(trimmed) <= maxLen {
+					return c.appendBytes(trimmed)
 				}
 				return sqlerr.New("22001", "value too long for type %s(%d)", pgTypeName(f), maxLen)
 			}
 		}
-		sb.BinaryBuilder.Append(v)
-		return nil
+		return c.appendBytes(v)
 	}, nil
+}
+
+// uuidText is u in its canonical text form (36 bytes), without allocating.
+func uuidText(u uuid.UUID) []byte {
+	var buf [36]byte
+	hex.Encode(buf[0:8], u[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], u[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], u[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], u[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:], u[10:])
+	return buf[:]
 }
 
 func appendInt(b array.Builder, n int64) {
@@ -536,7 +653,8 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 	case *arrow.Int64Type, *arrow.Int32Type, *arrow.Int16Type, *arrow.Int8Type:
 		bits := t.(arrow.FixedWidthDataType).BitWidth()
 		lo, hi := int64(-1)<<(bits-1), int64(1)<<(bits-1)-1
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			var n int64
 			switch len(v) {
 			case 8:
@@ -555,7 +673,8 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 			return nil
 		}, nil
 	case *arrow.Float64Type, *arrow.Float32Type:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			var x float64
 			switch len(v) {
 			case 8:
@@ -573,7 +692,8 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 			return nil
 		}, nil
 	case *arrow.BooleanType:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			if len(v) != 1 {
 				return bad(v)
 			}
@@ -583,12 +703,12 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 	case *arrow.StringType:
 		return stringConv(f, true)
 	case *arrow.BinaryType:
-		return func(b array.Builder, v []byte) error {
-			b.(*array.BinaryBuilder).Append(v)
-			return nil
+		return func(c *copyColumn, v []byte) error {
+			return c.appendBytes(v)
 		}, nil
 	case *arrow.Date32Type:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			if len(v) != 4 {
 				return bad(v)
 			}
@@ -601,7 +721,8 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 		}, nil
 	case *arrow.TimestampType:
 		toUnit := timestampFromTime(t.Unit)
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			if len(v) != 8 {
 				return bad(v)
 			}
@@ -613,7 +734,8 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 			return nil
 		}, nil
 	case *arrow.Decimal128Type:
-		return func(b array.Builder, v []byte) error {
+		return func(c *copyColumn, v []byte) error {
+			b := c.b
 			n, err := decodeBinaryNumeric(v, t.Precision, t.Scale)
 			if err != nil {
 				if err == errDecimalOverflow {

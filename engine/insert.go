@@ -213,7 +213,7 @@ func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string
 				return fail(fmt.Errorf("column %s: %w", sch.Field(i).Name, err))
 			}
 		}
-		if pending++; pending == ingestBatchRows {
+		if pending++; pending == ingestBatchRows || pending%1024 == 0 && builderBytes(b) >= ingestBatchBytes {
 			if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
 				return fail(err)
 			}
@@ -231,6 +231,24 @@ func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string
 		return 0, err
 	}
 	return written, nil
+}
+
+// builderBytes estimates the Arrow data b holds (values and offsets).
+func builderBytes(b *array.RecordBuilder) int {
+	n := 0
+	for _, f := range b.Fields() {
+		switch fb := f.(type) {
+		case *array.StringBuilder:
+			n += fb.DataLen() + 4*fb.Len()
+		case *array.BinaryBuilder:
+			n += fb.DataLen() + 4*fb.Len()
+		default:
+			if fw, ok := f.Type().(arrow.FixedWidthDataType); ok {
+				n += f.Len() * max(1, fw.BitWidth()/8)
+			}
+		}
+	}
+	return n
 }
 
 // collect runs query in DuckDB and gathers its rows into one Arrow batch of

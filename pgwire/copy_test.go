@@ -52,6 +52,17 @@ func TestCopyTextDecoding(t *testing.T) {
 	if strings.Join(got, "/") != "a|b|<NULL>|c" {
 		t.Errorf("custom delimiter: %q", got)
 	}
+	// Lines without a backslash take the fast split: the NULL marker, empty
+	// fields and an empty NULL marker still decode the same.
+	got, _ = readAllRows(t, "x|NULL||y\n|NULL\nNULL\n", f)
+	if strings.Join(got, "/") != "x|<NULL>||y/|<NULL>/<NULL>" {
+		t.Errorf("fast split: %q", got)
+	}
+	f = CopyFormat{Kind: CopyText, Null: ""}.WithDefaults(true)
+	got, _ = readAllRows(t, "a\t\tb\n\t\n", f)
+	if strings.Join(got, "/") != "a|<NULL>|b/<NULL>|<NULL>" {
+		t.Errorf("empty NULL marker: %q", got)
+	}
 	// No final newline; header skipped.
 	f = CopyFormat{Kind: CopyText, Header: true}.WithDefaults(false)
 	got, _ = readAllRows(t, "id\tv\n1\tx", f)
@@ -147,4 +158,28 @@ func FuzzCopyRowReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An empty value is not NULL, even when it is the first thing a reader
+// decodes (its buffers still empty).
+func TestCopyEmptyFirstValue(t *testing.T) {
+	var b bytes.Buffer
+	b.Write(binaryCopySignature)
+	b.Write([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	binary.Write(&b, binary.BigEndian, int16(1))
+	binary.Write(&b, binary.BigEndian, int32(0))
+	for _, tc := range []struct {
+		name, data string
+		f          CopyFormat
+	}{
+		{"binary", b.String(), CopyFormat{Kind: CopyBinary}},
+		{"csv", "\"\"\n", CopyFormat{Kind: CopyCSV}.WithDefaults(false)},
+		{"text", "\n", CopyFormat{Kind: CopyText}.WithDefaults(false)},
+	} {
+		r := newCopyRowReader(strings.NewReader(tc.data), tc.f)
+		row, err := r.ReadRow()
+		if err != nil || len(row) != 1 || row[0] == nil {
+			t.Errorf("%s: %q (nil: %v), %v; want one empty value", tc.name, row, len(row) == 1 && row[0] == nil, err)
+		}
+	}
 }

@@ -10,12 +10,16 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// RowGroupRows bounds a row group; readers stream one row group per file at a time.
+// RowGroupRows bounds a row group; readers stream one row group per file at
+// a time, and the writer gathers one row group's column at a time.
 const RowGroupRows = 128 * 1024
 
-// writeParquet writes rec as one Parquet file: zstd, no dictionary (measured
-// faster for this workload), the Arrow schema stored so types round-trip.
-func writeParquet(w io.Writer, rec arrow.RecordBatch, mem memory.Allocator) error {
+// newParquetWriter starts a Parquet file of the given schema on w: zstd,
+// no dictionary (measured faster for this workload), the Arrow schema
+// stored so types round-trip. Row groups are unbuffered: each column chunk
+// goes to w as soon as it is written, so a file in progress holds one
+// column chunk in memory, not a row group.
+func newParquetWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator) (*pqarrow.FileWriter, error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		// zstd's fastest level: measured on the ccf workload it nearly halves
@@ -26,13 +30,5 @@ func writeParquet(w io.Writer, rec arrow.RecordBatch, mem memory.Allocator) erro
 		parquet.WithAllocator(mem),
 		parquet.WithCreatedBy("lakesoul-go"),
 	)
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
-	if err != nil {
-		return err
-	}
-	if err := fw.WriteBuffered(rec); err != nil {
-		fw.Close()
-		return err
-	}
-	return fw.Close()
+	return pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
 }

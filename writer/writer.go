@@ -15,10 +15,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,20 +59,14 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	if n == 0 {
 		return nil, nil
 	}
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("writer: a batch of %d rows is over the limit of %d", n, math.MaxInt32)
+	}
 
 	groups, descs, err := w.partition(rec)
 	if err != nil {
 		return nil, err
 	}
-
-	var buckets []int
-	if t.HasPK() {
-		buckets, err = w.buckets(rec)
-		if err != nil {
-			return nil, err
-		}
-	}
-
 	var written []string
 	defer func() {
 		if err != nil {
@@ -95,7 +89,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	}
 	type job struct {
 		part, bucket int
-		rows         []int
+		rows         []int32
 		path         string
 		files        []writtenFile
 		err          error
@@ -103,22 +97,18 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	var jobs []*job
 	maxRows := w.maxFileRows(rec)
 	for pi, desc := range descs {
-		rows := groups[desc]
-		byBucket := map[int][]int{0: rows}
+		byBucket := [][]int32{groups[pi]}
 		if t.HasPK() {
-			byBucket = map[int][]int{}
-			for _, r := range rows {
-				byBucket[buckets[r]] = append(byBucket[buckets[r]], r)
+			if byBucket, err = w.buckets(rec, groups[pi]); err != nil {
+				return nil, err
 			}
 		}
-		bucketIDs := make([]int, 0, len(byBucket))
-		for b := range byBucket {
-			bucketIDs = append(bucketIDs, b)
-		}
-		sort.Ints(bucketIDs)
-		for _, b := range bucketIDs {
-			jobs = append(jobs, &job{part: pi, bucket: b, rows: byBucket[b],
-				path: objstore.Join(t.Path, layout.PartitionDir(desc), layout.DataFileName(b))})
+		groups[pi] = nil // the buckets hold the rows now
+		for b, rows := range byBucket {
+			if len(rows) > 0 {
+				jobs = append(jobs, &job{part: pi, bucket: b, rows: rows,
+					path: objstore.Join(t.Path, layout.PartitionDir(desc), layout.DataFileName(b))})
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -258,23 +248,23 @@ func (w *Writer) check(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// partition groups row indices by partition_desc, in order of first appearance.
-func (w *Writer) partition(rec arrow.RecordBatch) (map[string][]int, []string, error) {
+// partition groups row indices by partition_desc, in order of first
+// appearance: groups[i] are the rows of descs[i], in arrival order.
+func (w *Writer) partition(rec arrow.RecordBatch) (groups [][]int32, descs []string, err error) {
 	n := int(rec.NumRows())
 	t := w.Table
 	if len(t.RangeCols) == 0 {
-		all := make([]int, n)
+		all := make([]int32, n)
 		for i := range all {
-			all[i] = i
+			all[i] = int32(i)
 		}
-		return map[string][]int{layout.NonPartitioned: all}, []string{layout.NonPartitioned}, nil
+		return [][]int32{all}, []string{layout.NonPartitioned}, nil
 	}
 	cols := make([]arrow.Array, len(t.RangeCols))
 	for i, c := range t.RangeCols {
 		cols[i] = rec.Column(rec.Schema().FieldIndices(c)[0])
 	}
-	groups := map[string][]int{}
-	var order []string
+	index := map[string]int{}
 	vals := make([]string, len(cols))
 	for r := 0; r < n; r++ {
 		for i, a := range cols {
@@ -285,16 +275,22 @@ func (w *Writer) partition(rec arrow.RecordBatch) (map[string][]int, []string, e
 			vals[i] = v
 		}
 		d := layout.FormatDesc(t.RangeCols, vals)
-		if _, ok := groups[d]; !ok {
-			order = append(order, d)
+		g, ok := index[d]
+		if !ok {
+			g = len(descs)
+			index[d] = g
+			descs = append(descs, d)
+			groups = append(groups, nil)
 		}
-		groups[d] = append(groups[d], r)
+		groups[g] = append(groups[g], int32(r))
 	}
-	return groups, order, nil
+	return groups, descs, nil
 }
 
-// buckets computes each row's hash bucket from the primary key.
-func (w *Writer) buckets(rec arrow.RecordBatch) ([]int, error) {
+// buckets splits rows (in arrival order) by the hash bucket of their
+// primary key: out[b] are bucket b's rows, in arrival order, each list
+// allocated at its exact size.
+func (w *Writer) buckets(rec arrow.RecordBatch, rows []int32) ([][]int32, error) {
 	t := w.Table
 	cols := make([]arrow.Array, len(t.PKCols))
 	for i, c := range t.PKCols {
@@ -304,16 +300,24 @@ func (w *Writer) buckets(rec arrow.RecordBatch) ([]int, error) {
 	if err := layout.HashRows(cols, hashes); err != nil {
 		return nil, fmt.Errorf("bucket hash: %w", err)
 	}
-	out := make([]int, len(hashes))
-	for i, h := range hashes {
-		out[i] = layout.BucketOf(h, t.HashBucketNum)
+	counts := make([]int, t.HashBucketNum)
+	for _, r := range rows {
+		counts[layout.BucketOf(hashes[r], t.HashBucketNum)]++
+	}
+	out := make([][]int32, t.HashBucketNum)
+	for b, c := range counts {
+		out[b] = make([]int32, 0, c)
+	}
+	for _, r := range rows {
+		b := layout.BucketOf(hashes[r], t.HashBucketNum)
+		out[b] = append(out[b], r)
 	}
 	return out, nil
 }
 
 // sortByPK stably sorts row indices by primary key: equal keys keep their
 // arrival order, so the last-arrived row of a key is the last in its file.
-func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
+func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int32) error {
 	t := w.Table
 	cols := make([]arrow.Array, len(t.PKCols))
 	types := make([]arrow.DataType, len(t.PKCols))
@@ -324,14 +328,14 @@ func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
 	if len(cols) == 1 && cols[0].NullN() == 0 {
 		switch a := cols[0].(type) {
 		case *array.String:
-			sortByPrefix(idx, func(r int) uint64 { return stringPrefix(a.Value(r)) },
-				func(x, y int) int { return strings.Compare(a.Value(x), a.Value(y)) })
+			sortByPrefix(idx, func(r int32) uint64 { return stringPrefix(a.Value(int(r))) },
+				func(x, y int32) int { return strings.Compare(a.Value(int(x)), a.Value(int(y))) })
 			return nil
 		case *array.Int64:
-			sortByPrefix(idx, func(r int) uint64 { return orderedInt(a.Value(r)) }, nil)
+			sortByPrefix(idx, func(r int32) uint64 { return orderedInt(a.Value(int(r))) }, nil)
 			return nil
 		case *array.Int32:
-			sortByPrefix(idx, func(r int) uint64 { return orderedInt(int64(a.Value(r))) }, nil)
+			sortByPrefix(idx, func(r int32) uint64 { return orderedInt(int64(a.Value(int(r)))) }, nil)
 			return nil
 		}
 	}
@@ -341,11 +345,11 @@ func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
 	}
 	// Row numbers break ties, which keeps equal keys in arrival order
 	// (stable) at the cost of an unstable sort (SortStableFunc is O(n log² n)).
-	slices.SortFunc(idx, func(a, b int) int {
-		if c := rc.Compare(cols, a, cols, b); c != 0 {
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := rc.Compare(cols, int(a), cols, int(b)); c != 0 {
 			return c
 		}
-		return a - b
+		return cmp.Compare(a, b)
 	})
 	return nil
 }
@@ -353,7 +357,7 @@ func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int) error {
 // prefixed is a row with a uint64 that orders like its key (see sortByPrefix).
 type prefixed struct {
 	prefix uint64
-	row    int
+	row    int32
 }
 
 // sortByPrefix sorts rows by key, equal keys by row number. prefix(r) must
@@ -362,7 +366,7 @@ type prefixed struct {
 // prefixes are equal. Sorting the prefixes in one array instead of keys
 // reached through an index keeps the comparisons in cache: most never look
 // at the key itself.
-func sortByPrefix(idx []int, prefix func(int) uint64, full func(x, y int) int) {
+func sortByPrefix(idx []int32, prefix func(int32) uint64, full func(x, y int32) int) {
 	keys := make([]prefixed, len(idx))
 	for i, r := range idx {
 		keys[i] = prefixed{prefix(r), r}
@@ -376,7 +380,7 @@ func sortByPrefix(idx []int, prefix func(int) uint64, full func(x, y int) int) {
 				return c
 			}
 		}
-		return a.row - b.row
+		return cmp.Compare(a.row, b.row)
 	})
 	for i, k := range keys {
 		idx[i] = k.row
@@ -406,41 +410,55 @@ func (w *Writer) fileColumns(rec arrow.RecordBatch) []int {
 	return out
 }
 
-// writeFile writes the given rows and columns of rec to one Parquet file.
-func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBatch, cols []int, rows []int) (int64, error) {
+// writeFile writes the given rows and columns of rec to one Parquet file,
+// one row group and one column at a time: the rows are gathered into a
+// column chunk, encoded and released before the next, which bounds the
+// memory a file adds to the batch's to one column chunk.
+func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBatch, cols []int, rows []int32) (int64, error) {
 	fields := make([]arrow.Field, len(cols))
-	arrs := make([]arrow.Array, len(cols))
-	defer func() {
-		for _, a := range arrs {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
 	for i, c := range cols {
 		f := rec.Schema().Field(c)
 		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
-		taken, err := arrowutil.Take(w.Mem, rec.Column(c), rows)
-		if err != nil {
-			return 0, fmt.Errorf("gather column %s: %w", f.Name, err)
-		}
-		arrs[i] = taken
 	}
-	out := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(len(rows)))
-	defer out.Release()
-
 	ow, err := w.Store.Create(ctx, path)
 	if err != nil {
 		return 0, err
 	}
 	cw := &countingWriter{w: ow}
-	if err := writeParquet(cw, out, w.Mem); err != nil {
+	if err := writeRowGroups(cw, arrow.NewSchema(fields, nil), rec, cols, rows, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
 	if err := ow.Close(); err != nil {
 		return 0, err
 	}
 	return cw.n, nil
+}
+
+// writeRowGroups writes rows of rec's columns cols as a Parquet file of
+// the given schema to out.
+func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32, mem memory.Allocator) error {
+	fw, err := newParquetWriter(out, schema, mem)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(rows); start += RowGroupRows {
+		chunk := rows[start:min(start+RowGroupRows, len(rows))]
+		if err := fw.NewRowGroupChecked(); err != nil {
+			return errors.Join(err, fw.Close())
+		}
+		for i, c := range cols {
+			col, err := arrowutil.Take(mem, rec.Column(c), chunk)
+			if err != nil {
+				return errors.Join(fmt.Errorf("gather column %s: %w", schema.Field(i).Name, err), fw.Close())
+			}
+			err = fw.WriteColumnData(col)
+			col.Release()
+			if err != nil {
+				return errors.Join(err, fw.Close())
+			}
+		}
+	}
+	return fw.Close()
 }
 
 type countingWriter struct {

@@ -108,14 +108,14 @@ func TestSortByPK(t *testing.T) {
 			rec := b.NewRecordBatch()
 			defer rec.Release()
 			// A subset of the rows in arrival order, as a bucket's rows are.
-			var idx []int
+			var idx []int32
 			for r := range n {
 				if rng.IntN(4) != 0 {
-					idx = append(idx, r)
+					idx = append(idx, int32(r))
 				}
 			}
 			want := slices.Clone(idx)
-			slices.SortStableFunc(want, func(x, y int) int { return c.cmp(rec, x, y) })
+			slices.SortStableFunc(want, func(x, y int32) int { return c.cmp(rec, int(x), int(y)) })
 			if err := w.sortByPK(rec, idx); err != nil {
 				t.Fatal(err)
 			}
@@ -132,17 +132,22 @@ func TestSortByPK(t *testing.T) {
 
 // TestWriteSortedFiles writes rows with repeated keys into buckets and
 // reads the files back: every file is in key order, each key's rows in
-// arrival order, and together they hold every row once.
+// arrival order, and together they hold every row once; files of more
+// than one row group too.
 func TestWriteSortedFiles(t *testing.T) {
+	t.Run("3 buckets", func(t *testing.T) { testWriteSortedFiles(t, 10000, 3) })
+	t.Run("3 row groups", func(t *testing.T) { testWriteSortedFiles(t, 2*RowGroupRows+77, 1) })
+}
+
+func testWriteSortedFiles(t *testing.T, n, buckets int) {
 	fields := []arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}, {Name: "seq", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}
-	tbl := testTable(t, fields, []string{"k"}, 3)
+	tbl := testTable(t, fields, []string{"k"}, buckets)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.Schema)
 	defer b.Release()
 	rng := rand.New(rand.NewPCG(1, 1))
-	const n = 10000
 	for i := range n {
-		b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("key-%04d", rng.IntN(3000)))
+		b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("key-%06d", rng.IntN(n/3)))
 		b.Field(1).(*array.Int64Builder).Append(int64(i))
 		if i%5 == 0 {
 			b.Field(2).AppendNull()
@@ -162,7 +167,10 @@ func TestWriteSortedFiles(t *testing.T) {
 	for _, p := range parts {
 		for _, op := range p.Ops {
 			files++
-			got := readFile(t, op.Path)
+			got, groups := readFile(t, op.Path)
+			if want := (int(got.NumRows()) + RowGroupRows - 1) / RowGroupRows; groups != want {
+				t.Errorf("%s: %d rows in %d row groups, want %d", op.Path, got.NumRows(), groups, want)
+			}
 			keys, seqs, vals := got.Column(0).(*array.String), got.Column(1).(*array.Int64), got.Column(2).(*array.String)
 			for i := 0; i < int(got.NumRows()); i++ {
 				s := seqs.Value(i)
@@ -183,8 +191,8 @@ func TestWriteSortedFiles(t *testing.T) {
 			got.Release()
 		}
 	}
-	if files != 3 {
-		t.Errorf("%d files, want one per bucket (3)", files)
+	if files != buckets {
+		t.Errorf("%d files, want one per bucket (%d)", files, buckets)
 	}
 	for s, ok := range seen {
 		if !ok {
@@ -193,8 +201,9 @@ func TestWriteSortedFiles(t *testing.T) {
 	}
 }
 
-// readFile reads a whole Parquet file written by the writer.
-func readFile(t testing.TB, uri string) arrow.RecordBatch {
+// readFile reads a whole Parquet file written by the writer; it also
+// returns the file's number of row groups.
+func readFile(t testing.TB, uri string) (arrow.RecordBatch, int) {
 	t.Helper()
 	path, err := objstore.LocalPath(uri)
 	if err != nil {
@@ -226,5 +235,5 @@ func readFile(t testing.TB, uri string) arrow.RecordBatch {
 	}
 	rec := tr.RecordBatch()
 	rec.Retain()
-	return rec
+	return rec, pf.NumRowGroups()
 }

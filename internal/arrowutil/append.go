@@ -69,7 +69,7 @@ func Appender(b array.Builder) (AppendFunc, error) {
 // builder's per-value bookkeeping cost more than the copies themselves.
 // Null slots of the result hold zero bytes of string/binary data; the
 // validity bitmap exists only when src has nulls.
-func Take(mem memory.Allocator, src arrow.Array, rows []int) (arrow.Array, error) {
+func Take[R int | int32](mem memory.Allocator, src arrow.Array, rows []R) (arrow.Array, error) {
 	d := src.Data()
 	n := len(rows)
 	var validity *memory.Buffer
@@ -93,7 +93,7 @@ func Take(mem memory.Allocator, src arrow.Array, rows []int) (arrow.Array, error
 		if n > 0 {
 			in, off, ob := d.Buffers()[1].Bytes(), d.Offset(), out.Bytes()
 			for i, r := range rows {
-				if bitutil.BitIsSet(in, off+r) {
+				if bitutil.BitIsSet(in, off+int(r)) {
 					bitutil.SetBit(ob, i)
 				}
 			}
@@ -137,11 +137,11 @@ func newBuffer(mem memory.Allocator, size int) *memory.Buffer {
 
 // takeValidity gathers src's validity bits at rows; it returns the bitmap
 // and the number of nulls in it.
-func takeValidity(mem memory.Allocator, src arrow.Array, rows []int) (*memory.Buffer, int) {
+func takeValidity[R int | int32](mem memory.Allocator, src arrow.Array, rows []R) (*memory.Buffer, int) {
 	out := newBuffer(mem, int(bitutil.BytesForBits(int64(len(rows)))))
 	ob, nulls := out.Bytes(), 0
 	for i, r := range rows {
-		if src.IsValid(r) {
+		if src.IsValid(int(r)) {
 			bitutil.SetBit(ob, i)
 		} else {
 			nulls++
@@ -152,7 +152,7 @@ func takeValidity(mem memory.Allocator, src arrow.Array, rows []int) (*memory.Bu
 
 // takeFixed gathers the values of a fixed-width array whose values are T-sized.
 // T is only the width: copying the bits is the same for every type of it.
-func takeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, d arrow.ArrayData, rows []int) *memory.Buffer {
+func takeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num, R int | int32](mem memory.Allocator, d arrow.ArrayData, rows []R) *memory.Buffer {
 	var zero T
 	out := memory.NewResizableBuffer(mem)
 	out.Resize(len(rows) * int(unsafe.Sizeof(zero)))
@@ -169,7 +169,7 @@ func takeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.A
 
 // takeVarWidth gathers the offsets and bytes of a String or Binary array;
 // null slots get no bytes.
-func takeVarWidth(mem memory.Allocator, src arrow.Array, rows []int) (offsets, values *memory.Buffer, err error) {
+func takeVarWidth[R int | int32](mem memory.Allocator, src arrow.Array, rows []R) (offsets, values *memory.Buffer, err error) {
 	var in []int32
 	var data []byte
 	switch a := src.(type) {
@@ -188,7 +188,7 @@ func takeVarWidth(mem memory.Allocator, src arrow.Array, rows []int) (offsets, v
 	total := 0
 	for i, r := range rows {
 		offs[i] = int32(total)
-		if !hasNulls || src.IsValid(r) {
+		if !hasNulls || src.IsValid(int(r)) {
 			total += int(in[r+1] - in[r])
 		}
 		if total > math.MaxInt32 {

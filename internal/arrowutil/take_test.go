@@ -106,6 +106,19 @@ func TestTakeMatchesBuilder(t *testing.T) {
 								t.Errorf("offset %d, rows %s: invalid result: %v", src.Data().Offset(), name, err)
 							}
 						}
+						// The same rows as int32, the writer's row type.
+						rows32 := make([]int32, len(rows))
+						for i, r := range rows {
+							rows32[i] = int32(r)
+						}
+						got32, err := Take(mem, src, rows32)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !array.Equal(got32, want) {
+							t.Errorf("offset %d, rows %s as int32: got %v, want %v", src.Data().Offset(), name, got32, want)
+						}
+						got32.Release()
 						got.Release()
 						want.Release()
 					}

@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// sliceRows is a CopyRowReader over prepared rows (nil field = NULL); each
+// row is one line.
+type sliceRows struct {
+	rows [][][]byte
+	i    int
+}
+
+func (r *sliceRows) ReadRow() ([][]byte, error) {
+	if r.i >= len(r.rows) {
+		return nil, io.EOF
+	}
+	r.i++
+	return r.rows[r.i-1], nil
+}
+
+func (r *sliceRows) Line() int64 { return int64(r.i) }
+
+func copyIn(t *testing.T, s pgwire.Session, sql string, rows [][][]byte) (string, error) {
+	t.Helper()
+	ctx := context.Background()
+	stmts, err := s.Parse(ctx, sql, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := stmts[0].Bind(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	return p.(pgwire.CopyInPortal).CopyIn(ctx, &sliceRows{rows: rows})
+}
+
+func row(fields ...string) [][]byte {
+	out := make([][]byte, len(fields))
+	for i, f := range fields {
+		if f != "\\N" {
+			out[i] = []byte(f)
+		}
+	}
+	return out
+}
+
+// TestCopyAcrossBatches copies more data than one ingest batch holds, so
+// the rows are converted in many blocks and written as several batches:
+// every row lands, and a key written in an early and a late batch keeps
+// its last value. Empty strings stay empty strings, NULLs stay NULL.
+func TestCopyAcrossBatches(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA cb; CREATE TABLE cb.t (id bigint PRIMARY KEY, pad text, v text) WITH (hash_bucket_num = 3)`)
+	pad := strings.Repeat("p", 4000) // about 10 k rows per 32 MiB batch
+	const n = 25000
+	var rows [][][]byte
+	for i := range n {
+		v := fmt.Sprint("first-", i)
+		switch i % 10 {
+		case 1:
+			v = ""
+		case 2:
+			v = "\\N"
+		}
+		rows = append(rows, row(fmt.Sprint(i), pad, v))
+	}
+	for i := 0; i < n; i += 1000 { // rewritten at the end: the last batch wins
+		rows = append(rows, row(fmt.Sprint(i), "", fmt.Sprint("last-", i)))
+	}
+	tag, err := copyIn(t, s, "COPY cb.t FROM STDIN", rows)
+	if err != nil || tag != fmt.Sprintf("COPY %d", len(rows)) {
+		t.Fatalf("COPY: %q, %v", tag, err)
+	}
+	expectRows(t, s, `SELECT count(*), count(v), count(*) FILTER (WHERE v = ''), count(*) FILTER (WHERE v LIKE 'last-%'),
+		sum(length(pad)) FROM cb.t`,
+		fmt.Sprintf("%d|%d|%d|%d|%d", n, n-n/10, n/10, n/1000, (n-n/1000)*len(pad)))
+	expectRows(t, s, "SELECT id, v FROM cb.t WHERE id IN (0, 1, 2, 3, 1000) ORDER BY id",
+		"0|last-0", "1|", "2|NULL", "3|first-3", "1000|last-1000")
+}
+
+// TestCopyFirstBadRowWins: whichever half of the pipeline sees a bad row,
+// the error is the first bad row in data order, and nothing is committed.
+func TestCopyFirstBadRowWins(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA cf; CREATE TABLE cf.t (id bigint PRIMARY KEY, v int)`)
+	good := func(n int) [][][]byte {
+		var out [][][]byte
+		for i := range n {
+			out = append(out, row(fmt.Sprint(i), "1"))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		rows     [][][]byte
+		code     string
+		lineWant string
+	}{
+		// A bad value converted before a later row with a wrong field count.
+		{"value before count", append(append(good(5000), row("5000", "x")), append(good(10), row("1"))...), "22P02", "line 5001"},
+		// A wrong field count before a later bad value.
+		{"count before value", append(append(good(3), row("1")), row("4", "x")), "22P04", "line 4"},
+		// A bad value in the very last row.
+		{"last row", append(good(9000), row("9000", "99999999999")), "22003", "line 9001"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := copyIn(t, s, "COPY cf.t FROM STDIN", tc.rows)
+			if sqlerr.Code(err) != tc.code || !strings.Contains(sqlerr.From(err).Where, tc.lineWant+",") && !strings.HasSuffix(sqlerr.From(err).Where, tc.lineWant) {
+				t.Fatalf("error %v (where %q), want %s at %s", err, sqlerr.From(err).Where, tc.code, tc.lineWant)
+			}
+			expectRows(t, s, "SELECT count(*) FROM cf.t", "0")
+		})
+	}
+}
