@@ -67,7 +67,6 @@ func TestCopyMemoryBound(t *testing.T) {
 	}
 	peak := peakRSS(t, pid)
 	t.Logf("server peak RSS: %d MiB before the COPY, %d MiB after it", before>>20, peak>>20)
-	t.Log(srv.logTail(20000)) // TEMP
 	if peak > copyMemoryLimit {
 		t.Errorf("server peak RSS %d MiB exceeds %d MiB during a %d-row COPY", peak>>20, copyMemoryLimit>>20, rows)
 	}
