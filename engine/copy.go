@@ -535,9 +535,7 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 	// flush hands the batch to the sink, then reserves room for the next.
 	flush := func(rows int) error {
 		arrs := make([]arrow.Array, len(cols))
-		sizes := make([]int, len(cols))
 		for i, col := range cols {
-			sizes[i] = col.dataLen()
 			arrs[i] = col.finish()
 		}
 		rec := array.NewRecordBatch(c.recSchema, arrs, int64(rows))
@@ -547,13 +545,13 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 		if err := sink.write(ctx, rec); err != nil {
 			return err
 		}
-		for i, col := range cols {
-			col.reserve(rows, sizes[i])
+		for _, col := range cols {
+			col.reserve(rows)
 		}
 		return nil
 	}
 	for _, col := range cols {
-		col.reserve(copyBlockRows, 0)
+		col.reserve(copyBlockRows)
 	}
 	ncols := len(c.target)
 	var total int64

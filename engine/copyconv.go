@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -31,18 +32,36 @@ import (
 type fieldConv func(c *copyColumn, v []byte) error
 
 // copyColumn accumulates one written column of a COPY batch. Text and bytea
-// columns gather their bytes and offsets in plain slices, which costs a
+// columns gather their bytes and offsets themselves, which costs a
 // fraction of an Arrow builder's per-value bookkeeping on the bulk path;
 // other types append to an Arrow builder (b).
+//
+// Text bytes go into fixed-size chunks, copied once into a buffer of the
+// exact size when the batch ends: a single buffer grown by doubling copied
+// the data over and over, touched fresh memory at every step and left up
+// to half of its capacity unused. Chunks are reused across batches and
+// COPYs (copyChunks).
 type copyColumn struct {
 	typ arrow.DataType
 	b   array.Builder // nil for text and bytea
-	// Text and bytea: value i is data[offsets[i]:offsets[i+1]]; nulls
-	// lists the NULL rows (empty values).
-	data    []byte
+	// Text and bytea: the values' bytes are chunks followed by cur; value
+	// i ends at offsets[i+1], counted over all of them; nulls lists the
+	// NULL rows (empty values).
+	chunks  []*[]byte
+	cur     *[]byte
+	size    int
 	offsets []int32
 	nulls   []int32
 }
+
+// copyChunkSize is the size of a text column's chunk; a larger value gets
+// a chunk of its own.
+const copyChunkSize = 256 << 10
+
+var copyChunks = sync.Pool{New: func() any {
+	b := make([]byte, 0, copyChunkSize)
+	return &b
+}}
 
 func newCopyColumn(mem memory.Allocator, typ arrow.DataType) *copyColumn {
 	c := &copyColumn{typ: typ}
@@ -66,11 +85,23 @@ var errValueTooLarge = sqlerr.New("54000", "COPY row too large: a column's value
 
 // appendBytes appends a text or bytea value.
 func (c *copyColumn) appendBytes(v []byte) error {
-	if len(c.data)+len(v) > math.MaxInt32 {
+	if c.size+len(v) > math.MaxInt32 {
 		return errValueTooLarge
 	}
-	c.data = append(c.data, v...)
-	c.offsets = append(c.offsets, int32(len(c.data)))
+	if c.cur == nil || len(*c.cur)+len(v) > cap(*c.cur) {
+		if c.cur != nil {
+			c.chunks = append(c.chunks, c.cur)
+		}
+		if len(v) > copyChunkSize {
+			b := make([]byte, 0, len(v))
+			c.cur = &b
+		} else {
+			c.cur = copyChunks.Get().(*[]byte)
+		}
+	}
+	*c.cur = append(*c.cur, v...)
+	c.size += len(v)
+	c.offsets = append(c.offsets, int32(c.size))
 	return nil
 }
 
@@ -80,7 +111,7 @@ func (c *copyColumn) appendNull() {
 		return
 	}
 	c.nulls = append(c.nulls, int32(len(c.offsets)-1))
-	c.offsets = append(c.offsets, int32(len(c.data)))
+	c.offsets = append(c.offsets, int32(c.size))
 }
 
 // finish returns the column's values as an array and empties the column.
@@ -101,32 +132,50 @@ func (c *copyColumn) finish() arrow.Array {
 		}
 		validity = memory.NewBufferBytes(bits)
 	}
+	data := make([]byte, 0, c.size)
+	if c.cur != nil {
+		c.chunks = append(c.chunks, c.cur)
+	}
+	for _, ch := range c.chunks {
+		data = append(data, *ch...)
+		if cap(*ch) == copyChunkSize {
+			*ch = (*ch)[:0]
+			copyChunks.Put(ch)
+		}
+	}
 	d := array.NewData(c.typ, n, []*memory.Buffer{validity,
-		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offsets)), memory.NewBufferBytes(c.data)}, nil, len(c.nulls), 0)
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offsets)), memory.NewBufferBytes(data)}, nil, len(c.nulls), 0)
 	defer d.Release()
 	a := array.MakeFromData(d)
-	c.data, c.offsets, c.nulls = nil, []int32{0}, nil
+	c.chunks, c.cur, c.size, c.offsets, c.nulls = c.chunks[:0], nil, 0, nil, nil
 	return a
 }
 
-// reserve makes room for a batch like the previous one (rows values of
-// dataBytes bytes), so buffers do not grow and copy value by value.
-func (c *copyColumn) reserve(rows, dataBytes int) {
+// reserve makes room for a batch of rows values like the previous one, so
+// offsets and builders do not grow and copy value by value.
+func (c *copyColumn) reserve(rows int) {
 	if c.b != nil {
 		c.b.Reserve(rows)
 		return
 	}
-	c.data = make([]byte, 0, dataBytes+dataBytes/8)
-	c.offsets = append(make([]int32, 0, rows+1+rows/8), 0)
+	c.offsets = append(make([]int32, 0, rows+1), 0)
 }
 
-// dataLen is the byte size of a text or bytea column's values so far.
-func (c *copyColumn) dataLen() int { return len(c.data) }
-
+// release frees the column's builder and returns its chunks to the pool.
 func (c *copyColumn) release() {
 	if c.b != nil {
 		c.b.Release()
 	}
+	if c.cur != nil {
+		c.chunks = append(c.chunks, c.cur)
+	}
+	for _, ch := range c.chunks {
+		if cap(*ch) == copyChunkSize {
+			*ch = (*ch)[:0]
+			copyChunks.Put(ch)
+		}
+	}
+	c.chunks, c.cur = nil, nil
 }
 
 // bstr views b as a string without copying; the string must not outlive b.
