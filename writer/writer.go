@@ -315,8 +315,9 @@ func (w *Writer) buckets(rec arrow.RecordBatch, rows []int32) ([][]int32, error)
 	return out, nil
 }
 
-// sortByPK stably sorts row indices by primary key: equal keys keep their
-// arrival order, so the last-arrived row of a key is the last in its file.
+// sortByPK sorts row indices, given in ascending (arrival) order, by
+// primary key: equal keys keep their arrival order, so the last-arrived row
+// of a key is the last in its file.
 func (w *Writer) sortByPK(rec arrow.RecordBatch, idx []int32) error {
 	t := w.Table
 	cols := make([]arrow.Array, len(t.PKCols))
@@ -363,27 +364,63 @@ type prefixed struct {
 // sortByPrefix sorts rows by key, equal keys by row number. prefix(r) must
 // order like the keys: prefix(x) < prefix(y) implies key x < key y. When it
 // is also injective, full is nil; otherwise full compares two keys whose
-// prefixes are equal. Sorting the prefixes in one array instead of keys
-// reached through an index keeps the comparisons in cache: most never look
-// at the key itself.
+// prefixes are equal. idx must be in row order (see sortByPK). The
+// prefixes are sorted in one array by a stable radix sort, so equal
+// prefixes stay in row order, and the keys themselves are read only to
+// order runs of equal prefixes.
 func sortByPrefix(idx []int32, prefix func(int32) uint64, full func(x, y int32) int) {
 	keys := make([]prefixed, len(idx))
 	for i, r := range idx {
 		keys[i] = prefixed{prefix(r), r}
 	}
-	slices.SortFunc(keys, func(a, b prefixed) int {
-		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
-			return c
-		}
-		if full != nil {
-			if c := full(a.row, b.row); c != 0 {
-				return c
+	radixSort(keys)
+	if full != nil {
+		for start := 0; start < len(keys); {
+			end := start + 1
+			for end < len(keys) && keys[end].prefix == keys[start].prefix {
+				end++
 			}
+			if end-start > 1 {
+				slices.SortStableFunc(keys[start:end], func(a, b prefixed) int { return full(a.row, b.row) })
+			}
+			start = end
 		}
-		return cmp.Compare(a.row, b.row)
-	})
+	}
 	for i, k := range keys {
 		idx[i] = k.row
+	}
+}
+
+// radixSort stably sorts keys by prefix: least significant byte first,
+// skipping bytes in which all keys agree (the high bytes of small
+// integers, the fixed characters of formatted keys).
+func radixSort(keys []prefixed) {
+	if len(keys) < 2 {
+		return
+	}
+	src, dst := keys, make([]prefixed, len(keys))
+	for shift := 0; shift < 64; shift += 8 {
+		var pos [256]int
+		for _, k := range src {
+			pos[byte(k.prefix>>shift)]++
+		}
+		if pos[byte(src[0].prefix>>shift)] == len(src) {
+			continue
+		}
+		at := 0
+		for d, n := range pos {
+			pos[d] = at
+			at += n
+		}
+		for _, k := range src {
+			d := byte(k.prefix >> shift)
+			dst[pos[d]] = k
+			pos[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
 	}
 }
 
