@@ -184,10 +184,14 @@ func takeVarWidth[R int | int32](mem memory.Allocator, src arrow.Array, rows []R
 	offsets = memory.NewResizableBuffer(mem)
 	offsets.Resize(arrow.Int32Traits.BytesRequired(len(rows) + 1))
 	offs := arrow.GetData[int32](offsets.Bytes())
+	// The first pass reads each row's offsets (a random access) and keeps
+	// where its bytes start, so the copying pass reads only the bytes.
+	starts := make([]int32, len(rows))
 	hasNulls := src.NullN() > 0
 	total := 0
 	for i, r := range rows {
 		offs[i] = int32(total)
+		starts[i] = in[r]
 		if !hasNulls || src.IsValid(int(r)) {
 			total += int(in[r+1] - in[r])
 		}
@@ -200,8 +204,8 @@ func takeVarWidth[R int | int32](mem memory.Allocator, src arrow.Array, rows []R
 	values = memory.NewResizableBuffer(mem)
 	values.Resize(total)
 	vb := values.Bytes()
-	for i, r := range rows {
-		copy(vb[offs[i]:offs[i+1]], data[in[r]:])
+	for i, start := range starts {
+		copy(vb[offs[i]:offs[i+1]], data[start:])
 	}
 	return offsets, values, nil
 }
