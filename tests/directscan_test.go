@@ -138,3 +138,47 @@ func encodeRawRows(rows [][][]byte) []string {
 	slices.Sort(out)
 	return out
 }
+
+// A direct scan stops on statement_timeout (57014) and on a client that
+// reads only part of a portal; the session stays usable and later scans see
+// every row.
+func TestDirectScanTimeoutAndPartialReads(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	c := srv.connect(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`DROP SCHEMA IF EXISTS directbig CASCADE`, `CREATE SCHEMA directbig`,
+		`CREATE TABLE directbig.t (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 4)`,
+		`INSERT INTO directbig.t SELECT i, repeat('x', 40) || i FROM generate_series(1, 300000) AS s(i)`,
+		`INSERT INTO directbig.t SELECT i, 'updated' FROM generate_series(1, 300000, 2) AS s(i)`,
+		`SET statement_timeout = '5ms'`,
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := c.Exec(ctx, `SELECT * FROM directbig.t`); pgCode(err) != "57014" {
+		t.Errorf("direct scan under statement_timeout: %v, want 57014", err)
+	}
+	if _, err := c.Exec(ctx, `SET statement_timeout = 0`); err != nil {
+		t.Fatal(err)
+	}
+	// Extended protocol: read a few rows, then close the result early.
+	rows, err := c.Query(ctx, `SELECT id, v FROM directbig.t`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10 && rows.Next(); i++ {
+	}
+	rows.Close()
+	var n, updated int64
+	if err := c.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE v = 'updated') FROM directbig.t`).Scan(&n, &updated); err != nil ||
+		n != 300000 || updated != 150000 {
+		t.Fatalf("after partial read: count %d, updated %d, %v", n, updated, err)
+	}
+	got := rawRows(t, c.PgConn(), `SELECT id FROM directbig.t`, pgx.BinaryFormatCode)
+	if len(got) != 300000 {
+		t.Fatalf("direct scan returned %d rows, want 300000", len(got))
+	}
+}
