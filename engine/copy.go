@@ -393,26 +393,48 @@ const (
 	copyBlockBytes = 1 << 20
 )
 
-// rowBlock holds COPY rows copied out of the row reader's buffers. Field k
-// (= row × columns + column) is data[ends[k-1]:ends[k]] (ends[-1] = 0), or
-// NULL when null[k].
+// rowBlock holds COPY rows copied out of the row reader's buffers: rows
+// rows of ncols fields. Field k (= row × ncols + column) is
+// data[ends[k-1]:ends[k]] (ends[-1] = 0), or NULL when null[k]. Everything
+// is stored by index into space allocated once per block (see copyColumn
+// on write barriers); blocks are reused.
 type rowBlock struct {
-	data  []byte
-	ends  []int32
-	null  []bool
-	lines []int64 // each row's line, for error context
+	data   []byte
+	size   int // bytes of data in use
+	ends   []int32
+	null   []bool
+	fields int
+	lines  []int64 // each row's line, for error context
+	rows   int
 }
 
+func newRowBlock(ncols int) *rowBlock {
+	return &rowBlock{data: make([]byte, copyBlockBytes), ends: make([]int32, copyBlockRows*ncols),
+		null: make([]bool, copyBlockRows*ncols), lines: make([]int64, copyBlockRows)}
+}
+
+// add appends a row; the block must not be full.
 func (b *rowBlock) add(fields [][]byte, line int64) {
+	n := 0
 	for _, f := range fields {
-		b.data = append(b.data, f...)
-		b.ends = append(b.ends, int32(len(b.data)))
-		b.null = append(b.null, f == nil)
+		n += len(f)
 	}
-	b.lines = append(b.lines, line)
+	if b.size+n > len(b.data) { // the row that crosses copyBlockBytes
+		grown := make([]byte, max(2*len(b.data), b.size+n))
+		copy(grown, b.data[:b.size])
+		b.data = grown
+	}
+	for _, f := range fields {
+		b.size += copy(b.data[b.size:], f)
+		b.ends[b.fields] = int32(b.size)
+		b.null[b.fields] = f == nil
+		b.fields++
+	}
+	b.lines[b.rows] = line
+	b.rows++
 }
 
-func (b *rowBlock) full() bool { return len(b.lines) >= copyBlockRows || len(b.data) >= copyBlockBytes }
+func (b *rowBlock) full() bool { return b.rows >= copyBlockRows || b.size >= copyBlockBytes }
 
 func (b *rowBlock) field(k int) []byte {
 	start := int32(0)
@@ -422,9 +444,7 @@ func (b *rowBlock) field(k int) []byte {
 	return b.data[start:b.ends[k]:b.ends[k]]
 }
 
-func (b *rowBlock) reset() {
-	b.data, b.ends, b.null, b.lines = b.data[:0], b.ends[:0], b.null[:0], b.lines[:0]
-}
+func (b *rowBlock) reset() { b.size, b.fields, b.rows = 0, 0, 0 }
 
 // errConvertStopped tells the reading goroutine that the converting one
 // ended early; its error is the ingest's.
@@ -496,7 +516,7 @@ func (c *copyFromStmt) readBlocks(ctx context.Context, rows pgwire.CopyRowReader
 			case b = <-free:
 				b.reset()
 			default:
-				b = &rowBlock{}
+				b = newRowBlock(ncols)
 			}
 		}
 		b.add(fields, rows.Line())
@@ -557,7 +577,8 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 	var total int64
 	batchRows, batchBytes := 0, 0
 	for b := range in {
-		for r, line := range b.lines {
+		for r := range b.rows {
+			line := b.lines[r]
 			base := r * ncols
 			for i, src := range c.src {
 				col := cols[i]

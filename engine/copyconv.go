@@ -40,17 +40,22 @@ type fieldConv func(c *copyColumn, v []byte) error
 // exact size when the batch ends: a single buffer grown by doubling copied
 // the data over and over, touched fresh memory at every step and left up
 // to half of its capacity unused. Chunks are reused across batches and
-// COPYs (copyChunks).
+// COPYs (copyChunks). Values and offsets are stored by index into
+// preallocated space, not appended: appending stores a slice header, a
+// pointer, into the heap for every value, and each such store pays the
+// garbage collector's write barrier while a collection runs.
 type copyColumn struct {
 	typ arrow.DataType
 	b   array.Builder // nil for text and bytea
-	// Text and bytea: the values' bytes are chunks followed by cur; value
-	// i ends at offsets[i+1], counted over all of them; nulls lists the
-	// NULL rows (empty values).
+	// Text and bytea: the values' bytes are chunks followed by cur[:used];
+	// value i ends at offsets[i+1], counted over all of them (n values so
+	// far, offsets has room for more); nulls lists the NULL rows.
 	chunks  []*[]byte
-	cur     *[]byte
+	cur     *[]byte // a full-length chunk
+	used    int
 	size    int
 	offsets []int32
+	n       int
 	nulls   []int32
 }
 
@@ -59,15 +64,13 @@ type copyColumn struct {
 const copyChunkSize = 256 << 10
 
 var copyChunks = sync.Pool{New: func() any {
-	b := make([]byte, 0, copyChunkSize)
+	b := make([]byte, copyChunkSize)
 	return &b
 }}
 
 func newCopyColumn(mem memory.Allocator, typ arrow.DataType) *copyColumn {
 	c := &copyColumn{typ: typ}
-	if varWidth(typ) {
-		c.offsets = []int32{0}
-	} else {
+	if !varWidth(typ) {
 		c.b = array.NewBuilder(mem, typ)
 	}
 	return c
@@ -88,21 +91,40 @@ func (c *copyColumn) appendBytes(v []byte) error {
 	if c.size+len(v) > math.MaxInt32 {
 		return errValueTooLarge
 	}
-	if c.cur == nil || len(*c.cur)+len(v) > cap(*c.cur) {
-		if c.cur != nil {
-			c.chunks = append(c.chunks, c.cur)
-		}
-		if len(v) > copyChunkSize {
-			b := make([]byte, 0, len(v))
-			c.cur = &b
-		} else {
-			c.cur = copyChunks.Get().(*[]byte)
-		}
+	if c.cur == nil || c.used+len(v) > len(*c.cur) {
+		c.nextChunk(len(v))
 	}
-	*c.cur = append(*c.cur, v...)
+	copy((*c.cur)[c.used:], v)
+	c.used += len(v)
 	c.size += len(v)
-	c.offsets = append(c.offsets, int32(c.size))
+	c.addOffset()
 	return nil
+}
+
+// nextChunk ends the current chunk and starts one with room for n bytes.
+func (c *copyColumn) nextChunk(n int) {
+	if c.cur != nil {
+		*c.cur = (*c.cur)[:c.used]
+		c.chunks = append(c.chunks, c.cur)
+	}
+	if n > copyChunkSize {
+		b := make([]byte, n)
+		c.cur = &b
+	} else {
+		c.cur = copyChunks.Get().(*[]byte)
+	}
+	c.used = 0
+}
+
+// addOffset records the end of value n (offsets[0] is 0).
+func (c *copyColumn) addOffset() {
+	if c.n+1 >= len(c.offsets) {
+		grown := make([]int32, max(2*len(c.offsets), copyBlockRows+1))
+		copy(grown, c.offsets)
+		c.offsets = grown
+	}
+	c.n++
+	c.offsets[c.n] = int32(c.size)
 }
 
 func (c *copyColumn) appendNull() {
@@ -110,8 +132,8 @@ func (c *copyColumn) appendNull() {
 		c.b.AppendNull()
 		return
 	}
-	c.nulls = append(c.nulls, int32(len(c.offsets)-1))
-	c.offsets = append(c.offsets, int32(c.size))
+	c.nulls = append(c.nulls, int32(c.n))
+	c.addOffset()
 }
 
 // finish returns the column's values as an array and empties the column.
@@ -122,7 +144,7 @@ func (c *copyColumn) finish() arrow.Array {
 	if c.b != nil {
 		return c.b.NewArray()
 	}
-	n := len(c.offsets) - 1
+	n := c.n
 	var validity *memory.Buffer
 	if len(c.nulls) > 0 {
 		bits := make([]byte, bitutil.BytesForBits(int64(n)))
@@ -134,20 +156,25 @@ func (c *copyColumn) finish() arrow.Array {
 	}
 	data := make([]byte, 0, c.size)
 	if c.cur != nil {
+		*c.cur = (*c.cur)[:c.used]
 		c.chunks = append(c.chunks, c.cur)
 	}
 	for _, ch := range c.chunks {
 		data = append(data, *ch...)
 		if cap(*ch) == copyChunkSize {
-			*ch = (*ch)[:0]
+			*ch = (*ch)[:copyChunkSize]
 			copyChunks.Put(ch)
 		}
 	}
+	offsets := []int32{0} // no values
+	if c.offsets != nil {
+		offsets = c.offsets[:n+1]
+	}
 	d := array.NewData(c.typ, n, []*memory.Buffer{validity,
-		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offsets)), memory.NewBufferBytes(data)}, nil, len(c.nulls), 0)
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)}, nil, len(c.nulls), 0)
 	defer d.Release()
 	a := array.MakeFromData(d)
-	c.chunks, c.cur, c.size, c.offsets, c.nulls = c.chunks[:0], nil, 0, nil, nil
+	c.chunks, c.cur, c.used, c.size, c.offsets, c.n, c.nulls = c.chunks[:0], nil, 0, 0, nil, 0, nil
 	return a
 }
 
@@ -158,7 +185,7 @@ func (c *copyColumn) reserve(rows int) {
 		c.b.Reserve(rows)
 		return
 	}
-	c.offsets = append(make([]int32, 0, rows+1), 0)
+	c.offsets = make([]int32, rows+1)
 }
 
 // release frees the column's builder and returns its chunks to the pool.
@@ -171,7 +198,7 @@ func (c *copyColumn) release() {
 	}
 	for _, ch := range c.chunks {
 		if cap(*ch) == copyChunkSize {
-			*ch = (*ch)[:0]
+			*ch = (*ch)[:copyChunkSize]
 			copyChunks.Put(ch)
 		}
 	}
