@@ -21,9 +21,6 @@ const copyMemoryLimit = 512 << 20
 func TestCopyMemoryBound(t *testing.T) {
 	t.Parallel()
 	requirePG(t)
-	if testing.Short() {
-		t.Skip("streams 10 M rows (about a minute)")
-	}
 	const rows = 10_000_000
 	// A server of its own: the peak is of this COPY alone.
 	srv, err := startServer(filepath.Join(testBaseDir(t), "data"), "mem-Secret1")
