@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -413,11 +414,15 @@ func newRowBlock(ncols int) *rowBlock {
 		null: make([]bool, copyBlockRows*ncols), lines: make([]int64, copyBlockRows)}
 }
 
-// add appends a row; the block must not be full.
-func (b *rowBlock) add(fields [][]byte, line int64) {
+// add appends a row; the block must not be full. A row of more than 2 GiB
+// (beyond the 32-bit field ends) is refused.
+func (b *rowBlock) add(fields [][]byte, line int64) error {
 	n := 0
 	for _, f := range fields {
 		n += len(f)
+	}
+	if b.size+n > math.MaxInt32 {
+		return errValueTooLarge
 	}
 	if b.size+n > len(b.data) { // the row that crosses copyBlockBytes
 		grown := make([]byte, max(2*len(b.data), b.size+n))
@@ -432,6 +437,7 @@ func (b *rowBlock) add(fields [][]byte, line int64) {
 	}
 	b.lines[b.rows] = line
 	b.rows++
+	return nil
 }
 
 func (b *rowBlock) full() bool { return b.rows >= copyBlockRows || b.size >= copyBlockBytes }
@@ -519,7 +525,10 @@ func (c *copyFromStmt) readBlocks(ctx context.Context, rows pgwire.CopyRowReader
 				b = newRowBlock(ncols)
 			}
 		}
-		b.add(fields, rows.Line())
+		if err := b.add(fields, rows.Line()); err != nil {
+			_ = send() // the rows before this one are still converted
+			return err
+		}
 		if b.full() {
 			if err := send(); err != nil {
 				return err

@@ -81,10 +81,10 @@ func varWidth(typ arrow.DataType) bool {
 	return typ.ID() == arrow.STRING || typ.ID() == arrow.BINARY
 }
 
-// errValueTooLarge (program_limit_exceeded): a batch's text column holds at
-// most 2 GiB (Arrow's 32-bit offsets); batches end long before that unless
-// one row is huge.
-var errValueTooLarge = sqlerr.New("54000", "COPY row too large: a column's values exceed 2 GiB")
+// errValueTooLarge (program_limit_exceeded): COPY keeps a row's bytes and a
+// batch's text column under 2 GiB (32-bit offsets); batches end long before
+// that unless one row is huge.
+var errValueTooLarge = sqlerr.New("54000", "COPY row too large: more than 2 GiB of data")
 
 // appendBytes appends a text or bytea value.
 func (c *copyColumn) appendBytes(v []byte) error {
