@@ -67,6 +67,12 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	if err != nil {
 		return nil, err
 	}
+	var hashes []uint32
+	if t.HasPK() {
+		if hashes, err = w.hashes(rec); err != nil {
+			return nil, err
+		}
+	}
 	var written []string
 	defer func() {
 		if err != nil {
@@ -99,9 +105,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	for pi, desc := range descs {
 		byBucket := [][]int32{groups[pi]}
 		if t.HasPK() {
-			if byBucket, err = w.buckets(rec, groups[pi]); err != nil {
-				return nil, err
-			}
+			byBucket = bucketRows(hashes, groups[pi], t.HashBucketNum)
 		}
 		groups[pi] = nil // the buckets hold the rows now
 		for b, rows := range byBucket {
@@ -287,10 +291,8 @@ func (w *Writer) partition(rec arrow.RecordBatch) (groups [][]int32, descs []str
 	return groups, descs, nil
 }
 
-// buckets splits rows (in arrival order) by the hash bucket of their
-// primary key: out[b] are bucket b's rows, in arrival order, each list
-// allocated at its exact size.
-func (w *Writer) buckets(rec arrow.RecordBatch, rows []int32) ([][]int32, error) {
+// hashes computes each row's primary-key hash (LakeSoul's bucket hash).
+func (w *Writer) hashes(rec arrow.RecordBatch) ([]uint32, error) {
 	t := w.Table
 	cols := make([]arrow.Array, len(t.PKCols))
 	for i, c := range t.PKCols {
@@ -300,19 +302,26 @@ func (w *Writer) buckets(rec arrow.RecordBatch, rows []int32) ([][]int32, error)
 	if err := layout.HashRows(cols, hashes); err != nil {
 		return nil, fmt.Errorf("bucket hash: %w", err)
 	}
-	counts := make([]int, t.HashBucketNum)
+	return hashes, nil
+}
+
+// bucketRows splits rows (in arrival order) by the bucket of their hash:
+// out[b] are bucket b's rows, in arrival order, each list allocated at its
+// exact size.
+func bucketRows(hashes []uint32, rows []int32, buckets int) [][]int32 {
+	counts := make([]int, buckets)
 	for _, r := range rows {
-		counts[layout.BucketOf(hashes[r], t.HashBucketNum)]++
+		counts[layout.BucketOf(hashes[r], buckets)]++
 	}
-	out := make([][]int32, t.HashBucketNum)
+	out := make([][]int32, buckets)
 	for b, c := range counts {
 		out[b] = make([]int32, 0, c)
 	}
 	for _, r := range rows {
-		b := layout.BucketOf(hashes[r], t.HashBucketNum)
+		b := layout.BucketOf(hashes[r], buckets)
 		out[b] = append(out[b], r)
 	}
-	return out, nil
+	return out
 }
 
 // sortByPK sorts row indices, given in ascending (arrival) order, by

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -236,4 +237,70 @@ func readFile(t testing.TB, uri string) (arrow.RecordBatch, int) {
 	rec := tr.RecordBatch()
 	rec.Retain()
 	return rec, pf.NumRowGroups()
+}
+
+// TestWritePartitionedBuckets writes a range-partitioned PK table: each
+// partition's commit holds one file per bucket present, every row of a
+// file belongs to the commit's partition and hashes to the file's bucket,
+// files are in key order, and no row is lost.
+func TestWritePartitionedBuckets(t *testing.T) {
+	fields := []arrow.Field{{Name: "d", Type: arrow.BinaryTypes.String}, {Name: "k", Type: arrow.BinaryTypes.String},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Int64}}
+	tbl := testTable(t, fields, []string{"k"}, 3)
+	tbl.RangeCols = []string{"d"}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.Schema)
+	defer b.Release()
+	const n = 3000
+	days := []string{"2026-01-02", "2026-01-01", "2026-01-03"}
+	for i := range n {
+		b.Field(0).(*array.StringBuilder).Append(days[i%3])
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("k%04d", (i*7)%1000))
+		b.Field(2).(*array.Int64Builder).Append(int64(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	parts, err := (&Writer{Store: objstore.Local{}, Table: tbl}).Write(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotDescs []string
+	seen := 0
+	for _, p := range parts {
+		gotDescs = append(gotDescs, p.Desc)
+		if len(p.Ops) != 3 {
+			t.Errorf("partition %s: %d files, want 3", p.Desc, len(p.Ops))
+		}
+		for _, op := range p.Ops {
+			got, _ := readFile(t, op.Path)
+			fileBucket, ok := layout.BucketOfFile(op.Path)
+			if !ok {
+				t.Fatalf("%s: no bucket in the file name", op.Path)
+			}
+			keys, seqs := got.Column(0).(*array.String), got.Column(1).(*array.Int64)
+			hashes := make([]uint32, got.NumRows())
+			if err := layout.HashRows([]arrow.Array{keys}, hashes); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < int(got.NumRows()); i++ {
+				s := seqs.Value(i)
+				seen++
+				if want := "d=" + days[s%3]; p.Desc != want {
+					t.Fatalf("%s: row %d of partition %s in %s", op.Path, s, want, p.Desc)
+				}
+				if want := layout.BucketOf(hashes[i], 3); fileBucket != want {
+					t.Fatalf("%s: row %d of bucket %d in bucket %d's file", op.Path, s, want, fileBucket)
+				}
+				if i > 0 && cmp.Or(strings.Compare(keys.Value(i-1), keys.Value(i)), cmp.Compare(seqs.Value(i-1), s)) >= 0 {
+					t.Fatalf("%s row %d: out of order", op.Path, i)
+				}
+			}
+			got.Release()
+		}
+	}
+	if want := []string{"d=2026-01-02", "d=2026-01-01", "d=2026-01-03"}; !slices.Equal(gotDescs, want) {
+		t.Errorf("partitions %v, want %v (first appearance)", gotDescs, want)
+	}
+	if seen != n {
+		t.Errorf("%d rows in files, want %d", seen, n)
+	}
 }
