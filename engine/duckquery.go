@@ -77,6 +77,9 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := castDeclaredParams(stmt, declared); err != nil {
 		return "", nil, nil, nil, err
 	}
+	if err := rewriteByteaLiterals(stmt); err != nil {
+		return "", nil, nil, nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		if text, err = deparseNode(stmt); err != nil {
 			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
@@ -134,10 +137,20 @@ func paramOID(t duckdb.Type) uint32 {
 }
 
 // duckArgs converts decoded wire parameters into values DuckDB binds; array
-// parameters (which arrive as PostgreSQL array text) become DuckDB list text.
+// parameters (which arrive as PostgreSQL array text) become DuckDB list text,
+// and bytea parameters sent as untyped text are read as PostgreSQL bytea
+// text (bytealit.go).
 func duckArgs(oids []uint32, params []any) ([]any, error) {
 	args := make([]any, len(params))
 	for i, p := range params {
+		if str, ok := p.(string); ok && i < len(oids) && oids[i] == schema.OIDBytea {
+			b, err := parseByteaText([]byte(str))
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bytea: %q (parameter $%d)", str, i+1)
+			}
+			args[i] = b
+			continue
+		}
 		if str, ok := p.(string); ok && i < len(oids) && pgArrayTypes[oids[i]] != "" {
 			l, err := pgArrayToDuckList(str)
 			if err != nil {
