@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,4 +122,62 @@ func TestCopyFirstBadRowWins(t *testing.T) {
 			expectRows(t, s, "SELECT count(*) FROM cf.t", "0")
 		})
 	}
+}
+
+// cancelRows is sliceRows that cancels its context after cancelAt rows
+// and goes on producing rows.
+type cancelRows struct {
+	sliceRows
+	cancelAt int
+	cancel   context.CancelFunc
+}
+
+func (r *cancelRows) ReadRow() ([][]byte, error) {
+	if r.i == r.cancelAt {
+		r.cancel()
+	}
+	return r.sliceRows.ReadRow()
+}
+
+// TestCopyCanceled cancels a COPY in its third batch: it fails with
+// 57014, its files are gone, and the session goes on.
+func TestCopyCanceled(t *testing.T) {
+	wh := filepath.Join(t.TempDir(), "wh")
+	s := newSessionAt(t, wh)
+	mustRun(t, s, `CREATE SCHEMA cc; CREATE TABLE cc.t (id bigint PRIMARY KEY, pad text) WITH (hash_bucket_num = 2)`)
+	pad := strings.Repeat("p", 4000)
+	var rows [][][]byte
+	for i := range 40000 {
+		rows = append(rows, row(fmt.Sprint(i), pad))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stmts, err := s.Parse(ctx, "COPY cc.t FROM STDIN", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := stmts[0].Bind(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.(pgwire.CopyInPortal).CopyIn(ctx, &cancelRows{sliceRows: sliceRows{rows: rows}, cancelAt: 20000, cancel: cancel})
+	p.Close()
+	if sqlerr.Code(err) != sqlerr.QueryCanceled {
+		t.Fatalf("canceled COPY: %v, want 57014", err)
+	}
+	expectRows(t, s, "SELECT count(*) FROM cc.t", "0")
+	var files []string
+	filepath.WalkDir(wh, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".parquet") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if len(files) > 0 {
+		t.Errorf("files of the canceled COPY are left: %v", files)
+	}
+	if tag, err := copyIn(t, s, "COPY cc.t FROM STDIN", rows[:10]); err != nil || tag != "COPY 10" {
+		t.Fatalf("COPY after the canceled one: %q, %v", tag, err)
+	}
+	expectRows(t, s, "SELECT count(*) FROM cc.t", "10")
 }
