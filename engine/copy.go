@@ -586,6 +586,10 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 	var total int64
 	batchRows, batchBytes := 0, 0
 	for b := range in {
+		ascii := isASCII(b.data[:b.size])
+		for _, col := range cols {
+			col.asciiBlock = ascii
+		}
 		for r := range b.rows {
 			line := b.lines[r]
 			base := r * ncols

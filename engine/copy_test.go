@@ -181,3 +181,23 @@ func TestCopyCanceled(t *testing.T) {
 	}
 	expectRows(t, s, "SELECT count(*) FROM cc.t", "10")
 }
+
+// TestCopyTextEncoding: ASCII blocks skip per-value UTF-8 checks, so this
+// checks both ways a block goes: multi-byte text is kept, and invalid
+// UTF-8 (here a lone continuation byte and a truncated sequence, in a
+// block that is otherwise valid) fails with 22021 at its line.
+func TestCopyTextEncoding(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA ce; CREATE TABLE ce.t (id bigint PRIMARY KEY, v text, w varchar(3))`)
+	if tag, err := copyIn(t, s, "COPY ce.t FROM STDIN", [][][]byte{row("1", "plain", "abc"), row("2", "ünïcødé", "äöü")}); err != nil || tag != "COPY 2" {
+		t.Fatalf("valid UTF-8: %q, %v", tag, err)
+	}
+	expectRows(t, s, "SELECT v, w FROM ce.t ORDER BY id", "plain|abc", "ünïcødé|äöü")
+	for _, bad := range []string{"\x80", "ok\xc3"} {
+		_, err := copyIn(t, s, "COPY ce.t FROM STDIN", [][][]byte{row("3", "fine", "x"), row("4", bad, "y")})
+		if sqlerr.Code(err) != "22021" || !strings.Contains(sqlerr.From(err).Where, "line 2,") {
+			t.Errorf("invalid UTF-8 %q: %v (where %q), want 22021 at line 2", bad, err, sqlerr.From(err).Where)
+		}
+	}
+	expectRows(t, s, "SELECT count(*) FROM ce.t", "2")
+}

@@ -57,6 +57,11 @@ type copyColumn struct {
 	offsets []int32
 	n       int
 	nulls   []int32
+	// asciiBlock is set while the values come from a block of ASCII bytes
+	// only, which are valid UTF-8 whatever the field boundaries: text
+	// columns then skip validating each value (most COPY data is ASCII,
+	// and checking a block at once costs a fraction of a call per value).
+	asciiBlock bool
 }
 
 // copyChunkSize is the size of a text column's chunk; a larger value gets
@@ -393,7 +398,7 @@ func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 			}
 			return c.appendBytes(uuidText(u))
 		}
-		if !utf8.Valid(v) {
+		if !c.asciiBlock && !utf8.Valid(v) {
 			return invalidUTF8()
 		}
 		if maxLen >= 0 && len(v) > maxLen {
@@ -406,6 +411,19 @@ func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 		}
 		return c.appendBytes(v)
 	}, nil
+}
+
+// isASCII reports whether b holds only bytes below 0x80, 8 at a time.
+func isASCII(b []byte) bool {
+	var acc uint64
+	for len(b) >= 8 {
+		acc |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		acc |= uint64(c)
+	}
+	return acc&0x8080808080808080 == 0
 }
 
 // uuidText is u in its canonical text form (36 bytes), without allocating.
