@@ -84,11 +84,15 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	if err != nil {
 		return nil, err
 	}
-	// $n placed directly in VALUES take their target column's type.
+	// $n and string literals placed directly in VALUES take their target
+	// column's type, as PostgreSQL's untyped values do: '\x00ff' into a bytea
+	// column is bytea text, 'Infinity' into a real column a float, whatever
+	// other rows of the VALUES hold.
 	if sel := src.GetSelectStmt(); sel != nil {
 		for _, row := range sel.ValuesLists {
 			for j, item := range row.GetList().GetItems() {
-				if item.GetParamRef() == nil || j >= len(target) {
+				untyped := item.GetParamRef() != nil || item.GetAConst().GetSval() != nil
+				if !untyped || j >= len(target) {
 					continue
 				}
 				f := t.Schema.Field(t.Schema.FieldIndices(target[j])[0])
