@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,7 @@ func runCCF(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("ccf", flag.ContinueOnError)
 	upserts := fs.Int("upserts", 10, "number of upsert batches")
 	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw)")
+	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full read alone to this file (not with --cpuprofile)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -84,8 +86,13 @@ func runCCF(ctx context.Context, o Options) error {
 	}
 	o.Out.Emit(Row{Bench: name, Phase: "read_count", System: "lakesoul", Rows: n, Seconds: time.Since(start).Seconds(),
 		Extra: map[string]any{"count_ok": n == int64(keys)}})
+	stopProfile, err := startCPUProfile(*readProfile)
+	if err != nil {
+		return err
+	}
 	start = time.Now()
 	n, sum, err := checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
+	stopProfile()
 	if err != nil {
 		return err
 	}
@@ -112,6 +119,26 @@ func runCCF(ctx context.Context, o Options) error {
 		}
 	}
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into path ("" = none) and returns
+// its stop function.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // copyText renders batch b as COPY text.
