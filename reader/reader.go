@@ -126,9 +126,9 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 			st.close()
 		}
 	}
-	bufSize := fileReadBuffer(len(u.Files))
+	batchRows, bufSize := fileReadSizes(len(u.Files), s.BatchRows)
 	for i, f := range u.Files {
-		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, s.BatchRows, bufSize)
+		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, batchRows, bufSize)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -149,18 +149,20 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 	return &concatIterator{scan: s, streams: streams, consts: consts}, nil
 }
 
-// fileReadBuffer returns the per-column read buffer of each file of a unit
-// of n files. A merge holds a buffer per column of every file at once, so
-// many files (a bucket after many upserts) get smaller ones. Batches keep
-// their size: smaller ones cost more per row than the memory they save
-// (BenchmarkMergeCCF).
-func fileReadBuffer(n int) int {
-	const budget = 8 // files that get the full size
-	buf := 256 << 10
-	if n > budget {
-		buf = max(32<<10, buf*budget/n)
+// fileReadSizes returns the batch size and per-column read buffer of each
+// file of a unit of n files. A merge holds a batch and a buffer per column
+// of every file at once and touches their current rows in turn: with more
+// than a few files, small batches keep that working set in cache (and its
+// memory bounded), which pays for their per-batch cost many times over in
+// `lakesoul bench ccf` (10 and 100 upserts); buffers shrink likewise.
+func fileReadSizes(n, batchRows int) (rows, buf int) {
+	const fewFiles = 4
+	rows, buf = batchRows, 256<<10
+	if n > fewFiles {
+		rows = min(batchRows, 1024)
+		buf = max(32<<10, buf*2*fewFiles/n)
 	}
-	return buf
+	return rows, buf
 }
 
 func errMissingKey(path, col string) error {
