@@ -128,32 +128,17 @@ func (w *rowWriter) EndRow() error {
 
 // WriteRow implements RowWriter.
 func (w *rowWriter) WriteRow(values []any) error {
-	out := &w.c.out
-	if out.err != nil {
-		return out.err
+	if err := w.c.out.err; err != nil {
+		return err
 	}
 	if len(values) != len(w.cols) {
 		return fmt.Errorf("pgwire: row has %d values but the statement has %d columns", len(values), len(w.cols))
 	}
-	buf := out.buf
-	start := len(buf)
-	buf = append(buf, 'D', 0, 0, 0, 0)
-	buf = binary.BigEndian.AppendUint16(buf, uint16(len(values)))
-	for i, v := range values {
-		lenAt := len(buf)
-		buf = append(buf, 0, 0, 0, 0)
-		enc, err := w.c.encodeValue(w.cols[i].TypeOID, w.formats[i], v, buf)
-		if err != nil {
-			return fmt.Errorf("pgwire: encode column %q: %w", w.cols[i].Name, err)
+	w.BeginRow()
+	for _, v := range values {
+		if err := w.AppendValue(v); err != nil {
+			return err
 		}
-		if enc == nil { // SQL NULL
-			binary.BigEndian.PutUint32(buf[lenAt:], ^uint32(0))
-			continue
-		}
-		buf = enc
-		binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
 	}
-	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
-	out.buf = buf
-	return out.maybeFlush()
+	return w.EndRow()
 }
