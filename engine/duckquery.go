@@ -80,6 +80,9 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := rewriteByteaLiterals(stmt); err != nil {
 		return "", nil, nil, nil, err
 	}
+	if err := rewritePGFunctions(stmt); err != nil {
+		return "", nil, nil, nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		if text, err = deparseNode(stmt); err != nil {
 			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
@@ -338,7 +341,10 @@ func pgColumnName(n *pg_query.Node) string {
 		if inner := pgColumnName(n.GetTypeCast().Arg); inner != "" && inner != "?column?" {
 			return inner
 		}
-		if n.GetTypeCast().Arg.GetColumnRef() != nil {
+		if cr := n.GetTypeCast().Arg.GetColumnRef(); cr != nil {
+			if last := cr.Fields[len(cr.Fields)-1].GetString_(); last != nil {
+				return last.Sval // PostgreSQL names a cast column by the column
+			}
 			return ""
 		}
 		return typeNameString(n.GetTypeCast().TypeName)

@@ -86,15 +86,18 @@ var diffCorpus = []string{
 	`SELECT * FROM (SELECT id, amount FROM diff.events) SPARK_GEN_SUBQ_0 WHERE 1=0`,
 	`SELECT id, name FROM diff.emp WHERE dept = ANY (ARRAY['ops', 'sales']) ORDER BY id`,
 	`SELECT count(*) FROM diff.events WHERE at >= TIMESTAMP '2026-01-02 00:00:00' AND at < TIMESTAMP '2026-01-04 00:00:00'`,
+	`SELECT id, encode(name::bytea, 'hex'), encode(name::bytea, 'base64'), decode(encode(name::bytea, 'hex'), 'hex'),
+		encode(repeat(name || '-', 30)::bytea, 'base64'), decode(encode(repeat(name, 40)::bytea, 'base64'), 'base64') FROM diff.emp ORDER BY id`,
+	`SELECT id, to_char(updated, 'YYYY-MM-DD HH24:MI:SS.US'), to_char(updated, 'HH12:MI AM, "day" DDD YY'), to_char(hired, 'DD.MM.YYYY')
+		FROM diff.emp ORDER BY id`,
+	`SELECT id, char_length(name), character_length(dept), strpos(name, 'n'), ascii(name), length(dept) FROM diff.emp ORDER BY id`,
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
 var knownDifferences = map[string]string{
 	diffCorpus[7]:  "a bare ::numeric cast is DuckDB's DECIMAL(18,3), not arbitrary precision: round(x::numeric, 6) keeps 3 digits",
-	diffCorpus[19]: "length() is bigint (int8) in DuckDB, integer in PostgreSQL",
 	diffCorpus[23]: "numeric / integer is double precision in DuckDB, numeric with PostgreSQL's scale rules in PostgreSQL",
 	diffCorpus[24]: "date - date and extract() are bigint in DuckDB (integer and numeric in PostgreSQL)",
-	diffCorpus[25]: "to_char() does not exist in DuckDB (strftime does)",
 	diffCorpus[26]: "double precision::text is DuckDB's rendering (4.0), not PostgreSQL's (4); the wire output of float8 values matches",
 }
 
