@@ -48,7 +48,6 @@ type mergeIterator struct {
 	ready   []arrow.RecordBatch
 	mixed   int
 	allLast bool
-	sel     []arrowutil.Ref
 	// ops is each column's merge operator; cdcCol the CDC op column or -1.
 	ops     []MergeOp
 	cdcCol  int
@@ -368,13 +367,7 @@ func (it *mergeIterator) passThrough(bs *batchState) (arrow.RecordBatch, error) 
 			cols[i] = bs.b.Column(bc)
 			cols[i].Retain()
 		default:
-			src := bs.b.Column(bc)
-			it.sel = it.sel[:0]
-			for _, r := range bs.sel {
-				it.sel = append(it.sel, arrowutil.Ref{Arr: src, Row: r})
-			}
-			cols[i], err = arrowutil.Gather(it.scan.Mem, f.Type, it.sel)
-			clear(it.sel)
+			cols[i], err = arrowutil.Take(it.scan.Mem, bs.b.Column(bc), bs.sel)
 		}
 		if err != nil {
 			releaseAll(cols)

@@ -15,18 +15,18 @@ type Ref struct {
 	Row int
 }
 
-// Gather builds an array of type dt holding the referenced values in order.
-// Every non-nil Arr must have type dt. Values are copied straight into
-// buffers from mem sized once (one pass for variable-width lengths), which
-// costs a fraction of appending each value to a builder; types without a
-// direct path fall back to one.
+// Gather builds an array of type dt holding the referenced values in order:
+// Take for values spread over many arrays. Every non-nil Arr must have type
+// dt. Values are copied straight into buffers from mem sized once (one pass
+// for variable-width lengths); types without a direct path fall back to a
+// builder.
 func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, error) {
 	n := len(refs)
 	validity, nulls := gatherValidity(mem, refs)
 	var buffers []*memory.Buffer
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY:
-		offBuf := allocBuffer(mem, (n+1)*4)
+		offBuf := newBuffer(mem, (n+1)*4)
 		offsets := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
 		size := 0
 		for i, r := range refs {
@@ -35,7 +35,7 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 			}
 			offsets[i+1] = int32(size)
 		}
-		dataBuf := allocBuffer(mem, size)
+		dataBuf := newBuffer(mem, size)
 		data := dataBuf.Bytes()
 		for i, r := range refs {
 			if r.Arr == nil {
@@ -51,7 +51,7 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 		}
 		buffers = []*memory.Buffer{validity, offBuf, dataBuf}
 	case arrow.BOOL:
-		bitBuf := allocBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+		bitBuf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
 		bits := bitBuf.Bytes()
 		for i, r := range refs {
 			if r.Arr != nil && r.Arr.(*array.Boolean).Value(r.Row) {
@@ -65,7 +65,7 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 			return gatherWithBuilder(mem, dt, refs)
 		}
 		w := fw.BitWidth() / 8
-		dataBuf := allocBuffer(mem, n*w)
+		dataBuf := newBuffer(mem, n*w)
 		data := dataBuf.Bytes()
 		for i, r := range refs {
 			if r.Arr == nil {
@@ -88,14 +88,6 @@ func Gather(mem memory.Allocator, dt arrow.DataType, refs []Ref) (arrow.Array, e
 	return array.MakeFromData(d), nil
 }
 
-// allocBuffer returns a zeroed buffer of n bytes from mem, owned by the
-// caller.
-func allocBuffer(mem memory.Allocator, n int) *memory.Buffer {
-	b := memory.NewResizableBuffer(mem)
-	b.Resize(n)
-	return b
-}
-
 // gatherValidity returns the validity bitmap of refs from mem (nil when no
 // value is NULL) and the NULL count.
 func gatherValidity(mem memory.Allocator, refs []Ref) (*memory.Buffer, int) {
@@ -108,7 +100,7 @@ func gatherValidity(mem memory.Allocator, refs []Ref) (*memory.Buffer, int) {
 	if nulls == 0 {
 		return nil, 0
 	}
-	buf := allocBuffer(mem, int(bitutil.BytesForBits(int64(len(refs)))))
+	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(len(refs)))))
 	bits := buf.Bytes()
 	for i, r := range refs {
 		if r.Arr != nil && r.Arr.IsValid(r.Row) {
