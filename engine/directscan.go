@@ -226,13 +226,17 @@ type fieldEncoder func(rb pgwire.RowBuilder, arr arrow.Array, i int) error
 // fieldEncoders returns each output column's encoder. Text, integers and
 // booleans in the column's own PostgreSQL type are encoded here, without
 // boxing (their wire forms are fixed: the bytes, decimal digits or 't'/'f'
-// in text, big-endian in binary); every other value goes through the
-// column's valueConv and pgwire's encoding, as on the DuckDB route.
+// in text, big-endian in binary); every other value — and every value when
+// there are no formats (valueRows) — goes through the column's valueConv
+// and pgwire's encoding, as on the DuckDB route.
 func (p *directPortal) fieldEncoders(formats []int16) []fieldEncoder {
 	encs := make([]fieldEncoder, len(p.d.cols))
 	for j := range encs {
 		get, conv := p.d.getters[j], p.q.convs[j]
 		encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error { return rb.AppendValue(conv(get(arr, i))) }
+		if formats == nil {
+			continue
+		}
 		text := formats[j] == 0
 		switch p.d.types[j].(type) {
 		case *arrow.StringType:
@@ -304,7 +308,6 @@ type directPortal struct {
 	err     error
 	cur     arrow.RecordBatch
 	row     int
-	out     []any
 	scratch []byte
 	skipped int64
 	count   int64
@@ -342,7 +345,6 @@ func (p *directPortal) start(ctx context.Context) error {
 		return err
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.out = make([]any, len(p.d.cols))
 	// Two batches per worker in flight keep every core busy without letting
 	// a slow client pile up merged data.
 	workers := max(1, min(len(units), runtime.GOMAXPROCS(0)))
@@ -425,11 +427,11 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 		}
 		return fmt.Sprintf("SELECT %d", p.count), true, nil
 	}
-	rb, _ := w.(pgwire.RowBuilder)
-	var encs []fieldEncoder
-	if rb != nil {
-		encs = p.fieldEncoders(rb.Formats())
+	rb, ok := w.(pgwire.RowBuilder)
+	if !ok {
+		rb = &valueRows{w: w}
 	}
+	encs := p.fieldEncoders(rb.Formats())
 	for n := 0; maxRows == 0 || n < maxRows; {
 		if p.d.limit >= 0 && p.count >= p.d.limit {
 			p.cancel() // nothing more is wanted: stop the workers
@@ -455,25 +457,7 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 			p.row += int(skip)
 			continue
 		}
-		i := p.row
-		if rb != nil {
-			if err := p.buildRow(rb, encs, i); err != nil {
-				return "", true, err
-			}
-			p.row++
-			p.count++
-			n++
-			continue
-		}
-		for j, c := range p.d.cols {
-			col := p.cur.Column(c)
-			if col.IsNull(i) {
-				p.out[j] = nil
-				continue
-			}
-			p.out[j] = p.q.convs[j](p.d.getters[j](col, i))
-		}
-		if err := w.WriteRow(p.out); err != nil {
+		if err := p.buildRow(rb, encs, p.row); err != nil {
 			return "", true, err
 		}
 		p.row++
@@ -498,6 +482,22 @@ func (p *directPortal) buildRow(rb pgwire.RowBuilder, encs []fieldEncoder, i int
 	}
 	return rb.EndRow()
 }
+
+// valueRows lets a plain RowWriter (COPY TO's, tests') stand in for a
+// RowBuilder: it collects a row's values and writes them at EndRow. It has
+// no formats, so fieldEncoders gives it no pre-encoded fields.
+type valueRows struct {
+	w    pgwire.RowWriter
+	vals []any
+}
+
+func (v *valueRows) WriteRow(vals []any) error { return v.w.WriteRow(vals) }
+func (v *valueRows) Formats() []int16          { return nil }
+func (v *valueRows) BeginRow()                 { v.vals = v.vals[:0] }
+func (v *valueRows) AppendField([]byte)        { panic("valueRows: pre-encoded field") }
+func (v *valueRows) AppendNull()               { v.vals = append(v.vals, nil) }
+func (v *valueRows) AppendValue(x any) error   { v.vals = append(v.vals, x); return nil }
+func (v *valueRows) EndRow() error             { return v.w.WriteRow(v.vals) }
 
 func (p *directPortal) Close() {
 	if !p.started || p.cancel == nil {
