@@ -139,10 +139,10 @@ func encodeRawRows(rows [][][]byte) []string {
 	return out
 }
 
-// A direct scan stops on statement_timeout (57014) and on a client that
-// reads only part of a portal; the session stays usable and later scans see
-// every row.
-func TestDirectScanTimeoutAndPartialReads(t *testing.T) {
+// A client that reads only part of a large direct scan's result leaves the
+// session usable, and later scans see every merged row. (Cancellation is
+// tested deterministically in engine.TestDirectScanPortal.)
+func TestDirectScanPartialReads(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
 	c := srv.connect(t)
@@ -152,17 +152,10 @@ func TestDirectScanTimeoutAndPartialReads(t *testing.T) {
 		`CREATE TABLE directbig.t (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 4)`,
 		`INSERT INTO directbig.t SELECT i, repeat('x', 40) || i FROM generate_series(1, 300000) AS s(i)`,
 		`INSERT INTO directbig.t SELECT i, 'updated' FROM generate_series(1, 300000, 2) AS s(i)`,
-		`SET statement_timeout = '5ms'`,
 	} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-	}
-	if _, err := c.Exec(ctx, `SELECT * FROM directbig.t`); pgCode(err) != "57014" {
-		t.Errorf("direct scan under statement_timeout: %v, want 57014", err)
-	}
-	if _, err := c.Exec(ctx, `SET statement_timeout = 0`); err != nil {
-		t.Fatal(err)
 	}
 	// Extended protocol: read a few rows, then close the result early.
 	rows, err := c.Query(ctx, `SELECT id, v FROM directbig.t`)
