@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
@@ -302,5 +305,33 @@ func TestWritePartitionedBuckets(t *testing.T) {
 	}
 	if seen != n {
 		t.Errorf("%d rows in files, want %d", seen, n)
+	}
+}
+
+// Pages are zstd frames without content checksums (writer/zstd.go), and they
+// decode back through the registered codec; frames that carry a checksum
+// (other writers' files) still decode and are verified.
+func TestZstdPagesWithoutChecksum(t *testing.T) {
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := bytes.Repeat([]byte("lakesoul page data "), 1000)
+	frame := codec.EncodeLevel(nil, src, 1)
+	// Frame header descriptor: bit 2 is the content checksum flag.
+	if len(frame) < 5 || frame[4]&0x04 != 0 {
+		t.Fatalf("frame header % x: content checksum flag set", frame[:min(5, len(frame))])
+	}
+	if got := codec.Decode(nil, frame); !bytes.Equal(got, src) {
+		t.Fatal("round trip differs")
+	}
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+	withSum := enc.EncodeAll(src, nil)
+	if got := codec.Decode(nil, withSum); !bytes.Equal(got, src) {
+		t.Fatal("frame with checksum: round trip differs")
+	}
+	withSum[len(withSum)-1] ^= 0xff // corrupt the checksum
+	if _, err := codec.(compress.ErrorCodec).DecodeWithError(nil, withSum); err == nil {
+		t.Fatal("corrupt checksum accepted")
 	}
 }
