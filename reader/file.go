@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -30,6 +31,10 @@ type fileStream struct {
 	// to (nil when the file already has the table's type).
 	widenTo []arrow.DataType
 	mem     memory.Allocator
+	// whole is the file's bytes when it was read whole (then obj is nil),
+	// allocated from mem: column chunks are copied out of it, and it is
+	// freed when the stream closes.
+	whole []byte
 	// complete is set by a merge when the file has every column it needs.
 	complete bool
 }
@@ -41,25 +46,43 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	if err != nil {
 		return nil, err
 	}
-	// Stream column chunks page by page instead of loading whole chunks: a
-	// bucket may merge hundreds of files at once, and whole row-group chunks
-	// of each would hold gigabytes.
+	fs := &fileStream{order: order, path: f.Path, mem: mem}
 	props := parquet.NewReaderProperties(mem)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = int64(bufSize)
-	pf, err := file.NewParquetReader(obj, file.WithReadProps(props))
-	if err != nil {
+	var src parquet.ReaderAtSeeker
+	if size := obj.Size(); size <= int64(bufSize)*int64(t.Schema.NumFields()) {
+		// A file no larger than the buffers its column readers would hold
+		// is read whole, in one request: a merge of many small upsert files
+		// then costs one read per file instead of several per column (and
+		// one GET on object stores). Column chunks are cut from it whole.
+		fs.whole = mem.Allocate(int(size))
+		_, err := obj.ReadAt(fs.whole, 0)
 		obj.Close()
+		if err != nil && err != io.EOF {
+			fs.close()
+			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		}
+		src = bytes.NewReader(fs.whole)
+	} else {
+		// Stream column chunks page by page instead of loading whole
+		// chunks: a bucket may merge hundreds of files at once, and whole
+		// row-group chunks of each would hold gigabytes.
+		fs.obj, src = obj, obj
+		props.BufferedStreamEnabled = true
+		props.BufferSize = int64(bufSize)
+	}
+	pf, err := file.NewParquetReader(src, file.WithReadProps(props))
+	if err != nil {
+		fs.close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchRows)}, mem)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchRows), PreAllocBinaryData: true}, mem)
 	if err != nil {
-		pf.Close()
+		fs.close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
 	}
 	fsch, err := fr.Schema()
 	if err != nil {
-		pf.Close()
+		fs.close()
 		return nil, fmt.Errorf("read %s schema: %w", f.Path, err)
 	}
 	// Read only the file columns the table still has, in table order.
@@ -76,7 +99,7 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 		var to arrow.DataType
 		if ft := fsch.Field(idx[0]).Type; !arrow.TypeEqual(ft, tf.Type) {
 			if !CanWiden(ft, tf.Type) {
-				pf.Close()
+				fs.close()
 				return nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", f.Path, tf.Name, ft, tf.Type)
 			}
 			to, needWiden = tf.Type, true
@@ -94,10 +117,11 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	}
 	rr, err := fr.GetRecordReader(ctx, want, nil)
 	if err != nil {
-		pf.Close()
+		fs.close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
 	}
-	return &fileStream{order: order, path: f.Path, obj: obj, rr: rr, colMap: colMap, widenTo: widenTo, mem: mem}, nil
+	fs.rr, fs.colMap, fs.widenTo = rr, colMap, widenTo
+	return fs, nil
 }
 
 // nextBatch returns the next non-empty batch (retained: the caller releases
@@ -133,6 +157,10 @@ func (s *fileStream) close() {
 	if s.obj != nil {
 		s.obj.Close()
 		s.obj = nil
+	}
+	if s.whole != nil {
+		s.mem.Free(s.whole)
+		s.whole = nil
 	}
 }
 
