@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,6 +22,10 @@ import (
 // each column the value comes from the newest contributing row that physically
 // has the column (highest file order, then latest row): LakeSoul's UseLast,
 // where an explicit NULL overwrites and a missing column does not.
+//
+// Key order comes from a heap of streams, one key group at a time. Unordered
+// scans in which every row wins or loses its key outright take a window of
+// keys at a time instead (window.go).
 type mergeIterator struct {
 	scan    *Scan
 	streams []*mergeStream
@@ -55,15 +61,24 @@ type mergeIterator struct {
 	vals    []valueRef
 	keyBuf  []arrow.Array
 	started bool
+	// Window merging (window.go): useWindow is set when it applies;
+	// windowOrder holds the streams newest file first; win is the key table.
+	useWindow   bool
+	windowOrder []*mergeStream
+	win         winTable
 }
 
 type mergeStream struct {
-	fs    *fileStream
-	batch arrow.RecordBatch
-	bs    *batchState // batch and what became of its rows
-	row   int
-	seq   int64
-	keys  []arrow.Array
+	fs *fileStream
+	// idx is the stream's position in mergeIterator.streams; winEnd ends its
+	// rows in the current window.
+	idx    int
+	winEnd int
+	batch  arrow.RecordBatch
+	bs     *batchState // batch and what became of its rows
+	row    int
+	seq    int64
+	keys   []arrow.Array
 	// strKey/intKey are set when the key is a single text/bigint column, the
 	// common case, so comparisons skip the generic comparer.
 	strKey *array.String
@@ -182,7 +197,7 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 				return nil, fmt.Errorf("data file %s lacks primary key column %s", fs.path, t.Schema.Field(p).Name)
 			}
 		}
-		it.streams = append(it.streams, &mergeStream{fs: fs})
+		it.streams = append(it.streams, &mergeStream{fs: fs, idx: len(it.streams)})
 	}
 	it.allLast = true
 	for i := range n {
@@ -205,6 +220,11 @@ func newMergeIterator(s *Scan, streams []*fileStream, consts []*rangeValue) (*me
 		}
 	}
 	it.h = streamHeap{it: it}
+	if it.useWindow = it.windowOK(); it.useWindow {
+		it.windowOrder = append([]*mergeStream(nil), it.streams...)
+		sort.SliceStable(it.windowOrder, func(i, j int) bool { return it.windowOrder[i].fs.order > it.windowOrder[j].fs.order })
+		it.win.seed = maphash.MakeSeed()
+	}
 	return it, nil
 }
 
@@ -316,7 +336,11 @@ func (it *mergeIterator) nextUnordered(ctx context.Context) (arrow.RecordBatch, 
 				return nil, err
 			}
 		}
-		if _, err := it.mergeOneKey(ctx); err != nil {
+		if it.useWindow {
+			if err := it.mergeWindow(ctx); err != nil {
+				return nil, err
+			}
+		} else if _, err := it.mergeOneKey(ctx); err != nil {
 			return nil, err
 		}
 		if err := it.finishRetired(); err != nil {

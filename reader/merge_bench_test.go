@@ -21,18 +21,21 @@ import (
 	"github.com/lakesoul-go/lakesoul/writer"
 )
 
-// BenchmarkMergeCCF merges one bucket shaped like `lakesoul bench ccf`'s: a
-// base file and upsert files (half updates, half new keys) of uuid-like text
-// keys and seven more columns, with the same upsert volume split into 10 or
-// 100 files — the two read goals of issue 4 — in key order (compaction) and
-// unordered (queries).
+// BenchmarkMergeCCF merges one bucket shaped like `lakesoul bench ccf
+// --scale 0.1`'s (one of its four): 250 k base rows and 500 k upserted rows
+// (half updates, half new keys) of uuid-like text keys and seven more
+// columns, the upserts split into 10 files of 50 k rows or 100 of 5 k — the
+// two read goals of issue 4 — in key order (compaction) and unordered
+// (queries).
+const ccfBase, ccfUpserts = 250_000, 500_000
+
 func BenchmarkMergeCCF(b *testing.B) {
 	for _, c := range []struct {
 		files     int
 		unordered bool
 	}{{10, false}, {100, false}, {10, true}, {100, true}} {
 		b.Run(fmt.Sprintf("upserts=%d/unordered=%v", c.files, c.unordered), func(b *testing.B) {
-			scan := ccfBucket(b, 100_000, 200_000, c.files)
+			scan := ccfBucket(b, ccfBase, ccfUpserts, c.files)
 			scan.Unordered = c.unordered
 			scan.Mem = arrowutil.NewPoolAllocator() // as the engine's scans do
 			units, err := scan.Units()
@@ -59,13 +62,13 @@ func BenchmarkMergeCCF(b *testing.B) {
 					batch.Release()
 				}
 				it.Close()
-				if rows < 100_000 {
+				if rows < ccfBase {
 					b.Fatalf("%d rows", rows)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*300_000), "ns/input-row")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(ccfBase+ccfUpserts)), "ns/input-row")
 			// CPU time is steadier than wall time on a shared machine.
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*300_000), "cpu-ns/input-row")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*(ccfBase+ccfUpserts)), "cpu-ns/input-row")
 		})
 	}
 }
