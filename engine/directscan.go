@@ -301,13 +301,14 @@ type directPortal struct {
 	d      *directScan
 	ctx    context.Context
 	cancel context.CancelFunc
-	// batches carries merged batches; it is closed when the workers are done.
-	batches chan arrow.RecordBatch
+	// batches carries merged batches (file batches with their winning rows
+	// selected: reader.NextSelected); it is closed when the workers are done.
+	batches chan reader.Selected
 	wg      sync.WaitGroup
 	errMu   sync.Mutex
 	err     error
-	cur     arrow.RecordBatch
-	row     int
+	cur     reader.Selected
+	row     int // next selected row of cur
 	scratch []byte
 	skipped int64
 	count   int64
@@ -348,7 +349,7 @@ func (p *directPortal) start(ctx context.Context) error {
 	// Two batches per worker in flight keep every core busy without letting
 	// a slow client pile up merged data.
 	workers := max(1, min(len(units), runtime.GOMAXPROCS(0)))
-	p.batches = make(chan arrow.RecordBatch, 2*workers)
+	p.batches = make(chan reader.Selected, 2*workers)
 	next := make(chan reader.Unit, len(units))
 	for _, u := range units {
 		next <- u
@@ -378,7 +379,7 @@ func (p *directPortal) work(scan *reader.Scan, units <-chan reader.Unit) {
 			return
 		}
 		for {
-			b, err := it.Next(p.ctx)
+			b, err := reader.NextSelected(p.ctx, it)
 			if err == io.EOF {
 				break
 			}
@@ -437,10 +438,10 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 			p.cancel() // nothing more is wanted: stop the workers
 			return fmt.Sprintf("SELECT %d", p.count), true, nil
 		}
-		if p.cur == nil || p.row >= int(p.cur.NumRows()) {
-			if p.cur != nil {
+		if p.cur.RecordBatch == nil || p.row >= p.cur.Len() {
+			if p.cur.RecordBatch != nil {
 				p.cur.Release()
-				p.cur = nil
+				p.cur = reader.Selected{}
 			}
 			b, ok := <-p.batches
 			if !ok {
@@ -452,12 +453,12 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 			}
 			p.cur, p.row = b, 0
 		}
-		if skip := min(p.d.offset-p.skipped, p.cur.NumRows()-int64(p.row)); skip > 0 {
+		if skip := min(p.d.offset-p.skipped, int64(p.cur.Len()-p.row)); skip > 0 {
 			p.skipped += skip
 			p.row += int(skip)
 			continue
 		}
-		if err := p.buildRow(rb, encs, p.row); err != nil {
+		if err := p.buildRow(rb, encs, p.cur.Row(p.row)); err != nil {
 			return "", true, err
 		}
 		p.row++
@@ -504,9 +505,9 @@ func (p *directPortal) Close() {
 		return
 	}
 	p.cancel()
-	if p.cur != nil {
+	if p.cur.RecordBatch != nil {
 		p.cur.Release()
-		p.cur = nil
+		p.cur = reader.Selected{}
 	}
 	// Workers stop at their next send; drain what they already queued.
 	for b := range p.batches {

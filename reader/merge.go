@@ -51,7 +51,7 @@ type mergeIterator struct {
 	// winning rows passed through from files; mixed counts the rows in refs
 	// and builders; allLast is set when every column merges by UseLast.
 	held    []arrow.RecordBatch
-	ready   []arrow.RecordBatch
+	ready   []Selected
 	mixed   int
 	allLast bool
 	// ops is each column's merge operator; cdcCol the CDC op column or -1.
@@ -312,10 +312,30 @@ const maxHeldBatches = 16
 // passed through from a finished file batch, or merged rows the slow path
 // built.
 func (it *mergeIterator) nextUnordered(ctx context.Context) (arrow.RecordBatch, error) {
+	s, err := it.nextSelected(ctx)
+	if err != nil || s.Sel == nil {
+		return s.RecordBatch, err
+	}
+	defer s.Release()
+	return it.compact(s)
+}
+
+// nextSelected is nextUnordered without compacting passed-through batches:
+// a finished file batch comes back whole, with the rows that won selected.
+func (it *mergeIterator) nextSelected(ctx context.Context) (Selected, error) {
+	if !it.scan.Unordered {
+		b, err := it.Next(ctx)
+		return Selected{RecordBatch: b}, err
+	}
+	if !it.started {
+		if err := it.start(ctx); err != nil {
+			return Selected{}, err
+		}
+	}
 	for n := 0; ; n++ {
 		if len(it.ready) > 0 {
 			b := it.ready[0]
-			it.ready[0] = nil
+			it.ready[0] = Selected{}
 			it.ready = it.ready[1:]
 			return b, nil
 		}
@@ -326,31 +346,32 @@ func (it *mergeIterator) nextUnordered(ctx context.Context) (arrow.RecordBatch, 
 			}
 			rows := it.mixed
 			it.mixed = 0
-			return it.flush(rows)
+			b, err := it.flush(rows)
+			return Selected{RecordBatch: b}, err
 		}
 		if it.h.Len() == 0 {
-			return nil, io.EOF
+			return Selected{}, io.EOF
 		}
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return Selected{}, err
 			}
 		}
 		if it.useWindow {
 			if err := it.mergeWindow(ctx); err != nil {
-				return nil, err
+				return Selected{}, err
 			}
 		} else if _, err := it.mergeOneKey(ctx); err != nil {
-			return nil, err
+			return Selected{}, err
 		}
 		if err := it.finishRetired(); err != nil {
-			return nil, err
+			return Selected{}, err
 		}
 	}
 }
 
-// finishRetired turns the winning rows of each batch retired by the last key
-// group into an output batch (the batch itself when every row won), and
+// finishRetired turns each batch retired by the last key group into an
+// output batch of its winning rows (selected, not copied: see compact), and
 // releases the batch unless the slow path's refs still point into it.
 func (it *mergeIterator) finishRetired() error {
 	for i, bs := range it.retired {
@@ -360,7 +381,11 @@ func (it *mergeIterator) finishRetired() error {
 			if err != nil {
 				return err
 			}
-			it.ready = append(it.ready, out)
+			sel := bs.sel
+			if len(sel) == int(bs.b.NumRows()) {
+				sel = nil
+			}
+			it.ready = append(it.ready, Selected{RecordBatch: out, Sel: sel})
 		}
 		if bs.held {
 			it.held = append(it.held, bs.b)
@@ -372,13 +397,11 @@ func (it *mergeIterator) finishRetired() error {
 	return nil
 }
 
-// passThrough builds the output batch of bs's winning rows in the table
-// schema: file columns (shared when every row won, else copied), partition
-// values, and NULL for the rest.
+// passThrough returns bs's batch in the table schema: the file's columns
+// (shared), partition values, and NULL for the rest.
 func (it *mergeIterator) passThrough(bs *batchState) (arrow.RecordBatch, error) {
 	sch := it.scan.Table.Schema
-	n := len(bs.sel)
-	all := n == int(bs.b.NumRows())
+	n := int(bs.b.NumRows())
 	cols := make([]arrow.Array, sch.NumFields())
 	for i, f := range sch.Fields() {
 		var err error
@@ -387,11 +410,9 @@ func (it *mergeIterator) passThrough(bs *batchState) (arrow.RecordBatch, error) 
 			cols[i], err = constArray(it.scan.Mem, f.Type, it.consts[i].v, n)
 		case it.refs[i] == nil || bc < 0:
 			cols[i] = array.MakeArrayOfNull(it.scan.Mem, f.Type, n)
-		case all:
+		default:
 			cols[i] = bs.b.Column(bc)
 			cols[i].Retain()
-		default:
-			cols[i], err = arrowutil.Take(it.scan.Mem, bs.b.Column(bc), bs.sel)
 		}
 		if err != nil {
 			releaseAll(cols)
@@ -399,6 +420,21 @@ func (it *mergeIterator) passThrough(bs *batchState) (arrow.RecordBatch, error) 
 		}
 	}
 	out := array.NewRecordBatch(sch, cols, int64(n))
+	releaseAll(cols)
+	return out, nil
+}
+
+// compact copies the selected rows of s into a batch of their own.
+func (it *mergeIterator) compact(s Selected) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, s.NumCols())
+	for i := range cols {
+		var err error
+		if cols[i], err = arrowutil.Take(it.scan.Mem, s.Column(i), s.Sel); err != nil {
+			releaseAll(cols)
+			return nil, err
+		}
+	}
+	out := array.NewRecordBatch(s.Schema(), cols, int64(len(s.Sel)))
 	releaseAll(cols)
 	return out, nil
 }

@@ -82,6 +82,47 @@ type Iterator interface {
 	Close()
 }
 
+// Selected is a batch of which only rows Sel (ascending) are part of the
+// result; a nil Sel selects every row.
+type Selected struct {
+	arrow.RecordBatch
+	Sel []int
+}
+
+// Len is the number of selected rows.
+func (s Selected) Len() int {
+	if s.Sel != nil {
+		return len(s.Sel)
+	}
+	return int(s.NumRows())
+}
+
+// Row is the batch row of the i-th selected row.
+func (s Selected) Row(i int) int {
+	if s.Sel != nil {
+		return s.Sel[i]
+	}
+	return i
+}
+
+// selectingIterator is implemented by iterators that can hand out a file
+// batch with the rows to keep instead of copying those rows out.
+type selectingIterator interface {
+	nextSelected(ctx context.Context) (Selected, error)
+}
+
+// NextSelected is it.Next for consumers that read rows one by one (direct
+// scans encoding wire rows): an unordered merge then returns a file batch
+// with the rows that won, sparing a copy of them. The caller releases the
+// batch.
+func NextSelected(ctx context.Context, it Iterator) (Selected, error) {
+	if s, ok := it.(selectingIterator); ok {
+		return s.nextSelected(ctx)
+	}
+	b, err := it.Next(ctx)
+	return Selected{RecordBatch: b}, err
+}
+
 // Units splits the scan into units, ordered by partition then bucket.
 func (s *Scan) Units() ([]Unit, error) {
 	var out []Unit

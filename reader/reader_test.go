@@ -92,19 +92,22 @@ func appendValue(b array.Builder, v any) {
 }
 
 // read returns all rows as sorted strings "c1=v1 c2=v2 …" with NULL for
-// nulls. It reads in key order and unordered (pass-through merges), which
-// must agree, and checks that key order really is key order.
+// nulls. It reads in key order, unordered (pass-through merges) and
+// unordered with selections (reader.NextSelected), which must all agree.
 func (f *fixture) read() []string {
 	f.t.Helper()
-	ordered := f.readMode(false)
-	unordered := f.readMode(true)
-	if strings.Join(ordered, "\n") != strings.Join(unordered, "\n") {
-		f.t.Fatalf("unordered scan differs:\n%s\nkey order:\n%s", strings.Join(unordered, "\n"), strings.Join(ordered, "\n"))
+	ordered := f.readMode(false, false)
+	for _, selected := range []bool{false, true} {
+		unordered := f.readMode(true, selected)
+		if strings.Join(ordered, "\n") != strings.Join(unordered, "\n") {
+			f.t.Fatalf("unordered scan (selections %v) differs:\n%s\nkey order:\n%s", selected,
+				strings.Join(unordered, "\n"), strings.Join(ordered, "\n"))
+		}
 	}
 	return ordered
 }
 
-func (f *fixture) readMode(unordered bool) []string {
+func (f *fixture) readMode(unordered, selected bool) []string {
 	f.t.Helper()
 	var parts []catalog.PartitionFiles
 	for _, d := range f.order {
@@ -125,14 +128,20 @@ func (f *fixture) readMode(unordered bool) []string {
 			f.t.Fatal(err)
 		}
 		for {
-			b, err := it.Next(context.Background())
+			var b reader.Selected
+			if selected {
+				b, err = reader.NextSelected(context.Background(), it)
+			} else {
+				b.RecordBatch, err = it.Next(context.Background())
+			}
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
 				f.t.Fatal(err)
 			}
-			for r := 0; r < int(b.NumRows()); r++ {
+			for i := 0; i < b.Len(); i++ {
+				r := b.Row(i)
 				var cells []string
 				for c := 0; c < int(b.NumCols()); c++ {
 					col := b.Column(c)
