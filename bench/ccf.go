@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,13 +42,17 @@ func runCCF(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("ccf", flag.ContinueOnError)
 	upserts := fs.Int("upserts", 10, "number of upsert batches")
 	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw)")
-	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full read alone to this file (not with --cpuprofile)")
+	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full reads alone to this file (not with --cpuprofile)")
+	reads := fs.Int("reads", 3, "times each system's full read runs (the row reports the median, runs_s every run)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
 	w := newCCFWorkload(o.Scale, *upserts)
 	if w.batch < 2 {
 		return fmt.Errorf("ccf: scale %v is too small", o.Scale)
+	}
+	if *reads < 1 {
+		return fmt.Errorf("ccf: --reads must be at least 1")
 	}
 	skipped := map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
@@ -90,31 +95,31 @@ func runCCF(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	start = time.Now()
-	n, sum, err := checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
+	rs, err := repeatRead(*reads, func() (int64, uint64, error) {
+		return checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
+	})
 	stopProfile()
 	if err != nil {
 		return err
 	}
-	o.Out.Emit(Row{Bench: name, Phase: "read", System: "lakesoul", Rows: n, Seconds: time.Since(start).Seconds(),
-		Extra: map[string]any{"checksum": strconv.FormatUint(sum, 16), "checksum_ok": sum == want && n == int64(keys)}})
+	o.Out.Emit(rs.row(name, "lakesoul", want, keys))
 
 	files, err := ccfFiles(ctx, srv.CatalogURL())
 	if err != nil {
 		return err
 	}
 	if !skipped["duckdb"] {
-		if err := ccfDuckDB(ctx, o, name, files, want, keys); err != nil {
+		if err := ccfDuckDB(ctx, o, name, files, want, keys, *reads); err != nil {
 			return fmt.Errorf("duckdb peer: %w", err)
 		}
 	}
 	if !skipped["postgres"] {
-		if err := ccfPostgres(ctx, o, name, srv.CatalogURL(), w, want, keys); err != nil {
+		if err := ccfPostgres(ctx, o, name, srv.CatalogURL(), w, want, keys, *reads); err != nil {
 			return fmt.Errorf("postgres peer: %w", err)
 		}
 	}
 	if !skipped["parquet-raw"] {
-		if err := ccfParquetRaw(ctx, o, name, w); err != nil {
+		if err := ccfParquetRaw(ctx, o, name, w, *reads); err != nil {
 			return fmt.Errorf("parquet-raw peer: %w", err)
 		}
 	}
@@ -210,7 +215,7 @@ func ccfFilesOf(ctx context.Context, catalogURL, namespace, name string) ([]stri
 
 // ccfDuckDB deduplicates the same Parquet files in DuckDB: per key the row of
 // the newest file (files are in commit order; keys are unique within a file).
-func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want uint64, keys int) error {
+func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want uint64, keys, reads int) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return err
@@ -225,28 +230,29 @@ func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want
 		SELECT %s FROM read_parquet(%s, filename = true) p JOIN seq USING (filename)
 		QUALIFY row_number() OVER (PARTITION BY uuid ORDER BY seq.n DESC) = 1`,
 		strings.Join(values, ", "), "p."+strings.Join(ccfColumns, ", p."), list)
-	start := time.Now()
-	rows, err := db.QueryContext(ctx, query)
+	rs, err := repeatRead(reads, func() (int64, uint64, error) {
+		rows, err := db.QueryContext(ctx, query)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer rows.Close()
+		var n int64
+		var sum uint64
+		var f [8]string
+		var req int64
+		for rows.Next() {
+			if err := rows.Scan(&f[0], &f[1], &f[2], &req, &f[4], &f[5], &f[6], &f[7]); err != nil {
+				return 0, 0, err
+			}
+			sum += rowChecksum(f[0], f[1], f[2], strconv.FormatInt(req, 10), f[4], f[5], f[6], f[7])
+			n++
+		}
+		return n, sum, rows.Err()
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var n int64
-	var sum uint64
-	var f [8]string
-	var req int64
-	for rows.Next() {
-		if err := rows.Scan(&f[0], &f[1], &f[2], &req, &f[4], &f[5], &f[6], &f[7]); err != nil {
-			return err
-		}
-		sum += rowChecksum(f[0], f[1], f[2], strconv.FormatInt(req, 10), f[4], f[5], f[6], f[7])
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	o.Out.Emit(Row{Bench: name, Phase: "read", System: "duckdb", Rows: n, Seconds: time.Since(start).Seconds(),
-		Extra: map[string]any{"checksum": strconv.FormatUint(sum, 16), "checksum_ok": sum == want && n == int64(keys)}})
+	o.Out.Emit(rs.row(name, "duckdb", want, keys))
 	return nil
 }
 
@@ -260,7 +266,7 @@ func quoteEach(ss []string) []string {
 
 // ccfPostgres is the PostgreSQL peer: COPY into a staging table, then
 // INSERT … ON CONFLICT DO UPDATE into a heap table with the primary key.
-func ccfPostgres(ctx context.Context, o Options, name, catalogURL string, w ccfWorkload, want uint64, keys int) error {
+func ccfPostgres(ctx context.Context, o Options, name, catalogURL string, w ccfWorkload, want uint64, keys, reads int) error {
 	admin, err := pgx.Connect(ctx, catalogURL)
 	if err != nil {
 		return err
@@ -310,20 +316,20 @@ func ccfPostgres(ctx context.Context, o Options, name, catalogURL string, w ccfW
 		took += time.Since(start)
 	}
 	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: "postgres", Rows: w.totalRows(), Seconds: took.Seconds()})
-	start := time.Now()
-	n, sum, err := checksumQuery(ctx, c, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM t")
+	rs, err := repeatRead(reads, func() (int64, uint64, error) {
+		return checksumQuery(ctx, c, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM t")
+	})
 	if err != nil {
 		return err
 	}
-	o.Out.Emit(Row{Bench: name, Phase: "read", System: "postgres", Rows: n, Seconds: time.Since(start).Seconds(),
-		Extra: map[string]any{"checksum": strconv.FormatUint(sum, 16), "checksum_ok": sum == want && n == int64(keys)}})
+	o.Out.Emit(rs.row(name, "postgres", want, keys))
 	return nil
 }
 
 // ccfParquetRaw writes every generated row with the Parquet library alone (no
 // hashing, sorting or catalog) and reads them back: the limit for the writer
 // and the reader.
-func ccfParquetRaw(ctx context.Context, o Options, name string, w ccfWorkload) error {
+func ccfParquetRaw(ctx context.Context, o Options, name string, w ccfWorkload, reads int) error {
 	dir := filepath.Join(o.Dir, "parquet-raw")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -357,35 +363,41 @@ func ccfParquetRaw(ctx context.Context, o Options, name string, w ccfWorkload) e
 	}
 	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: "parquet-raw", Rows: w.totalRows(), Seconds: took.Seconds()})
 
-	start := time.Now()
-	var n int64
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		pf, err := file.NewParquetReader(f)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
-		if err != nil {
+	rs, err := repeatRead(reads, func() (int64, uint64, error) {
+		var n int64
+		for _, p := range paths {
+			f, err := os.Open(p)
+			if err != nil {
+				return 0, 0, err
+			}
+			pf, err := file.NewParquetReader(f)
+			if err != nil {
+				f.Close()
+				return 0, 0, err
+			}
+			fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
+			if err != nil {
+				pf.Close()
+				return 0, 0, err
+			}
+			rr, err := fr.GetRecordReader(ctx, nil, nil)
+			if err != nil {
+				pf.Close()
+				return 0, 0, err
+			}
+			for rr.Next() {
+				n += rr.RecordBatch().NumRows()
+			}
+			rr.Release()
 			pf.Close()
-			return err
 		}
-		rr, err := fr.GetRecordReader(ctx, nil, nil)
-		if err != nil {
-			pf.Close()
-			return err
-		}
-		for rr.Next() {
-			n += rr.RecordBatch().NumRows()
-		}
-		rr.Release()
-		pf.Close()
+		return n, 0, nil
+	})
+	if err != nil {
+		return err
 	}
-	o.Out.Emit(Row{Bench: name, Phase: "read", System: "parquet-raw", Rows: n, Seconds: time.Since(start).Seconds()})
+	o.Out.Emit(Row{Bench: name, Phase: "read", System: "parquet-raw", Rows: rs.rows, Seconds: rs.median,
+		Extra: map[string]any{"runs_s": rs.runs}})
 	return nil
 }
 
@@ -463,4 +475,47 @@ func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, 
 
 func connectBench(ctx context.Context, srv *server.Server) (*pgx.Conn, error) {
 	return pgx.Connect(ctx, fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()))
+}
+
+// readRuns is what repeatRead measured: the median time of the runs, every
+// run's time (the first is the cold one, right after ingest), and the rows
+// and checksum, which every run must agree on.
+type readRuns struct {
+	median float64
+	runs   []float64
+	rows   int64
+	sum    uint64
+	agree  bool
+}
+
+// repeatRead runs read n times. Reporting the median of several runs, the
+// first included in runs_s, keeps one disturbed run on a small shared
+// machine from deciding a comparison; every system's read is measured alike.
+func repeatRead(n int, read func() (rows int64, sum uint64, err error)) (readRuns, error) {
+	r := readRuns{agree: true}
+	for i := range n {
+		start := time.Now()
+		rows, sum, err := read()
+		if err != nil {
+			return r, err
+		}
+		r.runs = append(r.runs, time.Since(start).Seconds())
+		if i == 0 {
+			r.rows, r.sum = rows, sum
+		} else if rows != r.rows || sum != r.sum {
+			r.agree = false
+		}
+	}
+	sorted := slices.Clone(r.runs)
+	slices.Sort(sorted)
+	r.median = sorted[len(sorted)/2]
+	return r, nil
+}
+
+// row is the read row of system: checksum_ok requires every run to match
+// the expected checksum and key count.
+func (r readRuns) row(bench, system string, want uint64, keys int) Row {
+	return Row{Bench: bench, Phase: "read", System: system, Rows: r.rows, Seconds: r.median,
+		Extra: map[string]any{"checksum": strconv.FormatUint(r.sum, 16), "runs_s": r.runs,
+			"checksum_ok": r.agree && r.sum == want && r.rows == int64(keys)}}
 }
