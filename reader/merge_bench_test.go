@@ -51,14 +51,15 @@ func BenchmarkMergeCCF(b *testing.B) {
 				}
 				rows := 0
 				for {
-					batch, err := it.Next(context.Background())
+					// As direct scans read: winners selected, not copied.
+					batch, err := reader.NextSelected(context.Background(), it)
 					if err == io.EOF {
 						break
 					}
 					if err != nil {
 						b.Fatal(err)
 					}
-					rows += int(batch.NumRows())
+					rows += batch.Len()
 					batch.Release()
 				}
 				it.Close()
