@@ -33,7 +33,8 @@ type fileStream struct {
 	mem     memory.Allocator
 	// whole is the file's bytes when it was read whole (then obj is nil),
 	// allocated from mem: column chunks are copied out of it, and it is
-	// freed when the stream closes.
+	// freed once the last row group's chunks are (at open for a file of one
+	// row group), else when the stream closes.
 	whole []byte
 	// complete is set by a merge when the file has every column it needs.
 	complete bool
@@ -119,6 +120,13 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	if err != nil {
 		fs.close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+	}
+	if fs.whole != nil && pf.NumRowGroups() <= 1 {
+		// The column readers copied their chunks out of the file bytes when
+		// they were created; with no further row group to read, the bytes
+		// are no longer needed.
+		mem.Free(fs.whole)
+		fs.whole = nil
 	}
 	fs.rr, fs.colMap, fs.widenTo = rr, colMap, widenTo
 	return fs, nil
