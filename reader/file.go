@@ -56,9 +56,14 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 		// then costs one read per file instead of several per column (and
 		// one GET on object stores). Column chunks are cut from it whole.
 		fs.whole = mem.Allocate(int(size))
-		_, err := obj.ReadAt(fs.whole, 0)
+		n, err := obj.ReadAt(fs.whole, 0)
 		obj.Close()
-		if err != nil && err != io.EOF {
+		if n == len(fs.whole) {
+			err = nil // io.EOF may come with the last byte
+		} else if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
 			fs.close()
 			return nil, fmt.Errorf("read %s: %w", f.Path, err)
 		}
