@@ -166,6 +166,19 @@ func checksumQuery(ctx context.Context, c *pgx.Conn, query string) (int64, uint6
 		return 0, 0, err
 	}
 	defer rows.Close()
+	return checksumRows(rows)
+}
+
+// ccfRows is what checksumRows needs of a result: pgx's and database/sql's
+// rows both have it.
+type ccfRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// checksumRows materialises every ccf row of rows and sums the row checksums.
+func checksumRows(rows ccfRows) (int64, uint64, error) {
 	var n int64
 	var sum uint64
 	var f [8]string
@@ -236,18 +249,7 @@ func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want
 			return 0, 0, err
 		}
 		defer rows.Close()
-		var n int64
-		var sum uint64
-		var f [8]string
-		var req int64
-		for rows.Next() {
-			if err := rows.Scan(&f[0], &f[1], &f[2], &req, &f[4], &f[5], &f[6], &f[7]); err != nil {
-				return 0, 0, err
-			}
-			sum += rowChecksum(f[0], f[1], f[2], strconv.FormatInt(req, 10), f[4], f[5], f[6], f[7])
-			n++
-		}
-		return n, sum, rows.Err()
+		return checksumRows(rows)
 	})
 	if err != nil {
 		return err
