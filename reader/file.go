@@ -50,7 +50,13 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	fs := &fileStream{order: order, path: f.Path, mem: mem}
 	props := parquet.NewReaderProperties(mem)
 	var src parquet.ReaderAtSeeker
-	if size := obj.Size(); size <= int64(bufSize)*int64(t.Schema.NumFields()) {
+	needed := 0
+	for i := range t.Schema.NumFields() {
+		if scan.needs(i) {
+			needed++
+		}
+	}
+	if size := obj.Size(); size <= int64(bufSize)*int64(needed) {
 		// A file no larger than the buffers its column readers would hold
 		// is read whole, in one request: a merge of many small upsert files
 		// then costs one read per file instead of several per column (and
