@@ -275,13 +275,13 @@ func (it *mergeIterator) start(ctx context.Context) error {
 }
 
 func (it *mergeIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if it.scan.Unordered {
+		return it.nextUnordered(ctx)
+	}
 	if !it.started {
 		if err := it.start(ctx); err != nil {
 			return nil, err
 		}
-	}
-	if it.scan.Unordered {
-		return it.nextUnordered(ctx)
 	}
 	rows := 0
 	for n := 0; rows < it.scan.BatchRows && it.h.Len() > 0; n++ {
@@ -488,11 +488,9 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 		}
 	}
 	emit := true
-	if it.cdcCol >= 0 && !it.scan.KeepCDCDeletes {
-		if arr, row, ok := it.lastValue(it.cdcCol); ok && !arr.IsNull(row) {
-			if v, _ := arr.(*array.String); v != nil && v.Value(row) == "delete" {
-				emit = false
-			}
+	if it.dropsCDCDeletes() {
+		if arr, row, ok := it.lastValue(it.cdcCol); ok && isCDCDelete(arr, row) {
+			emit = false
 		}
 	}
 	if emit && it.scan.Unordered {
@@ -522,6 +520,16 @@ func (it *mergeIterator) mergeOneKey(ctx context.Context) (bool, error) {
 		}
 	}
 	return emit, nil
+}
+
+// dropsCDCDeletes reports whether merged rows whose CDC op is "delete" are
+// left out (snapshot reads of CDC tables).
+func (it *mergeIterator) dropsCDCDeletes() bool { return it.cdcCol >= 0 && !it.scan.KeepCDCDeletes }
+
+// isCDCDelete reports whether row of a CDC op column says "delete".
+func isCDCDelete(arr arrow.Array, row int) bool {
+	v, ok := arr.(*array.String)
+	return ok && v.IsValid(row) && v.Value(row) == "delete"
 }
 
 // lastValue is the newest value of column c in the group, if any row has it.

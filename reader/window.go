@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // Window merging: the unordered fast path of a merge in which every row
@@ -195,22 +194,18 @@ func (it *mergeIterator) claimRows(st *mergeStream) {
 				break
 			}
 		}
-		if claimed && !it.isCDCDelete(st, r) {
+		if claimed && !it.windowCDCDelete(st, r) {
 			st.bs.sel = append(st.bs.sel, r)
 		}
 	}
 }
 
-// isCDCDelete reports whether row r of st's batch is a CDC delete that the
-// scan drops.
-func (it *mergeIterator) isCDCDelete(st *mergeStream, r int) bool {
-	if it.cdcCol < 0 || it.scan.KeepCDCDeletes {
+// windowCDCDelete reports whether row r of st's batch, a key's newest row,
+// is a CDC delete that the scan drops.
+func (it *mergeIterator) windowCDCDelete(st *mergeStream, r int) bool {
+	if !it.dropsCDCDeletes() {
 		return false
 	}
 	c := st.fs.colMap[it.cdcCol]
-	if c < 0 {
-		return false
-	}
-	arr, ok := st.batch.Column(c).(*array.String)
-	return ok && arr.IsValid(r) && arr.Value(r) == "delete"
+	return c >= 0 && isCDCDelete(st.batch.Column(c), r)
 }
