@@ -107,8 +107,11 @@ func (c *conn) run() (err error) {
 	}()
 	c.out.w = c.nc
 	c.raw.SetDeadline(time.Now().Add(authTimeout))
-	if c.shutdown.Load() { // Shutdown's read deadline may just have been replaced
-		return fatal(adminShutdownError())
+	if c.shutdown.Load() {
+		// Shutdown's read deadline may just have been replaced. No startup
+		// packet has been read, so there is no protocol to answer in: close
+		// silently, as a startup read woken by Shutdown does.
+		return nil
 	}
 	sm, err := c.readStartup()
 	c.out.w = c.nc // TLS may have replaced the socket
