@@ -37,6 +37,8 @@ type Catalog struct {
 	pool *pgxpool.Pool
 	// owner is the role the pool connects as (see role.go).
 	owner string
+	// users are the pools of user logins (userconn.go).
+	users *userPools
 }
 
 // Open connects to the catalog. Migrations must already be applied.
@@ -51,6 +53,8 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 		cfg.MaxConns = 32
 	}
 	cfg.AfterConnect = afterConnect // retry.go
+	cfg.ConnConfig.BuildContextWatcherHandler = cancelRequestHandler
+	base := cfg.Copy()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect catalog: %w", err)
@@ -60,11 +64,14 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect catalog: %w", err)
 	}
-	return &Catalog{pool: pool, owner: owner}, nil
+	return &Catalog{pool: pool, owner: owner, users: newUserPools(base)}, nil
 }
 
-// Close closes the pool.
-func (c *Catalog) Close() { c.pool.Close() }
+// Close closes the pool and the user pools.
+func (c *Catalog) Close() {
+	c.users.closeAll()
+	c.pool.Close()
+}
 
 // Pool exposes the pool for callers that run catalog SQL (pg_catalog
 // emulation, administration functions).

@@ -161,15 +161,22 @@ func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {
 		if err := rows.Scan(&desc, &version, &path, &size, &cols); err != nil {
 			return nil, err
 		}
-		if len(out) == 0 || out[len(out)-1].Desc != desc {
-			out = append(out, PartitionFiles{Desc: desc, Version: int(version)})
-		}
-		f := DataFile{Path: path, ExistCols: splitNonEmpty(cols)}
-		if size != nil {
-			f.Size = *size
-		}
-		last := &out[len(out)-1]
-		last.Files = append(last.Files, f)
+		out = appendPartitionFile(out, desc, int(version), path, size, cols)
 	}
 	return out, rows.Err()
+}
+
+// appendPartitionFile adds one (partition_desc, version, path, size,
+// file_exist_cols) row to out, whose rows come grouped by partition.
+func appendPartitionFile(out []PartitionFiles, desc string, version int, path string, size *int64, cols string) []PartitionFiles {
+	if len(out) == 0 || out[len(out)-1].Desc != desc {
+		out = append(out, PartitionFiles{Desc: desc, Version: version})
+	}
+	f := DataFile{Path: path, ExistCols: splitNonEmpty(cols)}
+	if size != nil {
+		f.Size = *size
+	}
+	last := &out[len(out)-1]
+	last.Files = append(last.Files, f)
+	return out
 }

@@ -3,9 +3,11 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Time travel, history and pruning. Every method here calls a function of
@@ -105,17 +107,42 @@ func (c *Catalog) queryFiles(ctx context.Context, what, sql string, args ...any)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	out, err := ScanPartitionFiles(rows)
+	out, err := collectPartitionFiles(rows)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
 
-// ScanPartitionFiles collects rows of (partition_desc text, version int,
-// path text, size bigint, file_exist_cols text), ordered by partition and then
-// read order, into per-partition file lists, and closes rows. It is the shape
-// every file-listing function of sqlfuncs returns.
-func ScanPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {
-	return collectPartitionFiles(rows)
+// ReadPartitionFiles collects the text-format rows of (partition_desc text,
+// version int, path text, size bigint, file_exist_cols text) that rr returns,
+// grouped by partition as the query orders them.
+func ReadPartitionFiles(rr *pgconn.ResultReader) ([]PartitionFiles, error) {
+	var out []PartitionFiles
+	for rr.NextRow() {
+		v := rr.Values()
+		if len(v) != 5 {
+			rr.Close()
+			return nil, fmt.Errorf("partition files: %d columns, want 5", len(v))
+		}
+		version, err := strconv.Atoi(string(v[1]))
+		if err != nil {
+			rr.Close()
+			return nil, fmt.Errorf("partition files: version %q", v[1])
+		}
+		var size *int64
+		if v[3] != nil {
+			n, err := strconv.ParseInt(string(v[3]), 10, 64)
+			if err != nil {
+				rr.Close()
+				return nil, fmt.Errorf("partition files: size %q", v[3])
+			}
+			size = &n
+		}
+		out = appendPartitionFile(out, string(v[0]), version, string(v[2]), size, string(v[4]))
+	}
+	if _, err := rr.Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

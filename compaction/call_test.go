@@ -44,7 +44,7 @@ func sqlSession(t *testing.T) (pgwire.Session, *env) {
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
 		t.Fatal(err)
 	}
-	s, err := eng.NewSession(ctx, map[string]string{"user": role, "database": engine.DatabaseName})
+	s, err := eng.NewSession(ctx, map[string]string{"user": role, "database": engine.DatabaseName}, pgwire.Credential{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,18 +39,6 @@ func walk(stmt *pg_query.Node, fn func(n *pg_query.Node)) {
 	walkNodes(stmt.ProtoReflect(), fn)
 }
 
-// cteNames returns the names of all common table expressions in a statement;
-// an unqualified relation with one of these names is not a lake table.
-func cteNames(stmt *pg_query.Node) map[string]bool {
-	out := map[string]bool{}
-	walk(stmt, func(n *pg_query.Node) {
-		if c := n.GetCommonTableExpr(); c != nil {
-			out[c.Ctename] = true
-		}
-	})
-	return out
-}
-
 // parseTreeVersion is the parse-tree version the deparser expects; trees we
 // assemble ourselves must carry it.
 var parseTreeVersion = func() int32 {

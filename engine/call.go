@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -74,125 +73,76 @@ func (s *Session) planCall(ctx context.Context, n *pg_query.CallStmt, paramOIDs 
 	if s.inBlock {
 		return nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.%s cannot run inside a transaction block", names[1])
 	}
-	query, err := callQuery(proc.query, fc)
+	call, err := s.prepareCall(ctx, proc.query, fc, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
-	// Prepare (without executing) to check the call and learn parameter
-	// and result types.
-	var params []uint32
-	var cols []pgwire.Column
-	err = s.withCatalogTx(ctx, func(tx pgx.Tx) error {
-		sd, err := tx.Conn().PgConn().Prepare(ctx, "", query, paramOIDs)
+	cols := call.cols
+	if proc.cleanup {
+		cols = []pgwire.Column{{Name: "partition", TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1},
+			{Name: "files_deleted", TypeOID: schema.OIDInt8, TypeSize: 8, TypeModifier: -1}}
+	}
+	return &funcStmt{tag: "CALL", cols: cols, params: call.args.clientParamOIDs(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		if s.inBlock {
+			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.%s cannot run inside a transaction block", names[1])
+		}
+		rows, err := s.runCall(ctx, call, args, proc.cleanup)
+		return "CALL", rows, err
+	}}, nil
+}
+
+// preparedCall is a maintenance call: the server's statement around the
+// call's arguments (callargs.go), checked by preparing it.
+type preparedCall struct {
+	query string
+	args  *boundArgs
+	cols  []pgwire.Column
+}
+
+// prepareCall renders format around fc's arguments and prepares it (without
+// executing) to check the call and learn parameter and result types.
+func (s *Session) prepareCall(ctx context.Context, format string, fc *pg_query.FuncCall, clientOIDs []uint32) (*preparedCall, error) {
+	if fc.AggStar || fc.AggDistinct || fc.FuncVariadic || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "CALL takes plain arguments")
+	}
+	args, err := s.bindArgs(ctx, fc.Args, 1, clientOIDs)
+	if err != nil {
+		return nil, err
+	}
+	c := &preparedCall{query: fmt.Sprintf(format, args.list), args: args}
+	err = s.withServerTx(ctx, func(tx pgx.Tx) error {
+		sd, err := tx.Conn().PgConn().Prepare(ctx, "", c.query, args.oids)
 		if err != nil {
 			return err
 		}
-		params = sd.ParamOIDs
+		args.setResolved(sd.ParamOIDs)
 		for _, f := range sd.Fields {
-			cols = append(cols, pgwire.Column{Name: f.Name, TypeOID: f.DataTypeOID, TypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier})
+			c.cols = append(c.cols, pgwire.Column{Name: f.Name, TypeOID: f.DataTypeOID, TypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if proc.cleanup {
-		cols = []pgwire.Column{{Name: "partition", TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1},
-			{Name: "files_deleted", TypeOID: schema.OIDInt8, TypeSize: 8, TypeModifier: -1}}
-	}
-	return &funcStmt{tag: "CALL", cols: cols, params: params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		if s.inBlock {
-			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.%s cannot run inside a transaction block", names[1])
-		}
-		rows, err := s.runCall(ctx, query, params, cols, args, proc.cleanup)
-		return "CALL", rows, err
-	}}, nil
+	return c, nil
 }
 
-// callQuery renders proc's query around the call's arguments.
-func callQuery(format string, fc *pg_query.FuncCall) (string, error) {
-	if fc.AggStar || fc.AggDistinct || fc.FuncVariadic || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
-		return "", sqlerr.New(sqlerr.SyntaxError, "CALL takes plain arguments")
+// runCall executes a maintenance call in a read-write server transaction
+// and, for cleanup, deletes the files it made unreferenced once that
+// committed.
+func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []any, cleanup bool) ([][]any, error) {
+	values, err := s.argValues(ctx, call.args, clientArgs)
+	if err != nil {
+		return nil, err
 	}
-	if len(fc.Args) == 0 {
-		return fmt.Sprintf(format, ""), nil
-	}
-	var parts []string
-	for _, a := range fc.Args {
-		one, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseTreeVersion, Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{
-			Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{
-				ResTarget: &pg_query.ResTarget{Val: argValue(a)}}}}}}}}}})
-		if err != nil {
-			return "", fmt.Errorf("deparse CALL argument: %w", err)
-		}
-		text := strings.TrimPrefix(one, "SELECT ")
-		if na := a.GetNamedArgExpr(); na != nil {
-			text = pgx.Identifier{na.Name}.Sanitize() + " => " + text
-		}
-		parts = append(parts, text)
-	}
-	return fmt.Sprintf(format, strings.Join(parts, ", ")), nil
-}
-
-func argValue(a *pg_query.Node) *pg_query.Node {
-	if na := a.GetNamedArgExpr(); na != nil {
-		return na.Arg
-	}
-	return a
-}
-
-// runCall executes a maintenance call in a read-write catalog transaction and,
-// for cleanup, deletes the files it made unreferenced once that committed.
-func (s *Session) runCall(ctx context.Context, query string, params []uint32, cols []pgwire.Column, args []any, cleanup bool) ([][]any, error) {
-	conn, err := s.e.cat.Pool().Acquire(ctx)
+	conn, tx, err := s.beginServerTx(ctx, pgx.ReadWrite)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
-	setup := "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true)"
-	setupArgs := []any{strings.Join(s.searchPath(), ","), s.settings["timezone"].value}
-	if s.user != s.e.catalogRole {
-		setup += ", set_config('role', $3, true)"
-		setupArgs = append(setupArgs, s.user)
-	}
-	if _, err := tx.Exec(ctx, setup, setupArgs...); err != nil {
-		return nil, err
-	}
-	m := tx.Conn().TypeMap()
-	values := make([][]byte, len(args))
-	for i, a := range args {
-		if a == nil {
-			continue
-		}
-		b, err := m.Encode(params[i], pgtype.TextFormatCode, a, nil)
-		if err != nil {
-			return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, fmt.Sprintf("parameter $%d", i+1))
-		}
-		values[i] = b
-	}
-	rr := tx.Conn().PgConn().ExecParams(ctx, query, values, params, nil, nil)
-	var out [][]any
-	for rr.NextRow() {
-		row := make([]any, len(rr.FieldDescriptions()))
-		for i, raw := range rr.Values() {
-			v, err := decodeText(m, rr.FieldDescriptions()[i].DataTypeOID, raw)
-			if err != nil {
-				rr.Close()
-				return nil, err
-			}
-			row[i] = v
-		}
-		out = append(out, row)
-	}
-	if _, err := rr.Close(); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
+	out, err := execCommit(ctx, tx, call.query, call.args.oids, values)
+	if err != nil {
 		return nil, err
 	}
 	if !cleanup {

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,37 +29,20 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 	return s.planCatalogQuery(ctx, stmt, paramOIDs)
 }
 
-// catalogQuery runs on the catalog PostgreSQL as the session's role.
+// catalogQuery is a query the user wrote that runs on the catalog
+// PostgreSQL, in a read-only transaction on the user's own login
+// (catalogtx.go): PostgreSQL's privileges and row-level security are all
+// that decide what it may do.
 type catalogQuery struct {
 	s      *Session
 	sql    string
 	params []uint32
 	cols   []pgwire.Column
-	// writes is set for calls of lakesoul administration functions, which
-	// run in a read-write transaction committed when the result is complete.
-	writes bool
 }
 
-// adminFunctions are the lakesoul functions that change the catalog.
-var adminFunctions = map[string]bool{"create_workspace": true, "create_user": true, "create_access_key": true, "revoke_access_key": true}
-
-func callsAdminFunction(stmt *pg_query.Node) bool {
-	found := false
-	walk(stmt, func(n *pg_query.Node) {
-		fc := n.GetFuncCall()
-		if fc == nil || len(fc.Funcname) != 2 {
-			return
-		}
-		if fc.Funcname[0].GetString_().GetSval() == "lakesoul" && adminFunctions[fc.Funcname[1].GetString_().GetSval()] {
-			found = true
-		}
-	})
-	return found
-}
-
-func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (*catalogQuery, error) {
-	if err := checkCatalogFunctions(stmt); err != nil {
-		return nil, err
+func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	if fc, ok := adminCallOf(stmt); ok {
+		return s.planAdminCall(ctx, stmt, fc, paramOIDs) // admincall.go
 	}
 	tree := singleStatementTree(stmt)
 	if err := pgcatalog.Rewrite(tree); err != nil {
@@ -71,8 +52,8 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	if err != nil {
 		return nil, fmt.Errorf("deparse: %w", err)
 	}
-	q := &catalogQuery{s: s, sql: text, writes: callsAdminFunction(stmt)}
-	err = s.withCatalogTx(ctx, func(tx pgx.Tx) error {
+	q := &catalogQuery{s: s, sql: text}
+	err = s.withUserTx(ctx, func(tx pgx.Tx) error {
 		sd, err := tx.Conn().PgConn().Prepare(ctx, "", text, paramOIDs)
 		if err != nil {
 			return err
@@ -90,51 +71,6 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	return q, nil
 }
 
-// beginCatalogTx starts a read-only catalog transaction that runs as the
-// session's role with the session's lake search path, so row-level security
-// and visibility rules of the catalog apply to what the user sees.
-func (s *Session) beginCatalogTx(ctx context.Context) (*pgxpool.Conn, pgx.Tx, error) {
-	return s.beginCatalogTxMode(ctx, pgx.ReadOnly)
-}
-
-func (s *Session) beginCatalogTxMode(ctx context.Context, mode pgx.TxAccessMode) (*pgxpool.Conn, pgx.Tx, error) {
-	conn, err := s.e.cat.Pool().Acquire(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
-	if err != nil {
-		conn.Release()
-		return nil, nil, err
-	}
-	setup := "SELECT set_config('lakesoul.search_path', $1, true)"
-	args := []any{strings.Join(s.searchPath(), ",")}
-	if s.user != s.e.catalogRole {
-		setup += ", set_config('role', $2, true)"
-		args = append(args, s.user)
-	}
-	if d := s.statementTimeout(); d > 0 { // the catalog enforces statement_timeout itself (57014)
-		args = append(args, strconv.FormatInt(max(d.Milliseconds(), 1), 10))
-		setup += fmt.Sprintf(", set_config('statement_timeout', $%d, true)", len(args))
-	}
-	if _, err := tx.Exec(ctx, setup, args...); err != nil {
-		tx.Rollback(ctx)
-		conn.Release()
-		return nil, nil, err
-	}
-	return conn, tx, nil
-}
-
-func (s *Session) withCatalogTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	conn, tx, err := s.beginCatalogTx(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
-	return fn(tx)
-}
-
 func (q *catalogQuery) ParamOIDs() []uint32                               { return q.params }
 func (q *catalogQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
 func (q *catalogQuery) Tag() string                                       { return "SELECT" }
@@ -146,14 +82,19 @@ func (q *catalogQuery) Bind(_ context.Context, params []any) (pgwire.Portal, err
 	return &catalogPortal{q: q, args: params}, nil
 }
 
-// catalogPortal holds a catalog connection and transaction while its rows stream.
+// catalogPortal holds a catalog connection and transaction while its rows
+// stream. The query runs under the portal's own context, which each Execute
+// cancels when its context is (CancelRequest, statement_timeout, a lost
+// client): the catalog then gets a cancel request, not just a closed socket.
 type catalogPortal struct {
-	q     *catalogQuery
-	args  []any
-	conn  *pgxpool.Conn
-	tx    pgx.Tx
-	rr    *pgconn.ResultReader
-	count int
+	q      *catalogQuery
+	args   []any
+	conn   *pgxpool.Conn
+	tx     pgx.Tx
+	rr     *pgconn.ResultReader
+	ctx    context.Context
+	cancel context.CancelFunc
+	count  int
 }
 
 func (p *catalogPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
@@ -161,11 +102,7 @@ func (p *catalogPortal) Describe(context.Context) ([]pgwire.Column, error) { ret
 // start sends the query with the parameter types the statement was prepared
 // with (so a declared timestamptz stays one), values in text form.
 func (p *catalogPortal) start(ctx context.Context) error {
-	mode := pgx.ReadOnly
-	if p.q.writes {
-		mode = pgx.ReadWrite
-	}
-	conn, tx, err := p.q.s.beginCatalogTxMode(ctx, mode)
+	conn, tx, err := p.q.s.beginUserTx(ctx, pgx.ReadOnly)
 	if err != nil {
 		return err
 	}
@@ -183,8 +120,9 @@ func (p *catalogPortal) start(ctx context.Context) error {
 		values[i] = b
 	}
 	// The result outlives this call when the portal is suspended, so it is
-	// not bound to this call's context.
-	p.rr = tx.Conn().PgConn().ExecParams(context.Background(), p.q.sql, values, p.q.params, nil, nil)
+	// bound to the portal's context, not this call's.
+	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	p.rr = tx.Conn().PgConn().ExecParams(p.ctx, p.q.sql, values, p.q.params, nil, nil)
 	return nil
 }
 
@@ -194,6 +132,8 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 			return "", true, err
 		}
 	}
+	stop := context.AfterFunc(ctx, p.cancel)
+	defer stop()
 	m := p.tx.Conn().TypeMap()
 	row := make([]any, len(p.q.cols))
 	for n := 0; maxRows == 0 || n < maxRows; n++ {
@@ -205,11 +145,6 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 			p.rr = nil
 			if err != nil {
 				return "", true, err
-			}
-			if p.q.writes {
-				if err := p.tx.Commit(ctx); err != nil {
-					return "", true, err
-				}
 			}
 			if tag.String() == "" {
 				return fmt.Sprintf("SELECT %d", p.count), true, nil
@@ -244,6 +179,9 @@ func decodeText(m *pgtype.Map, oid uint32, raw []byte) (any, error) {
 }
 
 func (p *catalogPortal) Close() {
+	if p.cancel != nil {
+		p.cancel()
+	}
 	if p.rr != nil {
 		p.rr.Close()
 	}

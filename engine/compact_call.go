@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/compaction"
@@ -31,19 +30,7 @@ func (s *Session) planCompact(ctx context.Context, fc *pg_query.FuncCall, paramO
 	if s.inBlock {
 		return nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.compact cannot run inside a transaction block")
 	}
-	query, err := callQuery(`SELECT c.table_id, c.partition_desc, c.bucket_num FROM lakesoul.compact_targets(%s) c`, fc)
-	if err != nil {
-		return nil, err
-	}
-	var params []uint32
-	err = s.withCatalogTx(ctx, func(tx pgx.Tx) error {
-		sd, err := tx.Conn().PgConn().Prepare(ctx, "", query, paramOIDs)
-		if err != nil {
-			return err
-		}
-		params = sd.ParamOIDs
-		return nil
-	})
+	call, err := s.prepareCall(ctx, `SELECT c.table_id, c.partition_desc, c.bucket_num FROM lakesoul.compact_targets(%s) c`, fc, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +40,11 @@ func (s *Session) planCompact(ctx context.Context, fc *pg_query.FuncCall, paramO
 	cols := []pgwire.Column{col("partition", schema.OIDText, -1), col("status", schema.OIDText, -1),
 		col("read_version", schema.OIDInt4, 4), col("version", schema.OIDInt4, 4),
 		col("files_in", schema.OIDInt8, 8), col("files_out", schema.OIDInt8, 8)}
-	return &funcStmt{tag: "CALL", cols: cols, params: params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	return &funcStmt{tag: "CALL", cols: cols, params: call.args.clientParamOIDs(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		if s.inBlock {
 			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.compact cannot run inside a transaction block")
 		}
-		targets, err := s.runCall(ctx, query, params, nil, args, false)
+		targets, err := s.runCall(ctx, call, args, false)
 		if err != nil {
 			return "", nil, err
 		}

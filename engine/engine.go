@@ -98,7 +98,7 @@ func (e *Engine) SCRAMVerifier(ctx context.Context, role string) (string, error)
 }
 
 // NewSession implements pgwire.SessionFactory.
-func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwire.Session, error) {
+func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred pgwire.Credential) (pgwire.Session, error) {
 	user := params["user"]
 	db := params["database"]
 	if db == "" {
@@ -119,6 +119,7 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwi
 	s := &Session{
 		e:     e,
 		user:  user,
+		cred:  catalog.Credential{Password: cred.Password, SCRAMClientKey: cred.SCRAMClientKey, SCRAMServerKey: cred.SCRAMServerKey},
 		token: hex.EncodeToString(tok[:]),
 		duck:  duck,
 	}

@@ -61,7 +61,7 @@ func newSessionAt(t testing.TB, dir string) pgwire.Session {
 	if err := cat.Pool().QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.NewSession(ctx, map[string]string{"user": role, "database": engine.DatabaseName})
+	s, err := e.NewSession(ctx, map[string]string{"user": role, "database": engine.DatabaseName}, pgwire.Credential{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (s *Session) planGrantRole(n *pg_query.GrantRoleStmt) (pgwire.Statement, er
 		tag = "REVOKE ROLE"
 	}
 	return ddl(tag, func(ctx context.Context) error {
-		conn, tx, err := s.beginCatalogTxMode(ctx, pgx.ReadWrite)
+		conn, tx, err := s.beginServerTx(ctx, pgx.ReadWrite)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
 // The native path is really taken for append tables (and never for PK tables).
@@ -33,7 +34,7 @@ func newInternalSession(t *testing.T) (*Session, func(string)) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	ps, err := e.NewSession(ctx, map[string]string{"user": e.catalogRole, "database": DatabaseName})
+	ps, err := e.NewSession(ctx, map[string]string{"user": e.catalogRole, "database": DatabaseName}, pgwire.Credential{})
 	if err != nil {
 		t.Fatal(err)
 	}

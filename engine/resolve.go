@@ -49,7 +49,7 @@ type relationKinds struct {
 }
 
 func classifyRelations(stmt *pg_query.Node) relationKinds {
-	ctes := cteNames(stmt)
+	ctes := cteRefs(stmt)
 	var k relationKinds
 	walk(stmt, func(n *pg_query.Node) {
 		if name, _ := timeTravelCall(n.GetRangeFunction()); name != "" {
@@ -60,7 +60,7 @@ func classifyRelations(stmt *pg_query.Node) relationKinds {
 			return
 		}
 		switch {
-		case rv.Schemaname == "" && ctes[rv.Relname]:
+		case ctes[rv] != nil:
 		case pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) || isLakeCatalogRelation(rv.Schemaname):
 			k.catalog++
 		default:
@@ -72,12 +72,14 @@ func classifyRelations(stmt *pg_query.Node) relationKinds {
 
 // bindLakeTables replaces every lake-table reference in stmt with a
 // lakesoul_scan(handle) call and registers the handles; it returns the tables
-// by handle. Unknown tables fail with 42P01.
+// by handle. Unknown tables fail with 42P01. Every CTE and its references
+// get engine-chosen names (ctescope.go): no relation name the user wrote is
+// left for DuckDB to interpret.
 func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[string]*catalog.Table, error) {
 	if err := s.checkTableFunctions(stmt); err != nil {
 		return nil, err
 	}
-	ctes := cteNames(stmt)
+	ctes := cteRefs(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)
 	resolved := map[string]*catalog.Table{}
@@ -94,7 +96,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 		if rv == nil {
 			return
 		}
-		if rv.Schemaname == "" && ctes[rv.Relname] {
+		if ctes[rv] != nil {
 			return
 		}
 		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) || isLakeCatalogRelation(rv.Schemaname) {
@@ -130,6 +132,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	if err != nil {
 		return nil, err
 	}
+	renameCTEs(stmt, ctes)
 	return tables, nil
 }
 

@@ -18,8 +18,10 @@ import (
 
 // Session is one client connection's SQL state. pgwire serialises its calls.
 type Session struct {
-	e     *Engine
-	user  string
+	e    *Engine
+	user string
+	// cred logs the session in to the catalog as user (catalogtx.go).
+	cred  catalog.Credential
 	token string
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
@@ -119,26 +121,31 @@ func (s *Session) bindTimeTravel(ctx context.Context, n *pg_query.Node, rf *pg_q
 		return err
 	}
 
-	query, err := timeTravelQuery(timeTravelFunctions[name], t.ID, fc.Args[1:])
+	args, err := s.bindArgs(ctx, fc.Args[1:], 2, nil)
 	if err != nil {
 		return err
 	}
+	values, err := s.argValues(ctx, args, nil)
+	if err != nil {
+		return err
+	}
+	query := fmt.Sprintf(`SELECT partition_desc, partition_version, path, size, coalesce(file_exist_cols, '') FROM lakesoul.%s($1, %s)`,
+		timeTravelFunctions[name], args.list)
 	var parts []catalog.PartitionFiles
-	err = s.withCatalogTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT set_config('TimeZone', $1, true)", s.settings["timezone"].value); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, query)
-		if err != nil {
-			return err
-		}
-		parts, err = catalog.ScanPartitionFiles(rows)
+	err = s.withServerTx(ctx, func(tx pgx.Tx) error {
+		rr := tx.Conn().PgConn().ExecParams(ctx, query, append([][]byte{[]byte(t.ID)}, values...), append([]uint32{pgtype.TextOID}, args.oids...), nil, nil)
+		var err error
+		parts, err = catalog.ReadPartitionFiles(rr)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256([]byte(t.ID + "\x00" + query))
+	key := t.ID + "\x00" + query
+	for _, v := range values {
+		key += "\x00" + strconv.Quote(string(v))
+	}
+	sum := sha256.Sum256([]byte(key))
 	handle := s.token + ":tt:" + hex.EncodeToString(sum[:12])
 	s.e.scans.putFixed(handle, t, parts)
 	alias := rf.Alias
@@ -147,18 +154,6 @@ func (s *Session) bindTimeTravel(ctx context.Context, n *pg_query.Node, rf *pg_q
 	}
 	n.Node = scanFromClause(handle, alias).Node
 	return nil
-}
-
-// timeTravelQuery builds the catalog query listing the files of
-// lakesoul.<fn>(tableID, args...).
-func timeTravelQuery(fn, tableID string, args []*pg_query.Node) (string, error) {
-	tree, err := pg_query.Parse("SELECT partition_desc, partition_version, path, size, coalesce(file_exist_cols, '') FROM lakesoul." + fn + "('')")
-	if err != nil {
-		return "", err
-	}
-	call := tree.Stmts[0].Stmt.GetSelectStmt().FromClause[0].GetRangeFunction().Functions[0].GetList().Items[0].GetFuncCall()
-	call.Args = append([]*pg_query.Node{pg_query.MakeAConstStrNode(tableID, -1)}, args...)
-	return pg_query.Deparse(tree)
 }
 
 // splitTableName splits 's.t' (or '"S"."t"', or 't') as PostgreSQL parses a

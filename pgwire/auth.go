@@ -60,10 +60,10 @@ func authFailedError(user string) error {
 // An unknown role goes through the same exchange with a mock verifier and
 // fails at the same point as a wrong password, so a client cannot tell which
 // roles exist.
-func (c *conn) authenticate(ctx context.Context, user string) error {
+func (c *conn) authenticate(ctx context.Context, user string) (Credential, error) {
 	verifier, mock, err := c.lookupVerifier(ctx, user)
 	if err != nil {
-		return fatal(err)
+		return Credential{}, fatal(err)
 	}
 	if c.tls && c.srv.cfg.PasswordAuth == PasswordAuthCleartextTLS {
 		return c.authenticateCleartext(user, verifier, mock)
@@ -73,23 +73,23 @@ func (c *conn) authenticate(ctx context.Context, user string) error {
 
 // authenticateCleartext asks for the password (AuthenticationCleartextPassword)
 // and checks it against verifier. Only called on TLS connections.
-func (c *conn) authenticateCleartext(user string, verifier *scramVerifier, mock bool) error {
+func (c *conn) authenticateCleartext(user string, verifier *scramVerifier, mock bool) (Credential, error) {
 	if err := c.out.send(&pgproto3.AuthenticationCleartextPassword{}); err != nil {
-		return err
+		return Credential{}, err
 	}
 	if err := c.out.flush(); err != nil {
-		return err
+		return Credential{}, err
 	}
 	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
-		return fmt.Errorf("pgwire: %w", err)
+		return Credential{}, fmt.Errorf("pgwire: %w", err)
 	}
 	msg, err := c.be.Receive()
 	if err != nil {
-		return c.receiveError(err)
+		return Credential{}, c.receiveError(err)
 	}
 	pm, ok := msg.(*pgproto3.PasswordMessage)
 	if !ok {
-		return fatal(protocolViolation("expected password response, got message type %T", msg))
+		return Credential{}, fatal(protocolViolation("expected password response, got message type %T", msg))
 	}
 	// The key derivation runs for an unknown role and an empty password too,
 	// so neither answers faster than a wrong password.
@@ -103,42 +103,42 @@ func (c *conn) authenticateCleartext(user string, verifier *scramVerifier, mock 
 			reason = "empty password"
 		}
 		c.log.Info("pgwire: password authentication failed", "method", "password", "reason", reason)
-		return fatal(authFailedError(user))
+		return Credential{}, fatal(authFailedError(user))
 	}
 	c.log.Debug("pgwire: authenticated", "method", "password")
 	if err := c.be.SetAuthType(pgproto3.AuthTypeOk); err != nil {
-		return fmt.Errorf("pgwire: %w", err)
+		return Credential{}, fmt.Errorf("pgwire: %w", err)
 	}
-	return c.out.send(&pgproto3.AuthenticationOk{})
+	return Credential{Password: pm.Password}, c.out.send(&pgproto3.AuthenticationOk{})
 }
 
 // authenticateSCRAM runs the SCRAM-SHA-256 exchange against verifier.
-func (c *conn) authenticateSCRAM(user string, verifier *scramVerifier, mock bool) error {
+func (c *conn) authenticateSCRAM(user string, verifier *scramVerifier, mock bool) (Credential, error) {
 	scram := newSCRAMServer(verifier, mock)
 
 	if err := c.out.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}}); err != nil {
-		return err
+		return Credential{}, err
 	}
 	if err := c.out.flush(); err != nil {
-		return err
+		return Credential{}, err
 	}
 	data, err := c.receiveSASL(pgproto3.AuthTypeSASL)
 	if err != nil {
-		return err
+		return Credential{}, err
 	}
 	serverFirst, err := scram.clientFirst(data)
 	if err != nil {
-		return fatal(err)
+		return Credential{}, fatal(err)
 	}
 	if err := c.out.send(&pgproto3.AuthenticationSASLContinue{Data: serverFirst}); err != nil {
-		return err
+		return Credential{}, err
 	}
 	if err := c.out.flush(); err != nil {
-		return err
+		return Credential{}, err
 	}
 	data, err = c.receiveSASL(pgproto3.AuthTypeSASLContinue)
 	if err != nil {
-		return err
+		return Credential{}, err
 	}
 	serverFinal, err := scram.clientFinal(data)
 	if errors.Is(err, errSCRAMAuthFailed) {
@@ -147,19 +147,20 @@ func (c *conn) authenticateSCRAM(user string, verifier *scramVerifier, mock bool
 			reason = "role does not exist, cannot log in, or has no usable SCRAM secret"
 		}
 		c.log.Info("pgwire: password authentication failed", "method", scramMechanism, "reason", reason)
-		return fatal(authFailedError(user))
+		return Credential{}, fatal(authFailedError(user))
 	}
 	if err != nil {
-		return fatal(err)
+		return Credential{}, fatal(err)
 	}
 	c.log.Debug("pgwire: authenticated", "method", scramMechanism)
 	if err := c.out.send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal}); err != nil {
-		return err
+		return Credential{}, err
 	}
 	if err := c.be.SetAuthType(pgproto3.AuthTypeOk); err != nil {
-		return fmt.Errorf("pgwire: %w", err)
+		return Credential{}, fmt.Errorf("pgwire: %w", err)
 	}
-	return c.out.send(&pgproto3.AuthenticationOk{})
+	cred := Credential{SCRAMClientKey: scram.clientKey, SCRAMServerKey: verifier.serverKey}
+	return cred, c.out.send(&pgproto3.AuthenticationOk{})
 }
 
 // lookupVerifier asks the Authenticator for user's verifier. For a role that

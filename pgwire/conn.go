@@ -130,7 +130,8 @@ func (c *conn) run() (err error) {
 			return err
 		}
 	}
-	if err := c.authenticate(c.ctx, c.user); err != nil {
+	cred, err := c.authenticate(c.ctx, c.user)
+	if err != nil {
 		return err
 	}
 	if err := c.raw.SetDeadline(time.Time{}); err != nil {
@@ -141,7 +142,7 @@ func (c *conn) run() (err error) {
 	}
 
 	err = c.call(c.ctx, func(ctx context.Context) error {
-		s, err := c.srv.cfg.Sessions.NewSession(ctx, sm.params)
+		s, err := c.srv.cfg.Sessions.NewSession(ctx, sm.params, cred)
 		c.sess = s
 		return err
 	})

@@ -24,8 +24,25 @@ type Authenticator interface {
 type SessionFactory interface {
 	// NewSession is called once per connection after authentication succeeded.
 	// params are the startup parameters the client sent (user, database,
-	// application_name, client_encoding, DateStyle, TimeZone, …).
-	NewSession(ctx context.Context, params map[string]string) (Session, error)
+	// application_name, client_encoding, DateStyle, TimeZone, …); cred is
+	// what the client proved during authentication.
+	NewSession(ctx context.Context, params map[string]string, cred Credential) (Session, error)
+}
+
+// Credential is what a client proved about its role during authentication.
+// It lets the SQL layer log in elsewhere as that same role (the catalog
+// PostgreSQL, which then authenticates the user itself) without the server
+// holding a password it was never given. Exactly one form is set.
+type Credential struct {
+	// Password is the password the client sent (cleartext authentication
+	// over TLS).
+	Password string
+	// SCRAMClientKey is the role's SCRAM ClientKey, recovered from the
+	// client's proof (ClientProof XOR ClientSignature) and checked against
+	// the stored key; SCRAMServerKey is the verifier's ServerKey. With both,
+	// a SCRAM-SHA-256 exchange with any server holding the same verifier can
+	// be completed, as connection poolers do; neither reveals the password.
+	SCRAMClientKey, SCRAMServerKey []byte
 }
 
 // Session is one client connection's SQL state: its prepared statements'

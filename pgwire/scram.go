@@ -149,6 +149,8 @@ type scramServer struct {
 	clientFirstBare string
 	serverFirst     string
 	nonce           string // client nonce + server nonce
+	// clientKey is set once clientFinal accepted the proof.
+	clientKey []byte
 }
 
 func newSCRAMServer(v *scramVerifier, mock bool) *scramServer {
@@ -271,6 +273,7 @@ func (s *scramServer) clientFinal(msg []byte) ([]byte, error) {
 	if subtle.ConstantTimeCompare(storedKey[:], s.verifier.storedKey) != 1 || s.mock {
 		return nil, errSCRAMAuthFailed
 	}
+	s.clientKey = clientKey
 	serverSignature := hmacSHA256(s.verifier.serverKey, authMessage)
 	return []byte("v=" + base64.StdEncoding.EncodeToString(serverSignature)), nil
 }

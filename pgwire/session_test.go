@@ -55,7 +55,7 @@ func (db *testDB) SCRAMVerifier(_ context.Context, role string) (string, error) 
 }
 
 // NewSession implements SessionFactory.
-func (db *testDB) NewSession(_ context.Context, params map[string]string) (Session, error) {
+func (db *testDB) NewSession(_ context.Context, params map[string]string, _ Credential) (Session, error) {
 	if params["database"] == "nodb" {
 		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database %q does not exist", params["database"])
 	}

@@ -23,7 +23,7 @@ DECLARE
     t record;
 BEGIN
     -- Exclusive against create_table's shared lock on the same key.
-    PERFORM pg_advisory_xact_lock(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
+    PERFORM lakesoul.xact_lock(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
     PERFORM 1 FROM public.namespace WHERE namespace = p_namespace;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
@@ -35,8 +35,8 @@ BEGIN
     FOR t IN SELECT table_id FROM public.table_info WHERE table_namespace = p_namespace ORDER BY table_id LOOP
         RETURN QUERY SELECT lakesoul.drop_table_by_id(t.table_id);
     END LOOP;
+    DELETE FROM lakesoul.namespace_oid WHERE namespace = p_namespace; -- visible only while the namespace is
     DELETE FROM public.namespace WHERE namespace = p_namespace;
-    DELETE FROM lakesoul.namespace_oid WHERE namespace = p_namespace;
 END
 $$;
 
@@ -53,7 +53,7 @@ BEGIN
     -- A shared advisory lock, not FOR SHARE: workspace users may not lock
     -- namespace rows (no UPDATE right on them), yet must not create a table
     -- in a namespace being dropped.
-    PERFORM pg_advisory_xact_lock_shared(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
+    PERFORM lakesoul.xact_lock_shared(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
     SELECT domain INTO v_domain FROM public.namespace WHERE namespace = p_namespace;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
@@ -88,18 +88,21 @@ SET search_path = pg_catalog, public AS $$
 DECLARE
     v_path text;
 BEGIN
-    DELETE FROM public.table_info WHERE table_id = p_table_id RETURNING table_path INTO v_path;
+    -- Serialise with in-flight commits of this table (they hold the row FOR SHARE).
+    SELECT table_path INTO v_path FROM public.table_info WHERE table_id = p_table_id FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table % does not exist', p_table_id USING ERRCODE = '42P01';
     END IF;
-    -- Serialise with in-flight commits of this table (they hold the row FOR SHARE).
+    -- lakesoul.* rows first: row-level security shows them only while the
+    -- table_info row is still there.
+    DELETE FROM lakesoul.table_oid WHERE table_id = p_table_id;
+    DELETE FROM lakesoul.table_created WHERE table_id = p_table_id;
+    DELETE FROM lakesoul.partition_registry WHERE table_id = p_table_id;
     DELETE FROM public.table_name_id WHERE table_id = p_table_id;
     DELETE FROM public.table_path_id WHERE table_id = p_table_id;
     DELETE FROM public.partition_info WHERE table_id = p_table_id;
     DELETE FROM public.data_commit_info WHERE table_id = p_table_id;
-    DELETE FROM lakesoul.table_oid WHERE table_id = p_table_id;
-    DELETE FROM lakesoul.table_created WHERE table_id = p_table_id;
-    DELETE FROM lakesoul.partition_registry WHERE table_id = p_table_id;
+    DELETE FROM public.table_info WHERE table_id = p_table_id;
     RETURN v_path;
 END
 $$;

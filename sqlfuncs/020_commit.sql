@@ -98,7 +98,7 @@ BEGIN
             USING ERRCODE = '40001';
     END IF;
 
-    PERFORM pg_advisory_xact_lock(hashtextextended(p_table_id || chr(31) || v_desc, 0));
+    PERFORM lakesoul.xact_lock(hashtextextended(p_table_id || chr(31) || v_desc, 0));
 
     -- Idempotence: a commit id seen before.
     SELECT * INTO v_existing FROM public.data_commit_info

@@ -41,7 +41,7 @@ BEGIN
           FROM jsonb_array_elements(p_commits) c, jsonb_array_elements(coalesce(c->'partitions', '[]')) p
          ORDER BY 1
     LOOP
-        PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 0));
+        PERFORM lakesoul.xact_lock(hashtextextended(v_key, 0));
     END LOOP;
 
     FOR v_commit IN SELECT c FROM jsonb_array_elements(p_commits) WITH ORDINALITY AS e(c, n) ORDER BY n LOOP

@@ -15,7 +15,7 @@
 CREATE OR REPLACE FUNCTION lakesoul.partition_lock(p_table_id text, p_desc text)
 RETURNS void LANGUAGE sql VOLATILE
 SET search_path = pg_catalog AS $$
-    SELECT pg_advisory_xact_lock(hashtextextended(p_table_id || chr(31) || p_desc, 0))
+    SELECT lakesoul.xact_lock(hashtextextended(p_table_id || chr(31) || p_desc, 0))
 $$;
 
 -- table_domain returns the table's domain, holding its row FOR KEY SHARE so a

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 )
 
@@ -67,4 +69,47 @@ func TestExternalCatalog(t *testing.T) {
 	c2 := s2.connect(t)
 	defer c2.Close(ctx)
 	wantRows(t, "rows through a second server", queryStrings(t, ctx, c2, "SELECT count(*) FROM ext.t"), []string{"2"})
+}
+
+// TestExternalCatalogUserLogins: with a catalog whose pg_hba.conf demands
+// scram-sha-256 from every role but the owner, a workspace user's catalog
+// statements run on a login PostgreSQL itself authenticates — with the keys
+// of the user's SCRAM login to pgwire, or with the password of a cleartext
+// login over TLS — and the catalog's sessions of that user are the user's.
+func TestExternalCatalogUserLogins(t *testing.T) {
+	requirePG(t)
+	cluster := pgtest.SCRAMCluster(t)
+	ctx := testCtx(t)
+	if err := cluster.CreateDatabase(ctx, "ext"); err != nil {
+		t.Fatal(err)
+	}
+	base := testBaseDir(t)
+	certFile, keyFile := writeSelfSigned(t, base)
+	s, err := startServer(filepath.Join(base, "data"), "ext-pw", "--catalog-url", cluster.ConnString("ext"),
+		"--tls-cert", certFile, "--tls-key", keyFile, "--password-auth", "cleartext-tls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.stopT(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('extu')",
+		"SELECT lakesoul.create_user('ext_ursula', 'ursula-pw', 'extu', admin => true)")
+	for _, sslmode := range []string{"disable", "require"} { // SCRAM keys, then a cleartext password over TLS
+		dsn := strings.Replace(s.dsn("ext_ursula", "ursula-pw", database), "sslmode=disable", "sslmode="+sslmode, 1)
+		u, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatalf("%s: ursula logs in: %v", sslmode, err)
+		}
+		wantRows(t, sslmode+": ursula's catalog session", queryStrings(t, ctx, u,
+			"SELECT current_user, session_user, (SELECT count(*) FROM pg_stat_activity WHERE usename = 'ext_ursula' AND pid = pg_backend_pid())"),
+			[]string{"ext_ursula|ext_ursula|1"})
+		if _, err := u.Exec(ctx, "SELECT set_config('role', 'none', true), pg_read_file('/etc/passwd')"); pgCode(err) != "42501" {
+			t.Errorf("%s: role none then pg_read_file: %v, want 42501", sslmode, err)
+		}
+		mustExec(t, ctx, u, "CREATE SCHEMA IF NOT EXISTS extu_s", "CREATE TABLE IF NOT EXISTS extu_s.t (id int PRIMARY KEY)",
+			"INSERT INTO extu_s.t VALUES (1)")
+		wantRows(t, sslmode+": ursula's table", queryStrings(t, ctx, u, "SELECT count(*) FROM extu_s.t"), []string{"1"})
+		u.Close(ctx)
+	}
 }

@@ -2,12 +2,17 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 )
@@ -122,4 +127,48 @@ func Main(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "pgtest: stopping the shared PostgreSQL cluster: %v\n", err)
 	}
 	os.Exit(code)
+}
+
+// SCRAMCluster is Cluster with password authentication: the superuser still
+// connects over the unix socket without one (ConnString works as before),
+// every other role must log in with scram-sha-256. It is what a catalog
+// PostgreSQL the server does not own looks like.
+func SCRAMCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	ctx := context.Background()
+	c := Cluster(t)
+	hba := fmt.Sprintf("local all %s trust\nlocal all all scram-sha-256\n", c.SuperUser())
+	if err := os.WriteFile(filepath.Join(c.DataDir(), "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		t.Fatalf("pgtest: write pg_hba.conf: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, c.ConnString("postgres"))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatalf("pgtest: reload pg_hba.conf: %v", err)
+	}
+	// The postmaster reloads asynchronously: wait until a login of an
+	// unknown role is asked for its password (28P01) instead of being let
+	// in by trust and refused for not existing (28000).
+	probe, err := pgx.ParseConfig(c.ConnString("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.User = "pgtest_scram_probe"
+	for i := 0; ; i++ {
+		pc, err := pgx.ConnectConfig(ctx, probe)
+		if err == nil {
+			pc.Close(ctx)
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "28P01" {
+			return c
+		}
+		if i > 500 {
+			t.Fatalf("pgtest: pg_hba.conf not in force: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

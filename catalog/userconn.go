@@ -1,0 +1,214 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// User sessions on the catalog.
+//
+// SQL a user wrote (pg_catalog queries, lakesoul.* views, argument
+// expressions) never runs on the owner's pool. It runs on a connection whose
+// *login* role is the user, authenticated by PostgreSQL itself with what the
+// user proved to pgwire (Credential): whatever that SQL does — switch roles
+// with set_config, call functions that run SQL strings, read files — it can
+// reach no more than the user's own rights, because PostgreSQL checks every
+// role switch and privilege against that login. The owner login runs only
+// statements the server wrote, with user values as bind parameters.
+//
+// Connections are pooled per role and credential, at most UserPoolSize per
+// pool, so a user cannot exhaust the owner's pool or another user's; each is
+// reset (DISCARD ALL) before it is handed out again.
+
+// Credential proves a user's identity to the catalog PostgreSQL. The zero
+// value logs in without a secret, which only a trust rule in pg_hba.conf
+// accepts (the private cluster's socket, test clusters).
+type Credential struct {
+	Password                       string
+	SCRAMClientKey, SCRAMServerKey []byte
+}
+
+// UserPoolSize bounds the catalog connections of one role.
+var UserPoolSize int32 = 4
+
+// userPoolIdle is how long an unused user pool lives.
+const userPoolIdle = 5 * time.Minute
+
+type userPoolKey struct {
+	role string
+	cred [sha256.Size]byte
+}
+
+type userPool struct {
+	pool     *pgxpool.Pool
+	lastUsed time.Time
+}
+
+// userPools holds the pools of user logins.
+type userPools struct {
+	base *pgxpool.Config
+
+	mu        sync.Mutex
+	pools     map[userPoolKey]*userPool
+	lastSweep time.Time
+}
+
+func newUserPools(base *pgxpool.Config) *userPools {
+	return &userPools{base: base, pools: make(map[userPoolKey]*userPool)}
+}
+
+// AcquireAs returns a catalog connection logged in as role with cred. The
+// caller must Release it; it is reset before anyone else gets it.
+func (c *Catalog) AcquireAs(ctx context.Context, role string, cred Credential) (*pgxpool.Conn, error) {
+	p, err := c.users.pool(role, cred)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, userLoginError(role, err)
+	}
+	return conn, nil
+}
+
+func (u *userPools) pool(role string, cred Credential) (*pgxpool.Pool, error) {
+	key := userPoolKey{role: role, cred: credFingerprint(role, cred)}
+	now := time.Now()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if now.Sub(u.lastSweep) > time.Minute {
+		u.lastSweep = now
+		for k, p := range u.pools {
+			if now.Sub(p.lastUsed) > userPoolIdle && p.pool.Stat().AcquiredConns() == 0 {
+				go p.pool.Close()
+				delete(u.pools, k)
+			}
+		}
+	}
+	if p, ok := u.pools[key]; ok {
+		p.lastUsed = now
+		return p.pool, nil
+	}
+	cfg, err := u.config(role, cred)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("catalog pool for %q: %w", role, err)
+	}
+	u.pools[key] = &userPool{pool: pool, lastUsed: now}
+	return pool, nil
+}
+
+func (u *userPools) closeAll() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for k, p := range u.pools {
+		p.pool.Close()
+		delete(u.pools, k)
+	}
+}
+
+// config derives a user pool's configuration from the owner's: same
+// server, database and TLS settings; the user's name and secret, never the
+// owner's password.
+func (u *userPools) config(role string, cred Credential) (*pgxpool.Config, error) {
+	cfg := u.base.Copy()
+	cc := cfg.ConnConfig
+	cc.User = role
+	cc.Password = cred.Password
+	cc.Fallbacks = nil // they would carry the owner's password
+	cc.BuildContextWatcherHandler = cancelRequestHandler
+	if cred.Password == "" && cred.SCRAMClientKey != nil {
+		if len(cred.SCRAMClientKey) != sha256.Size || len(cred.SCRAMServerKey) != sha256.Size {
+			return nil, errors.New("catalog: malformed SCRAM keys")
+		}
+		cc.Password = scramPlaceholderPassword
+		ck, sk := cred.SCRAMClientKey, cred.SCRAMServerKey
+		next := cc.AfterNetConnect
+		cc.AfterNetConnect = func(ctx context.Context, cfg *pgconn.Config, conn net.Conn) (net.Conn, error) {
+			if next != nil {
+				var err error
+				if conn, err = next(ctx, cfg, conn); err != nil {
+					return nil, err
+				}
+			}
+			return newSCRAMKeyConn(conn, ck, sk), nil
+		}
+	}
+	cc.RuntimeParams = cloneParams(cc.RuntimeParams)
+	cc.RuntimeParams["application_name"] = "lakesoul user session"
+	cfg.MaxConns = UserPoolSize
+	cfg.MinConns = 0
+	cfg.MaxConnIdleTime = time.Minute
+	cfg.AfterConnect = afterConnect
+	cfg.AfterRelease = resetUserConn
+	return cfg, nil
+}
+
+// resetUserConn returns a released connection to a clean session: settings a
+// statement changed with set_config(…, false), prepared statements, cursors,
+// LISTENs, temporary tables and session advisory locks are gone. A
+// connection that cannot be reset is closed.
+func resetUserConn(conn *pgx.Conn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if conn.PgConn().TxStatus() != 'I' {
+		return false
+	}
+	if _, err := conn.Exec(ctx, "DISCARD ALL"); err != nil {
+		return false
+	}
+	// DISCARD ALL dropped the statements pgx cached; clear its cache too.
+	return conn.DeallocateAll(ctx) == nil
+}
+
+func cloneParams(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func credFingerprint(role string, cred Credential) [sha256.Size]byte {
+	h := sha256.New()
+	for _, b := range [][]byte{[]byte(role), []byte(cred.Password), cred.SCRAMClientKey, cred.SCRAMServerKey} {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// userLoginError keeps the catalog's address and internals out of what a
+// client sees: PostgreSQL's own SQLSTATE (28P01, 28000, 53300, …) is
+// kept, the message names only the role.
+func userLoginError(role string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return &pgconn.PgError{Severity: "FATAL", Code: pe.Code,
+			Message: fmt.Sprintf("the catalog refused a session for role %q: %s", role, pe.Message)}
+	}
+	return fmt.Errorf("catalog session for role %q: %w", role, err)
+}
+
+// cancelRequestHandler makes a cancelled context send PostgreSQL a cancel
+// request at once (the statement stops on the server), and closes the
+// connection if the server has not answered shortly after.
+func cancelRequestHandler(pc *pgconn.PgConn) ctxwatch.Handler {
+	return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, CancelRequestDelay: 0, DeadlineDelay: 2 * time.Second}
+}

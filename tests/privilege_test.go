@@ -1,0 +1,303 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Issue 13, privilege and isolation: SQL a workspace user writes may reach
+// the catalog PostgreSQL, but only on the user's own login. These are the
+// reported escalations and their variants; each must fail and change
+// nothing, and the user stays who they are.
+
+// privilegeFixture is two workspaces: alice administers priv_a, bob priv_b,
+// where bob keeps a table with a secret row.
+type privilegeFixture struct {
+	s            *server
+	admin, alice *pgx.Conn
+	bob          *pgx.Conn
+	bobTableID   string
+	tag          string
+}
+
+func newPrivilegeFixture(t *testing.T, tag string) *privilegeFixture {
+	t.Helper()
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	f := &privilegeFixture{s: s, admin: s.connect(t)}
+	mustExec(t, ctx, f.admin,
+		"SELECT lakesoul.create_workspace('"+tag+"_a')",
+		"SELECT lakesoul.create_workspace('"+tag+"_b')",
+		"SELECT lakesoul.create_user('"+tag+"_alice', 'alice-pw', '"+tag+"_a', admin => true)",
+		"SELECT lakesoul.create_user('"+tag+"_bob', 'bob-pw', '"+tag+"_b', admin => true)")
+	login := func(user, pw string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, s.dsn(user, pw, database))
+		if err != nil {
+			t.Fatalf("%s logs in: %v", user, err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	f.tag = tag
+	f.alice = login(tag+"_alice", "alice-pw")
+	f.bob = login(tag+"_bob", "bob-pw")
+	mustExec(t, ctx, f.alice, "CREATE SCHEMA "+tag+"_sa", "CREATE TABLE "+tag+"_sa.t (id bigint PRIMARY KEY, v text)",
+		"INSERT INTO "+tag+"_sa.t VALUES (1, 'mine')")
+	mustExec(t, ctx, f.bob, "CREATE SCHEMA "+tag+"_sb", "CREATE TABLE "+tag+"_sb.secret (id bigint PRIMARY KEY, v text)",
+		"INSERT INTO "+tag+"_sb.secret VALUES (1, 'bob only')")
+	if err := f.admin.QueryRow(ctx, "SELECT table_id FROM lakesoul.tables WHERE table_schema = $1 AND table_name = 'secret'", tag+"_sb").Scan(&f.bobTableID); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// assertStillAlice checks that alice is herself, without superuser rights.
+func (f *privilegeFixture) assertStillAlice(t *testing.T) {
+	t.Helper()
+	wantRows(t, "alice is still alice", queryStrings(t, testCtx(t), f.alice,
+		"SELECT current_user, session_user, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"),
+		[]string{f.tag + "_alice|" + f.tag + "_alice|false"})
+}
+
+// TestUserSQLRunsOnTheUsersLogin: functions that execute SQL strings
+// (query_to_xml, ts_stat, …) may reset the role, but the reset role is the
+// login's — the user — so superuser functions, pg_authid and other
+// workspaces stay out of reach.
+func TestUserSQLRunsOnTheUsersLogin(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv1")
+	ctx := testCtx(t)
+	reset := "set_config(''role'', ''none'', true)"
+	target := filepath.Join(t.TempDir(), "lo_export_target")
+	attacks := map[string]string{
+		"SELECT query_to_xml('SELECT " + reset + "', true, false, '') IS NOT NULL, pg_read_file('/etc/passwd')":                                "42501",
+		"SELECT pg_read_file('/etc/passwd') FROM ts_stat('SELECT to_tsvector(" + reset + ")') LIMIT 1":                                         "42501",
+		"SELECT (SELECT count(*) FROM ts_stat('SELECT to_tsvector(" + reset + ")')), (SELECT count(*) FROM pg_authid)":                         "42501",
+		"SELECT query_to_xml('SELECT rolpassword FROM pg_authid', true, false, '')":                                                            "42501",
+		"SELECT query_to_xml('SELECT set_config(''role'', ''lakesoul'', true)', true, false, '')":                                              "42501",
+		"SELECT lo_export(lo_from_bytea(0, 'pwned'), '" + target + "')":                                                                        "",
+		"SELECT query_to_xml('SELECT lakesoul.create_user(''mallory'', ''x'', ''" + f.tag + "_b'', admin => true)', true, false, '')":          "",
+		"SELECT query_to_xml('SELECT " + reset + "', true, false, ''), lakesoul.create_user('mallory', 'x', '" + f.tag + "_b', admin => true)": "0A000",
+		"SELECT lakesoul.create_user('mallory', 'x', '" + f.tag + "_b', admin => true)":                                                        "42501",
+		"SELECT lakesoul.create_workspace('" + f.tag + "_mine')":                                                                               "42501",
+		"SELECT * FROM lakesoul.history('" + f.tag + "_sb.secret')":                                                                            "42P01",
+		"SELECT count(*) FROM public.data_commit_info WHERE table_id = '" + f.bobTableID + "' HAVING count(*) > 0":                             "",
+	}
+	for q, code := range attacks {
+		rows, err := tryQueryStrings(ctx, f.alice, q)
+		switch {
+		case code == "" && err == nil && len(rows) > 0 && strings.Contains(q, "HAVING"):
+			t.Errorf("alice: %s: saw bob's commits: %v", q, rows)
+		case code == "" && err == nil && !strings.Contains(q, "HAVING"):
+			t.Errorf("alice: %s: succeeded (%v), want an error", q, rows)
+		case code != "" && pgCode(err) != code:
+			t.Errorf("alice: %s: %v, want %s", q, err, code)
+		}
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lo_export wrote a server file: %v", err)
+	}
+	if _, err := pgx.Connect(ctx, f.s.dsn("mallory", "x", database)); pgCode(err) != "28P01" {
+		t.Errorf("mallory logs in: %v, want 28P01 (never created)", err)
+	}
+	wantRows(t, "bob's secret", queryStrings(t, ctx, f.bob, "SELECT v FROM "+f.tag+"_sb.secret"), []string{"bob only"})
+	f.assertStillAlice(t)
+}
+
+// TestTimeTravelArgumentsRunAsTheUser: the argument expressions of
+// lakesoul.snapshot and CALL are evaluated on the user's login; the call
+// itself gets only their values.
+func TestTimeTravelArgumentsRunAsTheUser(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv2")
+	ctx := testCtx(t)
+	for q, code := range map[string]string{
+		"SELECT * FROM lakesoul.snapshot('" + f.tag + "_sa.t', set_config('role', 'none', true)::timestamptz)":               "22007",
+		"SELECT * FROM lakesoul.snapshot('" + f.tag + "_sa.t', pg_read_file('/etc/hostname')::timestamptz)":                  "42501",
+		"SELECT * FROM lakesoul.snapshot('" + f.tag + "_sa.t', set_config('role', 'lakesoul', true)::timestamptz)":           "42501",
+		"SELECT * FROM lakesoul.changes('" + f.tag + "_sa.t', query_to_xml('SELECT 1', true, false, '')::text::timestamptz)": "22007",
+		"CALL lakesoul.rollback('" + f.tag + "_sa.t', set_config('role', 'lakesoul', true)::timestamptz)":                    "42501",
+		"CALL lakesoul.cleanup('" + f.tag + "_sa.t', pg_read_file('/etc/hostname')::timestamptz)":                            "42501",
+		"CALL lakesoul.rollback('" + f.tag + "_sb.secret', version => 0)":                                                    "42P01",
+	} {
+		if _, err := f.alice.Exec(ctx, q); pgCode(err) != code {
+			t.Errorf("alice: %s: %v, want %s", q, err, code)
+		}
+	}
+	// Legitimate expressions still work: an interval from now, a cast.
+	wantRows(t, "snapshot of now", queryStrings(t, ctx, f.alice,
+		"SELECT v FROM lakesoul.snapshot('"+f.tag+"_sa.t', now() + interval '1 minute')"), []string{"mine"})
+	wantRows(t, "snapshot by version", queryStrings(t, ctx, f.alice,
+		"SELECT v FROM lakesoul.snapshot('"+f.tag+"_sa.t', version => 1 - 1)"), []string{"mine"})
+	f.assertStillAlice(t)
+}
+
+// TestUserSettingsDoNotLeak: set_config(…, false) changes the session of the
+// user's catalog connection only until it is reused; another user never
+// gets that connection.
+func TestUserSettingsDoNotLeak(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv3")
+	ctx := testCtx(t)
+	mustExec(t, ctx, f.alice,
+		"SELECT set_config('statement_timeout', '1', false), set_config('search_path', 'pg_temp', false), set_config('priv.leak', 'yes', false)")
+	for range 8 {
+		for _, c := range []*pgx.Conn{f.alice, f.bob} {
+			wantRows(t, "settings of a fresh statement", queryStrings(t, ctx, c,
+				"SELECT current_setting('statement_timeout'), coalesce(current_setting('priv.leak', true), '')"), []string{"0|"})
+		}
+	}
+}
+
+// TestCommitLocksAreTheServers: users cannot take advisory locks (which
+// would block other workspaces' commits) nor call the server's lock
+// wrappers; the catalog views that list tables follow row-level security.
+func TestCommitLocksAreTheServers(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv4")
+	ctx := testCtx(t)
+	for _, q := range []string{
+		"SELECT pg_try_advisory_lock(1)",
+		"SELECT pg_try_advisory_lock_shared(hashtextextended('x', 0))",
+		"SELECT pg_advisory_xact_lock(1, 2)",
+		"SELECT pg_try_advisory_xact_lock_shared(7)",
+		"SELECT lakesoul.xact_lock(1)",
+		"SELECT lakesoul.partition_lock('" + f.bobTableID + "', '-5')",
+		"SELECT query_to_xml('SELECT pg_advisory_lock(1)', true, false, '')",
+	} {
+		if _, err := f.alice.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("alice: %s: %v, want 42501", q, err)
+		}
+	}
+	for _, q := range []string{
+		"SELECT count(*) FROM lakesoul.table_oid WHERE table_id = $1",
+		"SELECT count(*) FROM lakesoul.table_created WHERE table_id = $1",
+		"SELECT count(*) FROM lakesoul.compaction_job WHERE table_id = $1",
+		"SELECT count(*) FROM lakesoul.table_level_assets WHERE table_id = $1",
+		"SELECT count(*) FROM lakesoul.partition_level_assets WHERE table_id = $1",
+		"SELECT count(*) FROM lakesoul.namespace_oid WHERE namespace = '" + f.tag + "_sb' AND $1::text IS NOT NULL",
+	} {
+		wantRows(t, q, queryStrings(t, ctx, f.alice, q, f.bobTableID), []string{"0"})
+		wantRows(t, q+" (bob)", queryStrings(t, ctx, f.bob, strings.Replace(q, "count(*)", "count(*) > 0", 1), f.bobTableID),
+			[]string{map[bool]string{true: "false", false: "true"}[strings.Contains(q, "compaction_job")]})
+	}
+	// Commits of both workspaces go on.
+	mustExec(t, ctx, f.alice, "INSERT INTO "+f.tag+"_sa.t VALUES (2, 'two')")
+	mustExec(t, ctx, f.bob, "INSERT INTO "+f.tag+"_sb.secret VALUES (2, 'two')")
+}
+
+// TestUserCannotHoldTheCatalog: a user's long catalog statements occupy only
+// that user's connections; others log in and query meanwhile, and a cancel
+// stops the statement on the catalog PostgreSQL, not only on the wire.
+func TestUserCannotHoldTheCatalog(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv5")
+	ctx := testCtx(t)
+	cat := f.s.catalogConn(t)
+	var wg sync.WaitGroup
+	const sleepers = 12
+	errs := make(chan error, sleepers)
+	var conns []*pgx.Conn
+	for range sleepers {
+		c, err := pgx.Connect(ctx, f.s.dsn(f.tag+"_alice", "alice-pw", database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		conns = append(conns, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Exec(ctx, "SELECT pg_sleep(120), '"+f.tag+"_sleeper'")
+			errs <- err
+		}()
+	}
+	// Wait until alice's sleeps are running on the catalog.
+	waitFor(t, "alice's sleeps on the catalog", func() bool {
+		return countActive(t, cat, ""+f.tag+"_sleeper") > 0
+	})
+	// Everyone else still logs in and reaches the catalog.
+	for range 3 {
+		c, err := pgx.Connect(ctx, f.s.dsn(f.tag+"_bob", "bob-pw", database))
+		if err != nil {
+			t.Fatalf("bob logs in while alice sleeps: %v", err)
+		}
+		wantRows(t, "bob's catalog query", queryStrings(t, ctx, c, "SELECT count(*) > 0 FROM pg_catalog.pg_namespace"), []string{"true"})
+		c.Close(ctx)
+	}
+	// CancelRequest each (psql's Ctrl-C): the statement ends with 57014.
+	for _, c := range conns {
+		if err := c.PgConn().CancelRequest(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if pgCode(err) != "57014" {
+			t.Errorf("a canceled sleep: %v, want 57014", err)
+		}
+	}
+	// The cancel reached the catalog: no sleeper is left running there.
+	waitFor(t, "the catalog's sleeps to stop", func() bool {
+		return countActive(t, cat, ""+f.tag+"_sleeper") == 0
+	})
+}
+
+func countActive(t *testing.T, cat *pgx.Conn, marker string) int {
+	t.Helper()
+	var n int
+	if err := cat.QueryRow(context.Background(),
+		"SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()", marker).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitFor polls cond until it holds or a generous deadline passes (a
+// correctness deadline, not a timing goal).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRelationNamesNeverNameFiles: a quoted identifier that is a file glob
+// of another workspace's table is a relation name like any other — outside
+// the scope of a CTE of that name it is looked up as a table and does not
+// exist; DuckDB never gets to read it as files.
+func TestRelationNamesNeverNameFiles(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv6")
+	ctx := testCtx(t)
+	dir := filepath.Join(f.s.dataDir, "warehouse", f.tag+"_sb", "secret")
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.parquet")); len(files) == 0 {
+		t.Fatalf("no data files under %s (the attack needs a real glob)", dir)
+	}
+	for _, glob := range []string{dir + "/*.parquet", dir + "/**/*.parquet", filepath.Join(dir, "..", "secret") + "/*.parquet"} {
+		id := `"` + glob + `"`
+		for _, q := range []string{
+			"SELECT * FROM " + id,
+			"SELECT * FROM " + id + ", (WITH " + id + " AS (SELECT 1) SELECT * FROM " + id + ") s",
+			"SELECT (SELECT count(*) FROM " + id + ") FROM (WITH " + id + " AS (SELECT 1 AS a) SELECT a FROM " + id + ") s",
+			"WITH a AS (SELECT * FROM " + id + "), " + id + " AS (SELECT 1) SELECT * FROM a",
+			"WITH x AS (SELECT 1) SELECT * FROM " + f.tag + "_sa.t, " + id,
+			"INSERT INTO " + f.tag + "_sa.t SELECT 9, v::text FROM " + id + ", (WITH " + id + " AS (SELECT 1) SELECT 1) s",
+		} {
+			if _, err := f.alice.Exec(ctx, q); pgCode(err) != "42P01" {
+				t.Errorf("alice: %s: %v, want 42P01", q, err)
+			}
+		}
+		// A CTE of that name in scope is just a CTE.
+		wantRows(t, "a glob-named CTE", queryStrings(t, ctx, f.alice,
+			"WITH "+id+" AS (SELECT 1 AS a) SELECT "+id+".a FROM "+id), []string{"1"})
+	}
+	wantRows(t, "alice's table untouched", queryStrings(t, ctx, f.alice, "SELECT count(*) FROM "+f.tag+"_sa.t"), []string{"1"})
+}
