@@ -12,26 +12,61 @@ import (
 )
 
 // planGrantRole handles GRANT/REVOKE of workspace membership (GRANT ws1_users
-// TO bob). It runs on the catalog as the session's role, so PostgreSQL decides
-// who may grant what (the admin, or members WITH ADMIN OPTION). Only the
-// workspace roles <ws>, <ws>_admins and <ws>_users may be granted.
+// TO bob [WITH ADMIN OPTION]). The server writes the statement from the role
+// names and runs it on the user's own catalog login (catalogtx.go), so
+// PostgreSQL decides who may grant what (the admin, or members WITH ADMIN
+// OPTION). Only the workspace roles <ws>, <ws>_admins and <ws>_users may be
+// granted.
 func (s *Session) planGrantRole(n *pg_query.GrantRoleStmt) (pgwire.Statement, error) {
+	var roles, grantees []string
 	for _, r := range n.GrantedRoles {
 		name := r.GetAccessPriv().GetPrivName()
 		if name == "" || strings.HasPrefix(name, "pg_") || strings.HasPrefix(name, "base_") || name == s.e.catalogRole {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "only workspace roles can be granted through LakeSoul")
 		}
+		roles = append(roles, pgx.Identifier{name}.Sanitize())
 	}
-	text, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_GrantRoleStmt{GrantRoleStmt: n}})
-	if err != nil {
-		return nil, err
+	for _, g := range n.GranteeRoles {
+		rs := g.GetRoleSpec()
+		switch {
+		case rs == nil:
+			return nil, sqlerr.New(sqlerr.SyntaxError, "invalid grantee")
+		case rs.Roletype == pg_query.RoleSpecType_ROLESPEC_CSTRING:
+			grantees = append(grantees, pgx.Identifier{rs.Rolename}.Sanitize())
+		case rs.Roletype == pg_query.RoleSpecType_ROLESPEC_CURRENT_USER, rs.Roletype == pg_query.RoleSpecType_ROLESPEC_SESSION_USER:
+			grantees = append(grantees, pgx.Identifier{s.user}.Sanitize())
+		default:
+			return nil, sqlerr.Unsupported("PUBLIC or CURRENT_ROLE as a grantee", "GRANT <workspace role> TO <user>")
+		}
 	}
-	tag := "GRANT ROLE"
+	if n.Grantor != nil {
+		return nil, sqlerr.Unsupported("GRANTED BY", "GRANT <workspace role> TO <user>")
+	}
+	admin := false
+	for _, o := range n.Opt {
+		d := o.GetDefElem()
+		if d == nil || d.Defname != "admin" {
+			return nil, sqlerr.Unsupported("GRANT options other than ADMIN OPTION", "GRANT <workspace role> TO <user> [WITH ADMIN OPTION]")
+		}
+		v, ok := stringValue(d.Arg)
+		admin = d.Arg == nil || (ok && (v == "true" || v == "on"))
+	}
+	text, tag := "GRANT "+strings.Join(roles, ", ")+" TO "+strings.Join(grantees, ", "), "GRANT ROLE"
+	if admin {
+		text += " WITH ADMIN OPTION"
+	}
 	if !n.IsGrant {
 		tag = "REVOKE ROLE"
+		text = "REVOKE " + strings.Join(roles, ", ") + " FROM " + strings.Join(grantees, ", ")
+		if admin {
+			text = "REVOKE ADMIN OPTION FOR " + strings.Join(roles, ", ") + " FROM " + strings.Join(grantees, ", ")
+		}
+		if n.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+			text += " CASCADE"
+		}
 	}
 	return ddl(tag, func(ctx context.Context) error {
-		conn, tx, err := s.beginServerTx(ctx, pgx.ReadWrite)
+		conn, tx, err := s.beginUserTx(ctx, pgx.ReadWrite)
 		if err != nil {
 			return err
 		}

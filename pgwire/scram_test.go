@@ -1,6 +1,9 @@
 package pgwire
 
 import (
+	"bytes"
+	"crypto/pbkdf2"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"regexp"
@@ -43,6 +46,15 @@ func TestSCRAMRFC7677Vector(t *testing.T) {
 	final, err := s.clientFinal([]byte(rfc7677.clientFinal))
 	if err != nil || string(final) != rfc7677.serverFinal {
 		t.Fatalf("server-final = %q, %v", final, err)
+	}
+	// The recovered ClientKey is the password's: HMAC(SaltedPassword, "Client Key").
+	salt, _ := base64.StdEncoding.DecodeString(rfc7677.salt)
+	salted, err := pbkdf2.Key(sha256.New, rfc7677.password, salt, 4096, scramKeyLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := hmacSHA256(salted, []byte("Client Key")); !bytes.Equal(s.clientKey, want) {
+		t.Fatalf("recovered ClientKey %x, want %x", s.clientKey, want)
 	}
 }
 
