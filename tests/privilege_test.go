@@ -301,3 +301,43 @@ func TestRelationNamesNeverNameFiles(t *testing.T) {
 	}
 	wantRows(t, "alice's table untouched", queryStrings(t, ctx, f.alice, "SELECT count(*) FROM "+f.tag+"_sa.t"), []string{"1"})
 }
+
+// TestPasswordsStayOutOfTheCatalogLog: create_user's password reaches the
+// catalog only as its SCRAM verifier, so neither a failing call nor a
+// successful one writes it to the PostgreSQL log; the user logs in with it.
+func TestPasswordsStayOutOfTheCatalogLog(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	const secret = "Never-In-The-Log-7731"
+	mustExec(t, ctx, admin, "SELECT lakesoul.create_workspace('pwlog')")
+	for _, q := range []string{
+		"SELECT lakesoul.create_user('pwlog_u', '" + secret + "', 'pwlog_missing_ws')",
+		"SELECT lakesoul.create_user('pwlog u', '" + secret + "', 'pwlog')",
+		"SELECT lakesoul.create_user(p_name => 'pwlog_v', p_password => '" + secret + "', p_workspace => 'nope')",
+	} {
+		if _, err := admin.Exec(ctx, q); err == nil {
+			t.Fatalf("%s succeeded", q)
+		}
+	}
+	if _, err := admin.Exec(ctx, "SELECT lakesoul.create_user($1, $2, $3)", "pwlog_p", secret, "pwlog_missing_ws"); err == nil {
+		t.Fatal("create_user with parameters into a missing workspace succeeded")
+	}
+	mustExec(t, ctx, admin, "SELECT lakesoul.create_user('pwlog_u', '"+secret+"', 'pwlog')")
+	u, err := pgx.Connect(ctx, s.dsn("pwlog_u", secret, database))
+	if err != nil {
+		t.Fatalf("the new user logs in: %v", err)
+	}
+	wantRows(t, "the new user's catalog session", queryStrings(t, ctx, u, "SELECT current_user"), []string{"pwlog_u"})
+	u.Close(ctx)
+	log, err := os.ReadFile(filepath.Join(s.pgDir(), "postgresql.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), secret) {
+		t.Fatalf("the password is in the catalog's log")
+	}
+	if !strings.Contains(string(log), "pwlog_missing_ws") {
+		t.Fatalf("the failing calls are not in the catalog's log either; the test checks nothing")
+	}
+}
