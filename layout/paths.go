@@ -235,6 +235,17 @@ func Within(root, p string) bool {
 	return len(q) > len(r) && strings.HasPrefix(q, r)
 }
 
+// ChildOf reports whether p is exactly one segment below dir (Within, and
+// no '/' after dir's).
+func ChildOf(dir, p string) bool {
+	if !Within(dir, p) {
+		return false
+	}
+	r, _ := canonical(dir)
+	q, _ := canonical(p)
+	return !strings.Contains(strings.TrimPrefix(q, strings.TrimSuffix(r, "/")+"/"), "/")
+}
+
 // SameDir reports whether a and b are spellings of the same canonical
 // directory (false if either is not canonical-able).
 func SameDir(a, b string) bool {

@@ -111,6 +111,25 @@ func TestWithin(t *testing.T) {
 	}
 }
 
+func TestChildOf(t *testing.T) {
+	for _, tt := range []struct {
+		dir, p string
+		want   bool
+	}{
+		{"file:///wh/s", "file:///wh/s/t", true},
+		{"file:///wh/s/", "file:///wh/s/t/", true},
+		{"s3://b/wh/s", "s3a://b/wh/s/t", true},
+		{"file:///wh/s", "file:///wh/s", false},
+		{"file:///wh/s", "file:///wh/s/t/u", false},
+		{"file:///wh/s", "file:///wh/s/t/..", false},
+		{"file:///wh/s", "file:///wh/other/t", false},
+	} {
+		if got := ChildOf(tt.dir, tt.p); got != tt.want {
+			t.Errorf("ChildOf(%q, %q) = %v, want %v", tt.dir, tt.p, got, tt.want)
+		}
+	}
+}
+
 func TestPartitionDirRefuses(t *testing.T) {
 	for _, desc := range []string{"", "a", "=x", "a=1,,b=2", "a=1,a=2", "../x"} {
 		if dir, err := PartitionDir(desc); err == nil {

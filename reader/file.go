@@ -14,8 +14,24 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
+
+// checkInTable refuses a data file outside its table's directory
+// (layout.Within over the canonical path). The file list comes from the
+// catalog, whose rows users of a workspace can write for their own tables:
+// a data_commit_info row naming another table's file (or any file of the
+// server) must not be read. 42501, as for a table outside its directory
+// (engine/paths.go says why).
+func checkInTable(t *catalog.Table, path string) error {
+	if err := layout.CheckWithin(t.Path, path); err != nil {
+		return sqlerr.Wrap(sqlerr.InsufficientPrivilege, err,
+			fmt.Sprintf("data file of table %s is outside the table's directory", t.QualifiedName()))
+	}
+	return nil
+}
 
 // fileStream reads one data file batch by batch.
 type fileStream struct {
@@ -43,6 +59,9 @@ type fileStream struct {
 func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, scan *Scan, mem memory.Allocator,
 	batchRows, bufSize int) (*fileStream, error) {
 	t := scan.Table
+	if err := checkInTable(t, f.Path); err != nil {
+		return nil, err
+	}
 	obj, err := store.Open(ctx, f.Path)
 	if err != nil {
 		return nil, err
