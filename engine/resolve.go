@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
+	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -163,6 +164,9 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 			}
 			// An open block reads its own writes (txn.go).
 			if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
+				return err
+			}
+			if err := reader.CheckFiles(t, parts); err != nil {
 				return err
 			}
 			snap[t.ID] = parts

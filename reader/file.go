@@ -19,6 +19,21 @@ import (
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
+// CheckFiles refuses (42501) a snapshot with a data file outside t's
+// directory. Every file the reader opens passes the same check; the engine
+// calls CheckFiles before DuckDB runs a scan, since errors of DuckDB's table
+// functions lose their SQLSTATE on the way back.
+func CheckFiles(t *catalog.Table, parts []catalog.PartitionFiles) error {
+	for _, p := range parts {
+		for _, f := range p.Files {
+			if err := checkInTable(t, f.Path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // checkInTable refuses a data file outside its table's directory
 // (layout.Within over the canonical path). The file list comes from the
 // catalog, whose rows users of a workspace can write for their own tables:

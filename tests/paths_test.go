@@ -341,3 +341,99 @@ func testHostileNames(t *testing.T, srv *server, v warehouseView) {
 	before = slices.DeleteFunc(before, func(f string) bool { return strings.HasPrefix(f, wh+"/pth/") })
 	checkSentinels("DROP SCHEMA pth CASCADE")
 }
+
+// TestForgedCatalogPaths: users of a workspace can write the catalog rows of
+// their own domain directly, so a table's table_path or a data_commit_info
+// row may name another table's files. The server must then neither read
+// them (42501) nor delete them (DROP TABLE, cleanup). Here the catalog's
+// superuser writes the forged rows; before the fix the first SELECT
+// returned the victim's rows and DROP TABLE removed the victim's directory.
+func TestForgedCatalogPaths(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	cat := srv.catalogConn(t)
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA pfg",
+		"CREATE TABLE pfg.victim (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 1)",
+		"INSERT INTO pfg.victim VALUES (1, 'secret')",
+		"CREATE TABLE pfg.reader (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 1)",
+		"INSERT INTO pfg.reader VALUES (1, 'mine')",
+		"CREATE TABLE pfg.app (id bigint, v text)", "INSERT INTO pfg.app VALUES (1, 'mine')",
+		"CREATE TABLE pfg.dropme (id bigint PRIMARY KEY, v text)", "INSERT INTO pfg.dropme VALUES (1, 'mine')",
+		"CREATE TABLE pfg.cleaner (id bigint, v text)", "INSERT INTO pfg.cleaner VALUES (1, 'a'), (2, 'b')",
+		"DELETE FROM pfg.cleaner WHERE id = 1") // an UpdateCommit: the first commit's file is history now
+	victimDir := filepath.Join(srv.dataDir, "warehouse", "pfg", "victim")
+	victimFiles := filesUnder(t, victimDir)
+	if len(victimFiles) != 1 {
+		t.Fatalf("files of pfg.victim: %q", victimFiles)
+	}
+	checkVictim := func(after string) {
+		t.Helper()
+		if got := filesUnder(t, victimDir); !slices.Equal(got, victimFiles) {
+			t.Fatalf("after %s the victim's files are %q, want %q", after, got, victimFiles)
+		}
+		wantRows(t, "pfg.victim after "+after, queryStrings(t, ctx, c, "SELECT id, v FROM pfg.victim"), []string{"1|secret"})
+	}
+	forge := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := cat.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("forge %s: %v", sql, err)
+		}
+	}
+	idOf := func(name string) string {
+		t.Helper()
+		var id string
+		if err := cat.QueryRow(ctx, "SELECT table_id FROM table_info WHERE table_namespace = 'pfg' AND table_name = $1", name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	victimPath := "file://" + filepath.Join(victimDir, victimFiles[0])
+
+	// Commit rows of one's own tables naming the victim's file: refused on
+	// read, through the merge (PK table) and DuckDB's native scan (append
+	// table) alike.
+	for _, name := range []string{"reader", "app"} {
+		forge(`UPDATE data_commit_info SET file_ops = ARRAY[ROW($1, 'add', 1, 'id,v')::data_file_op] WHERE table_id = $2`,
+			victimPath, idOf(name))
+		rows, err := tryQueryStrings(ctx, c, "SELECT id, v FROM pfg."+name)
+		if pgCode(err) != "42501" {
+			t.Errorf("SELECT from pfg.%s with a commit naming the victim's file: %q, SQLSTATE %q (%v), want 42501", name, rows, pgCode(err), err)
+		}
+	}
+	checkVictim("reading through forged commits")
+
+	// A table_path naming the victim's directory: the table is refused, and
+	// DROP TABLE drops its rows but leaves the victim's directory alone.
+	forge("UPDATE table_info SET table_path = $1 WHERE table_id = $2", objstore.LocalURI(victimDir), idOf("dropme"))
+	for _, q := range []string{"SELECT * FROM pfg.dropme", "INSERT INTO pfg.dropme VALUES (2, 'x')"} {
+		if _, err := c.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("%s with a forged table_path: SQLSTATE %q (%v), want 42501", q, pgCode(err), err)
+		}
+	}
+	mustExec(t, ctx, c, "DROP TABLE pfg.dropme")
+	if _, err := c.Exec(ctx, "SELECT * FROM pfg.dropme"); pgCode(err) != "42P01" {
+		t.Errorf("pfg.dropme after DROP TABLE: SQLSTATE %q (%v), want 42P01", pgCode(err), err)
+	}
+	checkVictim("DROP TABLE of a table whose path names the victim's directory")
+
+	// A history commit naming the victim's file: cleanup forgets the
+	// commit but does not delete the file.
+	var first string
+	if err := cat.QueryRow(ctx, `SELECT commit_id::text FROM data_commit_info WHERE table_id = $1 ORDER BY timestamp LIMIT 1`,
+		idOf("cleaner")).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	forge(`UPDATE data_commit_info SET file_ops = ARRAY[ROW($1, 'add', 1, 'id,v')::data_file_op] WHERE commit_id = $2::uuid`,
+		victimPath, first)
+	mustExec(t, ctx, c, "CALL lakesoul.cleanup('pfg.cleaner', now() + interval '1 hour')")
+	wantRows(t, "pfg.cleaner after cleanup", queryStrings(t, ctx, c, "SELECT id, v FROM pfg.cleaner"), []string{"2|b"})
+	var left int
+	if err := cat.QueryRow(ctx, "SELECT count(*) FROM data_commit_info WHERE commit_id = $1::uuid", first).Scan(&left); err != nil || left != 0 {
+		t.Errorf("cleanup kept the forged history commit (%d rows, %v): the test did not reach the delete", left, err)
+	}
+	checkVictim("cleanup of a history commit naming the victim's file")
+	mustExec(t, ctx, c, "DROP SCHEMA pfg CASCADE")
+}
