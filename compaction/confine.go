@@ -15,9 +15,10 @@ import (
 //     warehouse is known, else any root followed by the escaped names), so a
 //     catalog row whose table_path points elsewhere is left alone.
 //   - The lifecycle task also skips a table whose directory another catalog
-//     row claims too: rows of one's own domain can be written directly, and
-//     a second row naming another workspace's directory must not make that
-//     directory's files look like its orphans or its expired files.
+//     row claims too (same namespace, name and path): rows of one's own
+//     domain can be written directly, and a second row naming another
+//     workspace's table must not make that table's files look like its
+//     orphans or its expired files.
 //   - Every file deleted (expired, redundant, discarded, orphaned, a dead
 //     attempt's output) must be inside the directory of the table it belongs
 //     to; the reader refuses input files outside it.
@@ -28,14 +29,17 @@ func (c *compactor) checkTable(t *catalog.Table) error {
 }
 
 // ownDir returns nil if t's path is its own directory and no other table of
-// tables has the same directory.
+// tables claims it as its own too (a second row with the same namespace,
+// name and path: which one is real cannot be told, so neither is touched).
+// Rows whose path is not their own directory claim nothing: checkTable
+// already keeps the lifecycle away from them.
 func (c *compactor) ownDir(t *catalog.Table, tables []*catalog.Table) error {
 	if err := c.checkTable(t); err != nil {
 		return err
 	}
 	for _, o := range tables {
-		if o.ID != t.ID && layout.SameDir(o.Path, t.Path) {
-			return &sharedDirError{table: t.QualifiedName(), other: o.QualifiedName(), dir: t.Path}
+		if o.ID != t.ID && layout.SameDir(o.Path, t.Path) && c.checkTable(o) == nil {
+			return &sharedDirError{table: t.QualifiedName() + " (" + t.ID + ")", other: o.QualifiedName() + " (" + o.ID + ")", dir: t.Path}
 		}
 	}
 	return nil
