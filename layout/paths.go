@@ -3,6 +3,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -110,6 +111,21 @@ func EscapeSegment(s string) (string, error) {
 		return "", fmt.Errorf("%w: %q escapes to %d bytes (at most %d)", ErrSegmentTooLong, s, len(e), MaxSegmentBytes)
 	}
 	return e, nil
+}
+
+// UnescapeSegment is the inverse of EscapeSegment: the name whose segment
+// seg is, or false when no name is written as seg (an escape in lower case,
+// a character left unescaped that EscapeSegment escapes, …), so every
+// segment maps back to at most one name.
+func UnescapeSegment(seg string) (string, bool) {
+	name, err := url.PathUnescape(seg)
+	if err != nil {
+		return "", false
+	}
+	if e, err := EscapeSegment(name); err != nil || e != seg {
+		return "", false
+	}
+	return name, true
 }
 
 // NamespaceDir is <warehouse>/<namespace> with the name escaped.

@@ -40,6 +40,20 @@ func TestEscapeSegment(t *testing.T) {
 	}
 }
 
+func TestUnescapeSegment(t *testing.T) {
+	for seg, want := range map[string]string{"t": "t", "t%23frag": "t#frag", "%2E%2E": "..", "a%2Fb": "a/b", "%252e": "%2e"} {
+		if got, ok := UnescapeSegment(seg); !ok || got != want {
+			t.Errorf("UnescapeSegment(%q) = %q, %v; want %q", seg, got, ok, want)
+		}
+	}
+	// Spellings EscapeSegment never writes: each name has one segment.
+	for _, seg := range []string{"t%2frag", "t#frag", "..", ".", "", "%zz", "%2e%2e", "a%62"} {
+		if got, ok := UnescapeSegment(seg); ok {
+			t.Errorf("UnescapeSegment(%q) = %q, want no name", seg, got)
+		}
+	}
+}
+
 func TestTableDir(t *testing.T) {
 	for _, tt := range []struct{ wh, ns, name, want string }{
 		{"file:///data/wh", "s", "t", "file:///data/wh/s/t"},
@@ -208,6 +222,9 @@ func FuzzTableDir(f *testing.F) {
 			segs := checkDir(t, fuzzWarehouse, d, 2)
 			if unescape(t, segs[0]) != ns || unescape(t, segs[1]) != name {
 				t.Fatalf("TableDir(%q, %q) = %q does not decode back", ns, name, d)
+			}
+			if n, ok := UnescapeSegment(segs[0]); !ok || n != ns {
+				t.Fatalf("UnescapeSegment(%q) = %q, %v; want %q", segs[0], n, ok, ns)
 			}
 			if err := CheckTableDir(d, fuzzWarehouse, ns, name); err != nil {
 				t.Fatal(err)
