@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,20 +135,13 @@ func TestCompactionRefusesForeignTable(t *testing.T) {
 	}
 }
 
+// filesIn lists the files below dir (relative to it).
 func filesIn(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(dir, p)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := walk(objstore.LocalURI(dir), func(p string) {
+		out = append(out, strings.TrimPrefix(p, objstore.LocalURI(dir)+"/"))
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -23,7 +23,8 @@ import (
 //     the server read or write another table's files. The catalog resolves a
 //     name only to a table row carrying that same name, so the directory
 //     checked is the one of the name the statement used;
-//   - the reader refuses data files outside the table's directory
+//   - every snapshot is checked before DuckDB runs (reader.CheckFiles), and
+//     the reader refuses on its own any file outside the table's directory
 //     (reader/file.go), so a forged data_commit_info row cannot point into
 //     another table;
 //   - DROP TABLE, DROP SCHEMA … CASCADE and cleanup delete only inside the

@@ -1,7 +1,9 @@
 // Package objstore is the one interface over the places table data lives:
 // local disk (local.go) and S3 (s3*.go, reads through a disk cache,
 // cache.go). Paths are full URIs as LakeSoul stores them in the catalog
-// ("file:///abs/path", "s3://bucket/key").
+// ("file:///abs/path", "s3://bucket/key"), taken literally: never
+// percent-decoded, no fragment or query ('#', '?' and '%' are characters of
+// names, which layout escapes into them).
 //
 // Invariant: a file becomes part of a table only through a catalog commit, so
 // writers put objects at their final path directly (no staging rename); an
