@@ -301,6 +301,33 @@ func FuzzPartitionDir(f *testing.F) {
 	})
 }
 
+// FuzzPartitionDesc: a partition desc read from the catalog (whatever a
+// row says) gives a directory inside the table, one segment per pair, or
+// an error.
+func FuzzPartitionDesc(f *testing.F) {
+	for _, s := range []string{"-5", "d=/../../x", "d=..", "a=1,b=2", "=x", "..", "d=x,,e=y", "d=a/b,e=../..", "d=\x00"} {
+		f.Add(s)
+	}
+	const table = fuzzWarehouse + "/s/t"
+	f.Fuzz(func(t *testing.T, desc string) {
+		p, err := PartitionPath(table, desc)
+		if err != nil {
+			return
+		}
+		if desc == NonPartitioned {
+			if p != table {
+				t.Fatalf("PartitionPath(%q) = %q, want the table's directory", desc, p)
+			}
+			return
+		}
+		kvs, err := ParseDesc(desc)
+		if err != nil {
+			t.Fatalf("PartitionPath accepted %q, which does not parse: %v", desc, err)
+		}
+		checkDir(t, table, p, len(kvs))
+	})
+}
+
 // FuzzWithin: whatever Within admits stays inside the root once cleaned, as
 // a local file system (path.Clean) or an S3 backend that cleans keys would
 // resolve it, and also as the raw key string S3 stores.
