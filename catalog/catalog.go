@@ -194,11 +194,16 @@ func splitNonEmpty(s string) []string {
 	return strings.Split(s, ",")
 }
 
-// TableByName looks a table up; a missing one is 42P01.
+// TableByName looks a table up; a missing one is 42P01. Only a table row
+// that carries the name looked up is found: table_name_id maps names to ids
+// and its key makes each name unique, but a table_info row may be written
+// with any namespace and name, and the table's directory (and so which files
+// it may touch, layout.CheckTableDir) follows from those.
 func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Table, error) {
 	row := c.db(ctx).QueryRow(ctx, `SELECT `+tableColumns+`
 		FROM public.table_name_id n
 		JOIN public.table_info t ON t.table_id = n.table_id
+		     AND t.table_namespace = n.table_namespace AND t.table_name = n.table_name
 		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
 		WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name)
 	t, err := scanTable(row)

@@ -35,7 +35,7 @@ func CompactPartition(ctx context.Context, cat *catalog.Catalog, store objstore.
 func (c *compactor) runClaimed(ctx context.Context, table *catalog.Table, j job, manual bool) (Result, error) {
 	jctx, stop := c.heartbeat(ctx, j.token)
 	defer stop()
-	forget := c.cleanOutputs(jctx, j.outputs)
+	forget := c.cleanOutputs(jctx, table, j.outputs)
 	res, err := c.compactPartition(jctx, table, j.desc, &j.token, forget, false)
 	switch {
 	case errors.Is(err, ErrClaimLost):
@@ -130,6 +130,9 @@ func Rebucket(ctx context.Context, cat *catalog.Catalog, store objstore.Store, t
 }
 
 func (c *compactor) rebucketOnce(ctx context.Context, t *catalog.Table, n int) (results []Result, err error) {
+	if err := c.checkTable(t); err != nil {
+		return nil, err
+	}
 	parts, err := c.cat.LiveFiles(ctx, t.ID, nil)
 	if err != nil {
 		return nil, err

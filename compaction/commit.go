@@ -275,12 +275,17 @@ func (c *compactor) release(ctx context.Context, token uuid.UUID, jobErr error, 
 	return err
 }
 
-// cleanOutputs deletes the output prefixes of earlier (dead) attempts and
-// returns those it deleted.
-func (c *compactor) cleanOutputs(ctx context.Context, prefixes []string) []string {
+// cleanOutputs deletes the output prefixes of earlier (dead) attempts on
+// table t and returns those it deleted. Only prefixes inside t's directory
+// are deleted (the store refuses others); with t nil (the table is gone,
+// and DROP removed its directory) nothing is.
+func (c *compactor) cleanOutputs(ctx context.Context, t *catalog.Table, prefixes []string) []string {
+	if t == nil || c.checkTable(t) != nil {
+		return nil
+	}
 	var done []string
 	for _, p := range prefixes {
-		if err := c.store.DeletePrefix(context.WithoutCancel(ctx), p); err != nil {
+		if err := c.store.DeletePrefix(context.WithoutCancel(ctx), t.Path, p); err != nil {
 			c.opt.Logger.Warn("compaction: could not delete a dead attempt's output", "prefix", p, "err", err)
 			continue
 		}

@@ -78,6 +78,9 @@ func (c *compactor) read(ctx context.Context, tableID, desc string) (catalog.Par
 func (c *compactor) compactPartition(ctx context.Context, t *catalog.Table, desc string, token *uuid.UUID, forget []string, force bool) (Result, error) {
 	start := time.Now()
 	res := Result{Partition: desc, Status: Skipped, ReadVersion: -1, Version: -1, Mode: modeOf(t)}
+	if err := c.checkTable(t); err != nil {
+		return res, err
+	}
 	pf, st, found, err := c.read(ctx, t.ID, desc)
 	if err != nil || !found {
 		return res, err
@@ -115,7 +118,11 @@ func (c *compactor) compactPartition(ctx context.Context, t *catalog.Table, desc
 		}
 	default:
 		dir := objstore.Join(t.Path, fmt.Sprintf("compact_%d", ms))
-		if err := c.recordOutput(ctx, token, objstore.Join(dir, layout.PartitionDir(desc)), forget); err != nil {
+		out, err := layout.PartitionPath(dir, desc)
+		if err != nil {
+			return res, err
+		}
+		if err := c.recordOutput(ctx, token, out, forget); err != nil {
 			return res, err
 		}
 		var rows int64

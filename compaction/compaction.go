@@ -77,9 +77,13 @@ type Options struct {
 	WorkerID string
 	// Lease is how long a claim holds without renewal (default 60 s); the
 	// holder renews it every Lease/3.
-	Lease  time.Duration
-	Logger *slog.Logger
-	Mem    memory.Allocator
+	Lease time.Duration
+	// Warehouse, when set, is the root every table compacted or collected
+	// must have its directory in (layout.TableDir); unset, a table's path
+	// must still end in its escaped namespace and name (confine.go).
+	Warehouse string
+	Logger    *slog.Logger
+	Mem       memory.Allocator
 
 	// beforeCommit, when set (tests), runs after the outputs are written and
 	// before the commit, with the partition and its read version.

@@ -356,7 +356,19 @@ func (r *leveledRun) merge(ctx context.Context, files []catalog.DataFile, lv int
 // move copies a file into level lv under the same file name (object stores
 // have no rename); the original becomes a discarded file.
 func (r *leveledRun) move(ctx context.Context, f catalog.DataFile, lv int) (catalog.DataFile, error) {
-	dst := objstore.Join(levelDir(r.t, lv), layout.PartitionDir(r.desc), path.Base(f.Path))
+	dir, err := layout.PartitionPath(levelDir(r.t, lv), r.desc)
+	if err != nil {
+		return f, err
+	}
+	dst := objstore.Join(dir, path.Base(f.Path))
+	// The copy reads a path from the catalog and writes one derived from
+	// it: both must be inside the table's directory.
+	if err := layout.CheckWithin(r.t.Path, f.Path); err != nil {
+		return f, err
+	}
+	if err := layout.CheckWithin(r.t.Path, dst); err != nil {
+		return f, err
+	}
 	src, err := r.c.store.Open(ctx, f.Path)
 	if err != nil {
 		return f, err

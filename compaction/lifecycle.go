@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -77,6 +78,10 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 	}
 	var errs []error
 	for _, t := range tables {
+		if err := c.ownDir(t, tables); err != nil {
+			c.opt.Logger.Warn("lifecycle: skipping a table not in a directory of its own", "table", t.QualifiedName(), "err", err)
+			continue
+		}
 		if d, ok := days(t, PropPartitionTTL); ok {
 			if err := c.expirePartitions(ctx, t, d, &rep); err != nil {
 				errs = append(errs, fmt.Errorf("partition.ttl of %s: %w", t.QualifiedName(), err))
@@ -93,7 +98,7 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 	if err != nil {
 		errs = append(errs, fmt.Errorf("discarded files: %w", err))
 	} else {
-		rep.DiscardedFiles += c.deleteAll(ctx, paths)
+		rep.DiscardedFiles += c.deleteOwned(ctx, paths, tables)
 	}
 	if opt.OrphanGrace > 0 {
 		for _, t := range tables {
@@ -140,7 +145,7 @@ func (c *compactor) expirePartitions(ctx context.Context, t *catalog.Table, days
 		if len(paths) > 0 {
 			rep.ExpiredPartitions++
 		}
-		rep.ExpiredFiles += c.deleteAll(ctx, paths)
+		rep.ExpiredFiles += c.deleteWithin(ctx, t.Path, paths)
 	}
 	return nil
 }
@@ -159,7 +164,7 @@ func (c *compactor) expireRedundant(ctx context.Context, t *catalog.Table, days 
 		if err != nil {
 			return err
 		}
-		rep.RedundantFiles += c.deleteAll(ctx, paths)
+		rep.RedundantFiles += c.deleteWithin(ctx, t.Path, paths)
 	}
 	return nil
 }
@@ -174,26 +179,15 @@ func (c *compactor) queryPaths(ctx context.Context, sql string, args ...any) ([]
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// deleteAll deletes files the catalog no longer references; it returns how
-// many it deleted.
-func (c *compactor) deleteAll(ctx context.Context, paths []string) int {
-	n := 0
-	for _, p := range paths {
-		if err := c.store.Delete(context.WithoutCancel(ctx), p); err != nil {
-			c.opt.Logger.Warn("lifecycle: could not delete a file; it stays as an orphan", "path", p, "err", err)
-			continue
-		}
-		n++
-	}
-	return n
-}
-
 // collectOrphans deletes data files under t's path that were last modified
 // before olderThan and that the catalog does not know: no commit row of t
 // mentions them, they are not awaiting discard collection, no claimed
 // compaction attempt writes there, and they are not under another table's
 // path.
 func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables []*catalog.Table, olderThan time.Time) (int, error) {
+	if err := c.ownDir(t, tables); err != nil {
+		return 0, nil // logged by runLifecycle
+	}
 	objs, err := listObjects(ctx, c.store, t.Path)
 	if err != nil {
 		return 0, err
@@ -221,7 +215,7 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 	}
 	n := 0
 	for _, o := range candidates {
-		if set[normalizePath(o.Path)] || underAny(o.Path, busy) || underOtherTable(o.Path, t, tables) {
+		if set[normalizePath(o.Path)] || underAny(o.Path, busy) || underOtherTable(o.Path, t, tables) || !layout.Within(t.Path, o.Path) {
 			continue
 		}
 		if err := c.store.Delete(context.WithoutCancel(ctx), o.Path); err != nil {

@@ -209,7 +209,7 @@ func (s *Service) run(ctx context.Context, j job) {
 			return
 		}
 		// Dropped table, or automatic compaction off: nothing to do.
-		s.c.cleanOutputs(ctx, j.outputs)
+		s.c.cleanOutputs(ctx, t, j.outputs)
 		_ = s.c.release(ctx, j.token, nil, 0, false)
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/compaction"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -33,8 +35,9 @@ import (
 type callProc struct {
 	// query selects the result from lakesoul.<name>(%s).
 	query string
-	// cleanup marks results of (partition_desc, path) whose files are deleted
-	// after commit and summarised per partition.
+	// cleanup marks results of (table_id, partition_desc, path) whose files
+	// are deleted after commit (those inside the table's directory) and
+	// summarised per partition.
 	cleanup bool
 }
 
@@ -43,7 +46,7 @@ const activeSQLTransaction = "25001"
 
 var callProcs = map[string]callProc{
 	"rollback":       {query: `SELECT r.partition_desc AS "partition", r.new_version AS version FROM lakesoul.rollback(%s) r`},
-	"cleanup":        {query: `SELECT c.partition_desc, c.path FROM lakesoul.cleanup(%s) c`, cleanup: true},
+	"cleanup":        {query: `SELECT c.table_id, c.partition_desc, c.path FROM lakesoul.cleanup_files(%s) c`, cleanup: true},
 	"drop_partition": {query: `SELECT lakesoul.drop_partition(%s) AS versions_removed`},
 }
 
@@ -148,11 +151,30 @@ func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []
 	if !cleanup {
 		return out, nil
 	}
-	// Cleanup: the catalog no longer references these files.
+	// Cleanup: the catalog no longer references these files; only those in
+	// the cleaned table's own directory are deleted (paths.go).
 	deleted := map[string]int64{}
+	var dir string
+	if len(out) > 0 {
+		id, _ := out[0][0].(string)
+		t, err := compaction.LoadTable(ctx, s.e.cat, id)
+		if err == nil {
+			err = s.e.checkTableDir(t)
+		}
+		if err != nil {
+			s.e.log.Warn("cleanup: the table is not in its own directory; its unreferenced files stay", "table", id, "err", err)
+			out = nil
+		} else {
+			dir = t.Path
+		}
+	}
 	for _, r := range out {
-		desc, _ := r[0].(string)
-		path, _ := r[1].(string)
+		desc, _ := r[1].(string)
+		path, _ := r[2].(string)
+		if err := layout.CheckWithin(dir, path); err != nil {
+			s.e.log.Warn("cleanup: refusing to delete a file outside the table's directory", "path", path, "err", err)
+			continue
+		}
 		if err := s.e.store.Delete(context.WithoutCancel(ctx), path); err != nil {
 			s.e.log.Warn("cleanup: could not delete a data file; it stays as an orphan", "path", path, "err", err)
 			continue

@@ -64,7 +64,10 @@ func (s *Session) compactTargets(ctx context.Context, targets [][]any) ([][]any,
 	if err != nil {
 		return nil, err
 	}
-	opt := compaction.Options{Logger: s.e.log}
+	if err := s.e.checkTableDir(t); err != nil {
+		return nil, err
+	}
+	opt := compaction.Options{Logger: s.e.log, Warehouse: s.e.cfg.Warehouse}
 	var results []compaction.Result
 	if n, ok := asInt(targets[0][2]); ok {
 		if !t.HasPK() {

@@ -12,7 +12,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -164,6 +163,11 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			if !has(pe.Name) {
 				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in partition key does not exist", pe.Name)
 			}
+			if strings.ContainsAny(pe.Name, ",=") {
+				// A partition desc is `col=value,…`: such a name would not
+				// parse back (LakeSoul refuses these descs too).
+				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "partition column %q: names of partition columns cannot contain ',' or '='", pe.Name)
+			}
 			if slices.Contains(t.PKCols, pe.Name) {
 				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q cannot be both a partition column and part of the primary key", pe.Name)
 			}
@@ -212,7 +216,11 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	if err := checkTableOptions(t); err != nil {
 		return nil, err
 	}
-	t.Path = objstore.Join(s.e.cfg.Warehouse, ns, rel.Relname)
+	path, err := s.e.newTableDir(ns, rel.Relname)
+	if err != nil {
+		return nil, err
+	}
+	t.Path = path
 	return ddl("CREATE TABLE", func(ctx context.Context) error {
 		err := s.e.cat.CreateTable(ctx, t)
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
@@ -303,7 +311,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 					return err
 				}
 				for _, p := range paths {
-					s.removeTableFiles(ctx, p)
+					s.removeTableDir(ctx, parts[0], p)
 				}
 			}
 			return nil
@@ -322,7 +330,7 @@ func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool)
 	default:
 		return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
 	}
-	t, err := s.resolveTable(ctx, ns, name)
+	t, err := s.lookupTable(ctx, ns, name)
 	if err != nil {
 		if missingOK && sqlerr.Code(err) == sqlerr.UndefinedTable {
 			return nil
@@ -333,14 +341,11 @@ func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool)
 	if err != nil {
 		return err
 	}
-	s.removeTableFiles(ctx, path)
-	return nil
-}
-
-// removeTableFiles deletes a dropped table's files. The metadata is already
-// gone, so a failure only leaves unreferenced files behind; it is logged.
-func (s *Session) removeTableFiles(ctx context.Context, path string) {
-	if err := s.e.store.DeletePrefix(context.WithoutCancel(ctx), path); err != nil {
-		s.e.log.Warn("drop: could not remove table files", "path", path, "err", err)
+	t.Path = path
+	if err := s.e.checkTableDir(t); err != nil {
+		s.e.log.Warn("drop: table files are not in the table's own directory; left in place", "table", t.QualifiedName(), "err", err)
+		return nil
 	}
+	s.removeTableDir(ctx, t.Namespace, path)
+	return nil
 }

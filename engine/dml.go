@@ -248,6 +248,9 @@ func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[strin
 	if parts, err = s.snapshotForBlock(ctx, d.t, parts); err != nil {
 		return nil, err
 	}
+	if err := reader.CheckFiles(d.t, parts); err != nil {
+		return nil, err
+	}
 	s.e.scans.putFixed(d.handle, d.t, parts)
 	return parts, s.takeSnapshots(ctx, others)
 }

@@ -72,8 +72,12 @@ func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles
 		have := map[string]bool{}
 		var paths []string
 		for _, f := range p.Files {
+			// Only files inside the table's directory, and no name DuckDB
+			// would read as a glob; anything else goes to the reader, which
+			// refuses files outside the table (reader/file.go).
 			lp, err := objstore.LocalPath(f.Path)
-			if err != nil || !strings.HasPrefix(lp, s.e.warehouseDir+"/") {
+			if err != nil || !strings.HasPrefix(lp, s.e.warehouseDir+"/") || !layout.Within(t.Path, f.Path) ||
+				strings.ContainsAny(lp, "*?[{") {
 				return "", false
 			}
 			paths = append(paths, "'"+strings.ReplaceAll(lp, "'", "''")+"'")

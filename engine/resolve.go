@@ -8,13 +8,30 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
+	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
-// resolveTable finds a lake table by (optional) schema and name. "public" is
-// accepted as another name of LakeSoul's "default" namespace, since that is
-// what PostgreSQL clients assume.
+// resolveTable finds a lake table by (optional) schema and name, for any
+// use of its files: a table whose path is not its own directory in the
+// warehouse is refused (42501, paths.go). "public" is accepted as another
+// name of LakeSoul's "default" namespace, since that is what PostgreSQL
+// clients assume.
 func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*catalog.Table, error) {
+	t, err := s.lookupTable(ctx, schemaName, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.e.checkTableDir(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// lookupTable is resolveTable without the directory check (DROP TABLE
+// drops the rows of any table, and removes files only from a table's own
+// directory).
+func (s *Session) lookupTable(ctx context.Context, schemaName, name string) (*catalog.Table, error) {
 	if schemaName != "" {
 		t, err := s.e.cat.TableByName(ctx, schemaName, name)
 		if err != nil && schemaName == "public" && sqlerr.Code(err) == sqlerr.UndefinedTable {
@@ -26,7 +43,7 @@ func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*c
 	}
 	var firstErr error
 	for _, ns := range s.searchPath() {
-		t, err := s.resolveTable(ctx, ns, name)
+		t, err := s.lookupTable(ctx, ns, name)
 		if err == nil {
 			return t, nil
 		}
@@ -150,6 +167,9 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 			}
 			// An open block reads its own writes (txn.go).
 			if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
+				return err
+			}
+			if err := reader.CheckFiles(t, parts); err != nil {
 				return err
 			}
 			snap[t.ID] = parts

@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -139,6 +140,9 @@ func (s *Session) bindTimeTravel(ctx context.Context, n *pg_query.Node, rf *pg_q
 		return err
 	})
 	if err != nil {
+		return err
+	}
+	if err := reader.CheckFiles(t, parts); err != nil {
 		return err
 	}
 	key := t.ID + "\x00" + query

@@ -10,6 +10,9 @@
 //     `hash % hash_bucket_num` rule of physical_plan/repartition.
 //   - partition.go: constant.rs (sentinels, formats) and helpers
 //     (format_scalar_value, into_scalar_value, partition desc helpers).
+//   - paths.go: table and partition directories (names and values escaped
+//     as LakeSoul's Spark writer escapes partition directories) and the
+//     rule that confines every path to its table's directory.
 //   - filename.go: the writer's `part-<random>_<bucket:0>4>.parquet` names and
 //     helpers::extract_hash_bucket_id.
 //

@@ -25,8 +25,8 @@ import (
 // A partition desc is `col1=v1,col2=v2` over the range-partition columns in
 // table order, each value rendered by FormatValue; a table without range
 // columns has the single partition NonPartitioned. The data files of a
-// partition live under PartitionDir(desc) (`col1=v1/col2=v2`) below the table
-// path.
+// partition live under PartitionDir(desc) (`col1=v1/col2=v2`, each column
+// and value escaped, paths.go) below the table path.
 
 // Sentinels and fixed descs (constant.rs).
 const (
@@ -386,16 +386,6 @@ func ParseDesc(desc string) ([]KV, error) {
 		kvs = append(kvs, KV{Key: k, Value: v})
 	}
 	return kvs, nil
-}
-
-// PartitionDir returns the directory of a partition below the table path:
-// the desc's pairs joined by '/' ("" for NonPartitioned). Values are used as
-// encoded (sentinels included), exactly like LakeSoul's sub paths.
-func PartitionDir(desc string) string {
-	if desc == NonPartitioned {
-		return ""
-	}
-	return strings.ReplaceAll(desc, ",", "/")
 }
 
 // ErrUnsupportedType is wrapped by ParseValue for types it cannot decode.

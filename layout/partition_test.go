@@ -356,14 +356,17 @@ func TestDesc(t *testing.T) {
 		{[]string{"a", "b"}, []string{NullValue, EmptyStringValue}, "a=__L@KE$OUL_NULL__,b=__L@KE$OUL_EMPTY_STRING__",
 			"a=__L@KE$OUL_NULL__/b=__L@KE$OUL_EMPTY_STRING__"},
 		{[]string{"s"}, []string{"x__L@KE$OUL_COMMA__y"}, "s=x__L@KE$OUL_COMMA__y", "s=x__L@KE$OUL_COMMA__y"},
+		// Directories escape as LakeSoul's Spark writer does; the desc does not.
+		{[]string{"ts"}, []string{"2026-01-01T10:00:00"}, "ts=2026-01-01T10:00:00", "ts=2026-01-01T10%3A00%3A00"},
+		{[]string{"p"}, []string{"/../../x"}, "p=/../../x", "p=%2F..%2F..%2Fx"},
 	}
 	for _, tt := range tests {
 		desc := FormatDesc(tt.cols, tt.values)
 		if desc != tt.desc {
 			t.Errorf("FormatDesc(%q, %q) = %q, want %q", tt.cols, tt.values, desc, tt.desc)
 		}
-		if dir := PartitionDir(desc); dir != tt.dir {
-			t.Errorf("PartitionDir(%q) = %q, want %q", desc, dir, tt.dir)
+		if dir, err := PartitionDir(desc); err != nil || dir != tt.dir {
+			t.Errorf("PartitionDir(%q) = %q, %v, want %q", desc, dir, err, tt.dir)
 		}
 		kvs, err := ParseDesc(desc)
 		if err != nil {

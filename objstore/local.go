@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,20 +13,24 @@ import (
 // Local stores objects as files; URIs are file:///absolute/path.
 type Local struct{}
 
-// LocalPath converts a file:// URI into an OS path.
+// LocalPath converts a file:// URI (file:///abs/path or
+// file://localhost/abs/path) into an OS path. The URI is taken literally,
+// as LakeSoul writes paths (never percent-encoded): '%', '#' and '?' are
+// characters of a name, never escapes, a fragment or a query, so a name
+// layout escaped (t%23frag for "t#frag") cannot become another path here.
 func LocalPath(uri string) (string, error) {
-	if !strings.HasPrefix(uri, "file://") {
+	rest, ok := strings.CutPrefix(uri, "file://")
+	if !ok {
 		return "", fmt.Errorf("objstore: %q is not a file:// URI", uri)
 	}
-	u, err := url.Parse(uri)
-	if err != nil {
-		// LakeSoul paths are not percent-encoded; fall back to the raw path.
-		return filepath.Clean(strings.TrimPrefix(uri, "file://")), nil
+	host, p, found := strings.Cut(rest, "/")
+	if !found {
+		return "", fmt.Errorf("objstore: %q names no absolute path", uri)
 	}
-	if u.Host != "" && u.Host != "localhost" {
+	if host != "" && host != "localhost" {
 		return "", fmt.Errorf("objstore: %q names a remote host", uri)
 	}
-	return filepath.Clean(u.Path), nil
+	return filepath.Clean("/" + p), nil
 }
 
 // LocalURI converts an absolute OS path into a file:// URI.
@@ -110,13 +113,13 @@ func (Local) Delete(_ context.Context, uri string) error {
 }
 
 // DeletePrefix implements Store.
-func (Local) DeletePrefix(_ context.Context, uri string) error {
+func (Local) DeletePrefix(_ context.Context, root, uri string) error {
+	if err := checkPrefix(root, uri); err != nil {
+		return err
+	}
 	p, err := LocalPath(uri)
 	if err != nil {
 		return err
-	}
-	if p == "/" || p == "." {
-		return fmt.Errorf("delete %s: refusing to delete a root", uri)
 	}
 	if err := os.RemoveAll(p); err != nil {
 		return fmt.Errorf("delete %s: %w", uri, err)

@@ -1,7 +1,9 @@
 // Package objstore is the one interface over the places table data lives:
 // local disk (local.go) and S3 (s3*.go, reads through a disk cache,
 // cache.go). Paths are full URIs as LakeSoul stores them in the catalog
-// ("file:///abs/path", "s3://bucket/key").
+// ("file:///abs/path", "s3://bucket/key"), taken literally: never
+// percent-decoded, no fragment or query ('#', '?' and '%' are characters of
+// names, which layout escapes into them).
 //
 // Invariant: a file becomes part of a table only through a catalog commit, so
 // writers put objects at their final path directly (no staging rename); an
@@ -13,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/lakesoul-go/lakesoul/layout"
 )
 
 // Store reads and writes objects.
@@ -24,8 +28,13 @@ type Store interface {
 	Open(ctx context.Context, path string) (Reader, error)
 	// Delete removes one object; a missing object is not an error.
 	Delete(ctx context.Context, path string) error
-	// DeletePrefix removes every object under prefix (a directory-like URI).
-	DeletePrefix(ctx context.Context, prefix string) error
+	// DeletePrefix removes every object under prefix (a directory-like
+	// URI). The prefix must lie strictly inside root (layout.Within: both
+	// canonical, no empty, "." or ".." segment), else nothing is deleted:
+	// dropping a table passes its namespace's directory, so no table path
+	// from the catalog can make it remove the warehouse, a namespace or
+	// anything outside them.
+	DeletePrefix(ctx context.Context, root, prefix string) error
 }
 
 // Writer is an object being written.
@@ -43,6 +52,14 @@ type Reader interface {
 	io.ReadSeeker
 	io.Closer
 	Size() int64
+}
+
+// checkPrefix refuses a DeletePrefix outside its root.
+func checkPrefix(root, prefix string) error {
+	if !layout.Within(root, prefix) {
+		return fmt.Errorf("delete %s: refusing to delete a prefix that is not inside %s", prefix, root)
+	}
+	return nil
 }
 
 // Join appends slash-separated elements to a URI.

@@ -466,9 +466,12 @@ func (s *S3) Delete(ctx context.Context, uri string) error {
 
 // DeletePrefix implements Store: every object under prefix/ (and multipart
 // uploads left there by failed writes).
-func (s *S3) DeletePrefix(ctx context.Context, uri string) error {
+func (s *S3) DeletePrefix(ctx context.Context, root, uri string) error {
 	if strings.HasPrefix(uri, "file://") {
-		return s.local.DeletePrefix(ctx, uri)
+		return s.local.DeletePrefix(ctx, root, uri)
+	}
+	if err := checkPrefix(root, uri); err != nil {
+		return err
 	}
 	bucket, key, err := ParseS3URI(uri)
 	if err != nil {

@@ -194,14 +194,28 @@ func TestS3ListDelete(t *testing.T) {
 			if err := st.Delete(ctx, srv.URI("t/missing.parquet")); err != nil {
 				t.Fatalf("deleting a missing object: %v", err)
 			}
-			if err := st.DeletePrefix(ctx, srv.URI("t")); err != nil {
+			for _, bad := range [][2]string{
+				{srv.URI(), srv.URI("t", "..", "t2")}, // dot segments
+				{srv.URI("t"), srv.URI("t")},          // the root itself
+				{srv.URI("t"), srv.URI("t2")},         // outside the root
+				{srv.URI(), srv.URI() + "//t2"},       // empty segment
+				{srv.URI(), "s3a://" + srv.Bucket},    // the bucket
+			} {
+				if err := st.DeletePrefix(ctx, bad[0], bad[1]); err == nil {
+					t.Fatalf("DeletePrefix(%q, %q) succeeded", bad[0], bad[1])
+				}
+			}
+			if keys, _ := st.List(ctx, srv.Bucket, srv.Prefix+"/"); len(keys) != 3 {
+				t.Fatalf("refused DeletePrefix calls deleted objects: %v left", keys)
+			}
+			if err := st.DeletePrefix(ctx, srv.URI(), srv.URI("t")); err != nil {
 				t.Fatal(err)
 			}
 			keys, _ = st.List(ctx, srv.Bucket, srv.Prefix+"/")
 			if len(keys) != 1 || !strings.HasSuffix(keys[0], "t2/x.parquet") {
 				t.Fatalf("after DeletePrefix(t): %v, want only t2/x.parquet", keys)
 			}
-			if err := st.DeletePrefix(ctx, "s3://"+srv.Bucket); err == nil {
+			if err := st.DeletePrefix(ctx, "s3://"+srv.Bucket, "s3://"+srv.Bucket+"/"); err == nil {
 				t.Fatal("DeletePrefix of a whole bucket succeeded")
 			}
 		})
@@ -258,7 +272,7 @@ func TestS3DownDuringWrite(t *testing.T) {
 			if got := readAll(t, st, uri); !bytes.Equal(got, data) {
 				t.Fatal("object written after S3 came back differs")
 			}
-			if err := st.DeletePrefix(ctx, srv.URI("t")); err != nil {
+			if err := st.DeletePrefix(ctx, srv.URI(), srv.URI("t")); err != nil {
 				t.Fatal(err)
 			}
 			if ups, err := st.PendingUploads(ctx, srv.Bucket, srv.Prefix+"/"); err != nil || len(ups) != 0 {

@@ -14,8 +14,39 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
+
+// CheckFiles refuses (42501) a snapshot with a data file outside t's
+// directory. Every file the reader opens passes the same check; the engine
+// calls CheckFiles before DuckDB runs a scan, since errors of DuckDB's table
+// functions lose their SQLSTATE on the way back.
+func CheckFiles(t *catalog.Table, parts []catalog.PartitionFiles) error {
+	for _, p := range parts {
+		for _, f := range p.Files {
+			if err := checkInTable(t, f.Path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkInTable refuses a data file outside its table's directory
+// (layout.Within over the canonical path). The file list comes from the
+// catalog, whose rows users of a workspace can write for their own tables:
+// a data_commit_info row naming another table's file (or any file of the
+// server) must not be read. 42501, as for a table outside its directory
+// (engine/paths.go says why).
+func checkInTable(t *catalog.Table, path string) error {
+	if err := layout.CheckWithin(t.Path, path); err != nil {
+		return sqlerr.Wrap(sqlerr.InsufficientPrivilege, err,
+			fmt.Sprintf("data file of table %s is outside the table's directory", t.QualifiedName()))
+	}
+	return nil
+}
 
 // fileStream reads one data file batch by batch.
 type fileStream struct {
@@ -43,6 +74,9 @@ type fileStream struct {
 func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, scan *Scan, mem memory.Allocator,
 	batchRows, bufSize int) (*fileStream, error) {
 	t := scan.Table
+	if err := checkInTable(t, f.Path); err != nil {
+		return nil, err
+	}
 	obj, err := store.Open(ctx, f.Path)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/layout"
 )
 
 // Authorization: the table owning a path is the table whose table_path is
@@ -205,14 +207,17 @@ func (p *Proxy) decide(c *check, all []tablePath, visible, visibleNS map[string]
 }
 
 // namespaceDir is the namespace of path when path lies under
-// <warehouse>/<namespace>/, else "".
+// <warehouse>/<namespace>/, else "". The directory segment is the
+// namespace's name escaped (layout.NamespaceDir); a segment that is the
+// escape of no name belongs to no namespace.
 func (p *Proxy) namespaceDir(path string) string {
 	for _, w := range p.warehouses {
 		rest, ok := strings.CutPrefix(path, w+"/")
 		if !ok {
 			continue
 		}
-		if ns, _, ok := strings.Cut(rest, "/"); ok && ns != "" {
+		if seg, _, ok := strings.Cut(rest, "/"); ok && seg != "" {
+			ns, _ := layout.UnescapeSegment(seg)
 			return ns
 		}
 	}

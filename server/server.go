@@ -171,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.CompactionWorkers > 0 {
 		s.compactor, err = compaction.Start(ctx, compaction.Config{Catalog: s.cat, Store: store,
-			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger}})
+			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger, Warehouse: warehouse}})
 		if err != nil {
 			return nil, err
 		}

@@ -239,6 +239,17 @@ BEGIN
 END
 $$;
 
+-- cleanup_files is cleanup with the id of the table cleaned on every row,
+-- so that the server, which deletes the files, can check each is inside
+-- that table's directory (rows of one's own tables can name any path). The
+-- table argument is evaluated once.
+CREATE OR REPLACE FUNCTION lakesoul.cleanup_files(tbl text, older_than timestamptz, "partition" text DEFAULT NULL)
+RETURNS TABLE (table_id text, partition_desc text, path text) LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, public AS $$
+    WITH t AS MATERIALIZED (SELECT lakesoul.resolve_table(tbl) AS id)
+    SELECT t.id, c.partition_desc, c.path FROM t CROSS JOIN LATERAL lakesoul.cleanup(t.id, older_than, "partition") c
+$$;
+
 -- drop_partition removes a partition: every version and commit row of it, as
 -- LakeSoul's dropPartition does; its files stay on storage (LakeSoul §5.7,
 -- scenario 40). A later write starts the partition again at version 0.

@@ -57,8 +57,11 @@ func TestExternalCatalog(t *testing.T) {
 	if v := strings.TrimSpace(string(out)); v == "" || v == "0" || strings.Contains(v, "dirty") {
 		t.Fatalf("migrate version printed %q", v)
 	}
-	// The data is in the external catalog.
-	s2, err := startServer(filepath.Join(base, "data2"), "ext-pw", "--catalog-url", url)
+	// The data is in the external catalog. A second server sharing it
+	// shares the warehouse too: a server uses only tables in its own
+	// warehouse (tests/paths_test.go).
+	s2, err := startServer(filepath.Join(base, "data2"), "ext-pw", "--catalog-url", url,
+		"--warehouse", "file://"+filepath.Join(dataDir, "warehouse"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,9 +100,17 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		files        []writtenFile
 		err          error
 	}
+	// Partition directories are escaped and confined to the table's
+	// directory by layout (paths.go), whatever the values are.
+	dirs := make([]string, len(descs))
+	for i, desc := range descs {
+		if dirs[i], err = partitionPath(t.Path, desc); err != nil {
+			return nil, err
+		}
+	}
 	var jobs []*job
 	maxRows := w.maxFileRows(rec)
-	for pi, desc := range descs {
+	for pi := range descs {
 		byBucket := [][]int32{groups[pi]}
 		if t.HasPK() {
 			byBucket = bucketRows(hashes, groups[pi], t.HashBucketNum)
@@ -111,7 +119,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		for b, rows := range byBucket {
 			if len(rows) > 0 {
 				jobs = append(jobs, &job{part: pi, bucket: b, rows: rows,
-					path: objstore.Join(t.Path, layout.PartitionDir(desc), layout.DataFileName(b))})
+					path: objstore.Join(dirs[pi], layout.DataFileName(b))})
 			}
 		}
 	}
@@ -134,7 +142,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 					chunk := j.rows[start:min(start+maxRows, len(j.rows))]
 					path := j.path
 					if start > 0 {
-						path = objstore.Join(t.Path, layout.PartitionDir(descs[j.part]), layout.DataFileName(j.bucket))
+						path = objstore.Join(dirs[j.part], layout.DataFileName(j.bucket))
 					}
 					var size int64
 					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk)
@@ -454,6 +462,19 @@ func (w *Writer) fileColumns(rec arrow.RecordBatch) []int {
 		}
 	}
 	return out
+}
+
+// partitionPath is layout.PartitionPath with a SQLSTATE for values whose
+// directory name cannot exist (54000: longer than a file name may be).
+func partitionPath(tablePath, desc string) (string, error) {
+	p, err := layout.PartitionPath(tablePath, desc)
+	switch {
+	case errors.Is(err, layout.ErrSegmentTooLong):
+		return "", sqlerr.Wrap(sqlerr.ProgramLimitExceeded, err, "partition value too long for a partition directory")
+	case err != nil:
+		return "", sqlerr.Wrap(sqlerr.InvalidParameterValue, err, fmt.Sprintf("partition %q has no directory", desc))
+	}
+	return p, nil
 }
 
 // writeFile writes the given rows and columns of rec to one Parquet file,

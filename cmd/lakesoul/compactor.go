@@ -24,7 +24,7 @@ func compactorCmd(args []string) error {
 	url := fs.String("catalog-url", env("LAKESOUL_CATALOG_URL", ""), "catalog PostgreSQL URL [LAKESOUL_CATALOG_URL]")
 	workers := fs.Int("workers", 1, "concurrent compactions")
 	noMigrate := fs.Bool("no-migrate", false, "do not apply migrations to the catalog")
-	warehouse := fs.String("warehouse", env("LAKESOUL_WAREHOUSE", ""), "s3://bucket/prefix for tables on S3 (default: local files) [LAKESOUL_WAREHOUSE]")
+	warehouse := fs.String("warehouse", env("LAKESOUL_WAREHOUSE", ""), "the server's warehouse, s3://bucket/prefix or file:///path: tables are compacted and collected only in their directories there (default: local files, in each table's own directory) [LAKESOUL_WAREHOUSE]")
 	s3Endpoint := fs.String("s3-endpoint", env("AWS_ENDPOINT_URL", ""), "S3-compatible endpoint URL [AWS_ENDPOINT_URL]")
 	s3Region := fs.String("s3-region", env("AWS_REGION", ""), "S3 region [AWS_REGION]")
 	lifecycle := fs.Duration("lifecycle-interval", time.Hour, "how often the TTL / discarded-file / orphan task runs (shared by all workers of the catalog; negative: never)")
@@ -60,7 +60,7 @@ func compactorCmd(args []string) error {
 	}
 	svc, err := compaction.Start(ctx, compaction.Config{Catalog: cat, Store: store, Workers: *workers,
 		LifecycleInterval: *lifecycle, Lifecycle: compaction.LifecycleOptions{OrphanGrace: *orphanGrace},
-		Options: compaction.Options{Logger: log}})
+		Options: compaction.Options{Logger: log, Warehouse: *warehouse}})
 	if err != nil {
 		return err
 	}
