@@ -1,3 +1,9 @@
+DROP POLICY IF EXISTS table_info_namespace_domain ON public.table_info;
+DROP POLICY IF EXISTS table_name_id_namespace_domain ON public.table_name_id;
+DROP POLICY IF EXISTS table_path_id_namespace_domain ON public.table_path_id;
+DROP POLICY IF EXISTS data_commit_info_table_domain ON public.data_commit_info;
+DROP POLICY IF EXISTS partition_info_table_domain ON public.partition_info;
+
 ALTER VIEW lakesoul.partition_level_assets RESET (security_invoker);
 ALTER VIEW lakesoul.table_level_assets RESET (security_invoker);
 ALTER VIEW lakesoul.namespace_level_assets RESET (security_invoker);

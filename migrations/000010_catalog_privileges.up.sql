@@ -14,6 +14,13 @@
 --     the workers' alone.
 --   * The asset views read as the invoking role, so row-level security on
 --     the tables they aggregate applies to them.
+--   * A row a role writes must belong where its domain says: a table's rows
+--     (table_info, table_name_id, table_path_id) to a namespace of the same
+--     domain, a commit's rows (data_commit_info, partition_info) to a table of
+--     the same domain. Without this a workspace user with a direct catalog
+--     connection could file a table under another workspace's namespace or
+--     add versions to another workspace's table (restrictive policies: they
+--     narrow what LakeSoul's domain policies of migration 8 allow).
 
 DO $$
 DECLARE
@@ -62,3 +69,24 @@ ALTER VIEW lakesoul.partition_level_assets SET (security_invoker = true);
 ALTER VIEW lakesoul.table_level_assets SET (security_invoker = true);
 ALTER VIEW lakesoul.namespace_level_assets SET (security_invoker = true);
 ALTER VIEW lakesoul.domain_level_assets SET (security_invoker = true);
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['table_info', 'table_name_id', 'table_path_id'] LOOP
+        EXECUTE format('DROP POLICY IF EXISTS %I ON public.%I', t || '_namespace_domain', t);
+        EXECUTE format('CREATE POLICY %I ON public.%I AS RESTRICTIVE FOR ALL USING (true) '
+                       'WITH CHECK (EXISTS (SELECT 1 FROM public.namespace n '
+                       'WHERE n.namespace = %I.table_namespace AND n.domain = %I.domain))',
+                       t || '_namespace_domain', t, t, t);
+    END LOOP;
+    FOREACH t IN ARRAY ARRAY['data_commit_info', 'partition_info'] LOOP
+        EXECUTE format('DROP POLICY IF EXISTS %I ON public.%I', t || '_table_domain', t);
+        EXECUTE format('CREATE POLICY %I ON public.%I AS RESTRICTIVE FOR ALL USING (true) '
+                       'WITH CHECK (EXISTS (SELECT 1 FROM public.table_info i '
+                       'WHERE i.table_id = %I.table_id AND i.domain = %I.domain))',
+                       t || '_table_domain', t, t, t);
+    END LOOP;
+END
+$$;

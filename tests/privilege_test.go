@@ -341,3 +341,34 @@ func TestPasswordsStayOutOfTheCatalogLog(t *testing.T) {
 		t.Fatalf("the failing calls are not in the catalog's log either; the test checks nothing")
 	}
 }
+
+// TestDirectCatalogRowsStayInTheirDomain: a workspace user with a direct
+// catalog connection (as LakeSoul's own clients have) writes only rows that
+// belong to its domain: no table filed under another workspace's namespace,
+// no version added to another workspace's table.
+func TestDirectCatalogRowsStayInTheirDomain(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv7")
+	ctx := testCtx(t)
+	alice := f.s.catalogConnAs(t, f.tag+"_alice")
+	var aliceTable string
+	if err := alice.QueryRow(ctx, "SELECT table_id FROM public.table_info WHERE table_namespace = $1", f.tag+"_sa").Scan(&aliceTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"INSERT INTO public.table_info (table_id, table_namespace, table_name, table_path, table_schema, domain) " +
+			"VALUES ('forged', '" + f.tag + "_sb', 'forged', 'file:///x', '{}', '" + f.tag + "_a')",
+		"UPDATE public.table_info SET table_namespace = '" + f.tag + "_sb' WHERE table_id = '" + aliceTable + "'",
+		"INSERT INTO public.table_name_id (table_name, table_id, table_namespace, domain) VALUES ('forged', 'forged', '" + f.tag + "_sb', '" + f.tag + "_a')",
+		"INSERT INTO public.partition_info (table_id, partition_desc, version, commit_op, snapshot, domain) " +
+			"VALUES ('" + f.bobTableID + "', '-5', 99, 'AppendCommit', '{}', '" + f.tag + "_a')",
+		"INSERT INTO public.data_commit_info (table_id, partition_desc, commit_id, file_ops, commit_op, committed, domain) " +
+			"VALUES ('" + f.bobTableID + "', '-5', gen_random_uuid(), '{}', 'AppendCommit', true, '" + f.tag + "_a')",
+	} {
+		if _, err := alice.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("alice on the catalog: %s: %v, want 42501", q, err)
+		}
+	}
+	// Her own table's rows are still hers to write (LakeSoul's clients do).
+	mustExec(t, ctx, alice, "UPDATE public.table_info SET properties = properties WHERE table_id = '"+aliceTable+"'")
+	wantRows(t, "bob's table", queryStrings(t, ctx, f.bob, "SELECT count(*) FROM "+f.tag+"_sb.secret"), []string{"1"})
+}

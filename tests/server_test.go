@@ -369,13 +369,21 @@ func readPostmasterPid(pgDir string) (postmasterPidInfo, bool) {
 // metadata tables.
 func (s *server) catalogConn(t *testing.T) *pgx.Conn {
 	t.Helper()
+	return s.catalogConnAs(t, adminRole)
+}
+
+// catalogConnAs connects straight to the private catalog as role (the
+// socket trusts every role), as a LakeSoul client with that role's own
+// catalog credentials would.
+func (s *server) catalogConnAs(t *testing.T, role string) *pgx.Conn {
+	t.Helper()
 	info, ok := readPostmasterPid(s.pgDir())
 	if !ok {
 		t.Fatalf("cannot read %s/postmaster.pid", s.pgDir())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("user=%s dbname=%s sslmode=disable", adminRole, database))
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("user=%s dbname=%s sslmode=disable", role, database))
 	if err != nil {
 		t.Fatal(err)
 	}
