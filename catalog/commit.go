@@ -81,29 +81,32 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 	}
 	var notify []string
 	out, err := c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
-		notify = notify[:0]
-		rows, err := c.db(ctx).Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
-			tableID, op, string(b))
-		if err != nil {
-			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
-		}
-		defer rows.Close()
 		out := make(map[string]int, len(parts))
-		for rows.Next() {
-			var desc string
-			var v *int32
-			var payload *string
-			if err := rows.Scan(&desc, &v, &payload); err != nil {
-				return nil, &definiteError{err}
+		notify = notify[:0]
+		err := c.run(ctx, func(q querier) error {
+			rows, err := q.Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
+				tableID, op, string(b))
+			if err != nil {
+				return err
 			}
-			if v != nil {
-				out[desc] = int(*v)
+			defer rows.Close()
+			for rows.Next() {
+				var desc string
+				var v *int32
+				var payload *string
+				if err := rows.Scan(&desc, &v, &payload); err != nil {
+					return &definiteError{err}
+				}
+				if v != nil {
+					out[desc] = int(*v)
+				}
+				if payload != nil {
+					notify = append(notify, *payload)
+				}
 			}
-			if payload != nil {
-				notify = append(notify, *payload)
-			}
-		}
-		if err := rows.Err(); err != nil {
+			return rows.Err()
+		})
+		if err != nil {
 			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
 		}
 		return out, nil
@@ -140,13 +143,9 @@ type PartitionFiles struct {
 // LiveFiles resolves the latest version of each partition of a table (all
 // partitions when descs is nil) into its live files.
 func (c *Catalog) LiveFiles(ctx context.Context, tableID string, descs []string) ([]PartitionFiles, error) {
-	rows, err := c.db(ctx).Query(ctx,
+	return c.queryFiles(ctx, "snapshot of "+tableID,
 		"SELECT partition_desc, version, path, size, coalesce(file_exist_cols, '') FROM lakesoul.live_files($1, $2)",
 		tableID, descs)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot of %s: %w", tableID, err)
-	}
-	return collectPartitionFiles(rows)
 }
 
 func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {

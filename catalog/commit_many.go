@@ -22,7 +22,9 @@ type jsonTableCommit struct {
 
 // CommitMany commits the file operations of several tables atomically, in
 // one catalog transaction (lakesoul.commit_many): all become visible or none.
-// Commits apply in order; each is what Commit does for its table.
+// Commits apply in order; each is what Commit does for its table. Errors mean
+// what Commit's do: nil is committed exactly once, an error wrapping
+// ErrCommitOutcomeUnknown may have committed, any other is not committed.
 func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 	payload := make([]jsonTableCommit, len(commits))
 	for i, tc := range commits {
@@ -40,8 +42,15 @@ func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.db(ctx).Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b)); err != nil {
-		return fmt.Errorf("commit of %d tables: %w", len(commits), err)
-	}
-	return nil
+	_, err = c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+		err := c.run(ctx, func(q querier) error {
+			_, err := q.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b))
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("commit of %d tables: %w", len(commits), err)
+		}
+		return nil, nil
+	})
+	return err
 }

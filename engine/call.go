@@ -144,55 +144,44 @@ func argValue(a *pg_query.Node) *pg_query.Node {
 // runCall executes a maintenance call in a read-write catalog transaction and,
 // for cleanup, deletes the files it made unreferenced once that committed.
 func (s *Session) runCall(ctx context.Context, query string, params []uint32, cols []pgwire.Column, args []any, cleanup bool) ([][]any, error) {
-	conn, err := s.e.cat.Pool().Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
-	setup := "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true)"
-	setupArgs := []any{strings.Join(s.searchPath(), ","), s.settings["timezone"].value}
-	if s.user != s.e.catalogRole {
-		setup += ", set_config('role', $3, true)"
-		setupArgs = append(setupArgs, s.user)
-	}
-	if _, err := tx.Exec(ctx, setup, setupArgs...); err != nil {
-		return nil, err
-	}
-	m := tx.Conn().TypeMap()
-	values := make([][]byte, len(args))
-	for i, a := range args {
-		if a == nil {
-			continue
-		}
-		b, err := m.Encode(params[i], pgtype.TextFormatCode, a, nil)
-		if err != nil {
-			return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, fmt.Sprintf("parameter $%d", i+1))
-		}
-		values[i] = b
-	}
-	rr := tx.Conn().PgConn().ExecParams(ctx, query, values, params, nil, nil)
 	var out [][]any
-	for rr.NextRow() {
-		row := make([]any, len(rr.FieldDescriptions()))
-		for i, raw := range rr.Values() {
-			v, err := decodeText(m, rr.FieldDescriptions()[i].DataTypeOID, raw)
-			if err != nil {
-				rr.Close()
-				return nil, err
-			}
-			row[i] = v
+	err := s.cat.Tx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		if _, err := tx.Exec(ctx, "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true)",
+			strings.Join(s.searchPath(), ","), s.settings["timezone"].value); err != nil {
+			return err
 		}
-		out = append(out, row)
-	}
-	if _, err := rr.Close(); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
+		m := tx.Conn().TypeMap()
+		values := make([][]byte, len(args))
+		for i, a := range args {
+			if a == nil {
+				continue
+			}
+			b, err := m.Encode(params[i], pgtype.TextFormatCode, a, nil)
+			if err != nil {
+				return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, fmt.Sprintf("parameter $%d", i+1))
+			}
+			values[i] = b
+		}
+		rr := tx.Conn().PgConn().ExecParams(ctx, query, values, params, nil, nil)
+		for rr.NextRow() {
+			row := make([]any, len(rr.FieldDescriptions()))
+			for i, raw := range rr.Values() {
+				v, err := decodeText(m, rr.FieldDescriptions()[i].DataTypeOID, raw)
+				if err != nil {
+					rr.Close()
+					return err
+				}
+				row[i] = v
+			}
+			out = append(out, row)
+		}
+		_, err := rr.Close()
+		return err
+	})
+	if err != nil {
+		// Not committed, or (a connection lost during COMMIT) not known to
+		// have committed: either way no file is deleted.
 		return nil, err
 	}
 	if !cleanup {

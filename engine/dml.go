@@ -240,7 +240,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 
 // readTarget snapshots the target (as a fixed handle) and the other tables.
 func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
-	parts, err := s.e.cat.LiveFiles(ctx, d.t.ID, nil)
+	parts, err := s.cat.LiveFiles(ctx, d.t.ID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (p
 	}
 	return &funcStmt{tag: "TRUNCATE TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		for _, t := range tables {
-			parts, err := s.e.cat.LiveFiles(ctx, t.ID, nil)
+			parts, err := s.cat.LiveFiles(ctx, t.ID, nil)
 			if err != nil {
 				return "", nil, err
 			}

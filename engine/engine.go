@@ -119,6 +119,7 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwi
 	s := &Session{
 		e:     e,
 		user:  user,
+		cat:   e.cat.As(user),
 		token: hex.EncodeToString(tok[:]),
 		duck:  duck,
 	}

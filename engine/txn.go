@@ -47,7 +47,7 @@ func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, 
 		s.wroteInBlock = true
 		return nil
 	}
-	if _, err := s.e.cat.Commit(ctx, t.ID, op, parts); err != nil {
+	if _, err := s.cat.Commit(ctx, t.ID, op, parts); err != nil {
 		// A commit whose outcome is unknown may have landed: its files must
 		// stay (if it did not, they are orphans cleanup collects).
 		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
@@ -114,9 +114,9 @@ func (s *Session) commitStaged(ctx context.Context) error {
 	}
 	var err error
 	if len(commits) == 1 {
-		_, err = s.e.cat.Commit(ctx, commits[0].TableID, commits[0].Op, commits[0].Parts)
+		_, err = s.cat.Commit(ctx, commits[0].TableID, commits[0].Op, commits[0].Parts)
 	} else {
-		err = s.e.cat.CommitMany(ctx, commits)
+		err = s.cat.CommitMany(ctx, commits)
 	}
 	if err != nil {
 		for _, w := range staged {
