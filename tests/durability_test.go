@@ -1,0 +1,308 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+	"github.com/lakesoul-go/lakesoul/objstore"
+)
+
+// Durability (issue 13, items 9 and 11): a catalog COMMIT that fails is an
+// error for the client and leaves nothing behind — no rows, no dropped
+// table, no deleted files — on every write path, for the admin (the catalog
+// owner) and for a workspace user (whose catalog work runs under its own
+// role); and every write path commits as the session's role. Faults are
+// real: deferred constraint triggers in the server's catalog
+// (pgtest.InstallCommitFaults), armed per table or namespace.
+
+// durabilityFixture is a schema with the tables the write paths use, as
+// one role.
+type durabilityFixture struct {
+	t     *testing.T
+	ctx   context.Context
+	srv   *server
+	cat   *pgx.Conn // the catalog, as its superuser
+	c     *pgx.Conn // the client, as role
+	role  string
+	ns    string
+	dirs  map[string]string // table name -> local directory
+	ids   map[string]string // table name -> table id
+	tabls []string
+}
+
+// newDurabilityFixture creates schema ns as c's role: t (PK), a (append),
+// p (PK, partitioned by d), each with some rows; a has an update in its
+// history, so that cleanup has a version to remove.
+func newDurabilityFixture(t *testing.T, ctx context.Context, srv *server, cat, c *pgx.Conn, role, ns string) *durabilityFixture {
+	t.Helper()
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA "+ns,
+		"CREATE TABLE "+ns+".t (id int PRIMARY KEY, v text) WITH (hash_bucket_num = 2)",
+		"CREATE TABLE "+ns+".a (id int, v text)",
+		"CREATE TABLE "+ns+".p (id int, v text, d text, PRIMARY KEY (id)) PARTITION BY LIST (d)",
+		"INSERT INTO "+ns+".t VALUES (1, 'a'), (2, 'b')",
+		"INSERT INTO "+ns+".a VALUES (1, 'a'), (2, 'b')",
+		"UPDATE "+ns+".a SET v = 'b2' WHERE id = 2",
+		"INSERT INTO "+ns+".p VALUES (1, 'a', 'd1'), (2, 'b', 'd2')")
+	f := &durabilityFixture{t: t, ctx: ctx, srv: srv, cat: cat, c: c, role: role, ns: ns,
+		dirs: map[string]string{}, ids: map[string]string{}, tabls: []string{"t", "a", "p"}}
+	for _, name := range f.tabls {
+		var id, path string
+		if err := cat.QueryRow(ctx, "SELECT table_id, table_path FROM table_info WHERE table_namespace = $1 AND table_name = $2",
+			ns, name).Scan(&id, &path); err != nil {
+			t.Fatalf("table %s.%s in the catalog: %v", ns, name, err)
+		}
+		dir, err := objstore.LocalPath(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ids[name], f.dirs[name] = id, dir
+	}
+	return f
+}
+
+// state is everything a failed write must leave as it was: the rows of
+// every table, the tables listed, and the data files on disk.
+func (f *durabilityFixture) state() string {
+	f.t.Helper()
+	var b strings.Builder
+	for _, name := range f.tabls {
+		fmt.Fprintf(&b, "%s: %q\n", name, queryStrings(f.t, f.ctx, f.c, "SELECT * FROM "+f.ns+"."+name+" ORDER BY 1"))
+		fmt.Fprintf(&b, "%s files: %q\n", name, filesUnder(f.t, f.dirs[name]))
+	}
+	fmt.Fprintf(&b, "tables: %q\n", queryStrings(f.t, f.ctx, f.c,
+		"SELECT table_name FROM lakesoul.tables WHERE table_schema = $1 ORDER BY 1", f.ns))
+	fmt.Fprintf(&b, "columns: %q\n", queryStrings(f.t, f.ctx, f.c,
+		"SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1", f.ns))
+	return b.String()
+}
+
+func (f *durabilityFixture) arm(mode string, targets ...string) {
+	f.t.Helper()
+	for _, target := range targets {
+		if err := pgtest.ArmCommitFault(f.ctx, f.cat, target, mode); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// armAll arms every table of the fixture and its namespace.
+func (f *durabilityFixture) armAll(mode string) {
+	f.t.Helper()
+	f.arm(mode, f.ns)
+	for _, id := range f.ids {
+		f.arm(mode, id)
+	}
+}
+
+// writePaths are the statements that write, each as a function of the
+// fixture's client; every one must commit in the catalog.
+func (f *durabilityFixture) writePaths() []struct {
+	name string
+	run  func() error
+} {
+	ns := f.ns
+	exec := func(sqls ...string) func() error {
+		return func() error {
+			for _, q := range sqls {
+				if _, err := f.c.Exec(f.ctx, q); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	block := func(sqls ...string) func() error {
+		return func() error {
+			tx, err := f.c.Begin(f.ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(f.ctx)
+			for _, q := range sqls {
+				if _, err := tx.Exec(f.ctx, q); err != nil {
+					return fmt.Errorf("inside the block, %s: %w", q, err)
+				}
+			}
+			return tx.Commit(f.ctx)
+		}
+	}
+	return []struct {
+		name string
+		run  func() error
+	}{
+		{"INSERT", exec("INSERT INTO " + ns + ".t VALUES (3, 'c')")},
+		{"INSERT append", exec("INSERT INTO " + ns + ".a VALUES (3, 'c')")},
+		{"INSERT ... SELECT", exec("INSERT INTO " + ns + ".a SELECT id + 10, v FROM " + ns + ".t")},
+		{"UPDATE", exec("UPDATE " + ns + ".t SET v = 'z' WHERE id = 1")},
+		{"UPDATE copy-on-write", exec("UPDATE " + ns + ".a SET v = 'z' WHERE id = 1")},
+		{"DELETE", exec("DELETE FROM " + ns + ".a WHERE id = 1")},
+		{"DELETE PK", exec("DELETE FROM " + ns + ".t WHERE id = 1")},
+		{"MERGE", exec("MERGE INTO " + ns + ".t USING (VALUES (1, 'm'), (7, 'n')) s(id, v) ON t.id = s.id " +
+			"WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)")},
+		{"INSERT ON CONFLICT DO UPDATE", exec("INSERT INTO " + ns + ".t VALUES (1, 'u'), (8, 'w') ON CONFLICT (id) DO UPDATE SET v = excluded.v")},
+		{"INSERT ON CONFLICT DO NOTHING", exec("INSERT INTO " + ns + ".t VALUES (1, 'u'), (9, 'w') ON CONFLICT DO NOTHING")},
+		{"COPY binary", func() error {
+			_, err := f.c.CopyFrom(f.ctx, pgx.Identifier{ns, "t"}, []string{"id", "v"}, pgx.CopyFromRows([][]any{{int32(4), "d"}, {int32(5), "e"}}))
+			return err
+		}},
+		{"COPY text", func() error {
+			_, err := f.c.PgConn().CopyFrom(f.ctx, strings.NewReader("6\tf\n"), "COPY "+ns+".a FROM STDIN")
+			return err
+		}},
+		{"TRUNCATE", exec("TRUNCATE " + ns + ".t")},
+		{"block, one table", block("INSERT INTO "+ns+".t VALUES (10, 'x')", "INSERT INTO "+ns+".t VALUES (11, 'y')")},
+		{"block, several tables", block("INSERT INTO "+ns+".t VALUES (10, 'x')", "INSERT INTO "+ns+".a VALUES (10, 'x')",
+			"UPDATE "+ns+".p SET v = 'q' WHERE id = 1")},
+		{"block with COPY", func() error {
+			tx, err := f.c.Begin(f.ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(f.ctx)
+			if _, err := tx.CopyFrom(f.ctx, pgx.Identifier{ns, "a"}, []string{"id", "v"}, pgx.CopyFromRows([][]any{{int32(12), "c"}})); err != nil {
+				return fmt.Errorf("inside the block: %w", err)
+			}
+			if _, err := tx.Exec(f.ctx, "DELETE FROM "+ns+".t WHERE id = 2"); err != nil {
+				return fmt.Errorf("inside the block: %w", err)
+			}
+			return tx.Commit(f.ctx)
+		}},
+		{"ALTER TABLE ADD COLUMN", exec("ALTER TABLE " + ns + ".t ADD COLUMN w int")},
+		{"ALTER TABLE SET", exec("ALTER TABLE " + ns + ".a SET (partition.ttl = '30')")},
+		{"CREATE TABLE", exec("CREATE TABLE " + ns + ".newt (x int)")},
+		{"DROP TABLE", exec("DROP TABLE " + ns + ".t")},
+		{"DROP TABLE append", exec("DROP TABLE " + ns + ".a")},
+		{"CALL rollback", exec("CALL lakesoul.rollback('" + ns + ".a', version => 0)")},
+		{"CALL cleanup", exec("CALL lakesoul.cleanup('" + ns + ".a', now() + interval '1 hour')")},
+		{"CALL drop_partition", exec("CALL lakesoul.drop_partition('" + ns + ".p', 'd=d1')")},
+		{"CALL compact", exec("CALL lakesoul.compact('" + ns + ".t')")},
+		{"DROP SCHEMA CASCADE", exec("DROP SCHEMA " + ns + " CASCADE")}, // last: it removes everything
+	}
+}
+
+func TestFailedCommitIsAnError(t *testing.T) {
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	cat := srv.catalogConn(t)
+	if err := pgtest.InstallCommitFaults(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range durabilityRoles(t, ctx, srv, "durf") {
+		t.Run(who.role, func(t *testing.T) {
+			f := newDurabilityFixture(t, ctx, srv, cat, who.conn, who.role, who.ns)
+			// One more version of t, so that compaction has work.
+			mustExec(t, ctx, who.conn, "INSERT INTO "+f.ns+".t VALUES (2, 'b')")
+			before := f.state()
+			f.armAll("fail")
+			for _, p := range f.writePaths() {
+				err := p.run()
+				if err == nil {
+					t.Errorf("%s: a failed COMMIT was acknowledged", p.name)
+				} else if code := pgCode(err); code != pgtest.FaultCode {
+					t.Errorf("%s: %v (SQLSTATE %s), want the injected COMMIT failure %s", p.name, err, code, pgtest.FaultCode)
+				}
+				if after := f.state(); after != before {
+					t.Fatalf("%s: a failed commit changed what is visible:\nbefore:\n%s\nafter:\n%s", p.name, before, after)
+				}
+			}
+			f.armAll("")
+			// The server is fine and the tables take writes again.
+			mustExec(t, ctx, who.conn, "INSERT INTO "+f.ns+".t VALUES (3, 'c')", "DROP SCHEMA "+f.ns+" CASCADE")
+		})
+	}
+}
+
+// TestWritesCommitAsSessionRole checks the role every write path's catalog
+// work runs as: the fault triggers log current_user for each metadata row a
+// commit writes. COPY FROM used to commit as the catalog owner.
+func TestWritesCommitAsSessionRole(t *testing.T) {
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	cat := srv.catalogConn(t)
+	if err := pgtest.InstallCommitFaults(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	roles := durabilityRoles(t, ctx, srv, "durr")
+	for _, who := range roles {
+		t.Run(who.role, func(t *testing.T) {
+			f := newDurabilityFixture(t, ctx, srv, cat, who.conn, who.role, who.ns)
+			for _, p := range f.writePaths() {
+				if p.name == "CALL compact" {
+					// Compaction rewrites as the server's own work (as
+					// workers do); the call resolves its targets as the
+					// role, so a table the role cannot see is not compacted.
+					continue
+				}
+				mustExec(t, ctx, cat, "DELETE FROM public.commit_fault_log")
+				f.armAll("log")
+				err := p.run()
+				f.armAll("")
+				if err != nil {
+					t.Fatalf("%s: %v", p.name, err)
+				}
+				users := queryStrings(t, ctx, cat, "SELECT DISTINCT usr FROM public.commit_fault_log ORDER BY 1")
+				if !slices.Equal(users, []string{who.role}) {
+					t.Errorf("%s: catalog rows written as %q, want only %q", p.name, users, who.role)
+				}
+				if p.name == "DROP SCHEMA CASCADE" {
+					break // nothing left to write to
+				}
+				// Restore what a destructive path removed.
+				if strings.HasPrefix(p.name, "DROP TABLE") || p.name == "TRUNCATE" || p.name == "CALL drop_partition" {
+					mustExec(t, ctx, who.conn, "DROP SCHEMA "+f.ns+" CASCADE")
+					f = newDurabilityFixture(t, ctx, srv, cat, who.conn, who.role, who.ns)
+				}
+			}
+		})
+	}
+	// A user cannot COPY into another workspace's table: it does not exist
+	// for them, and nothing is committed.
+	owner, other := roles[1], workspaceUser(t, ctx, srv, roles[0].conn, "durr2")
+	mustExec(t, ctx, owner.conn, "CREATE SCHEMA "+owner.ns, "CREATE TABLE "+owner.ns+".t (id int PRIMARY KEY, v text)")
+	_, err := other.conn.CopyFrom(ctx, pgx.Identifier{owner.ns, "t"}, []string{"id", "v"}, pgx.CopyFromRows([][]any{{int32(1), "x"}}))
+	if pgCode(err) != "42P01" {
+		t.Fatalf("COPY into another workspace's table: %v, want 42P01", err)
+	}
+	_, err = other.conn.PgConn().CopyFrom(ctx, strings.NewReader("1\tx\n"), "COPY "+owner.ns+".t FROM STDIN")
+	if pgCode(err) != "42P01" {
+		t.Fatalf("text COPY into another workspace's table: %v, want 42P01", err)
+	}
+	wantRows(t, "rows of the other workspace's table", queryStrings(t, ctx, owner.conn, "SELECT count(*) FROM "+owner.ns+".t"), []string{"0"})
+}
+
+type durabilityRole struct {
+	role string
+	conn *pgx.Conn
+	ns   string
+}
+
+// durabilityRoles returns the admin and a workspace administrator (a user
+// whose role differs from the catalog's login), each with a schema name.
+func durabilityRoles(t *testing.T, ctx context.Context, srv *server, prefix string) []durabilityRole {
+	t.Helper()
+	admin := srv.connect(t)
+	return []durabilityRole{{adminRole, admin, prefix + "_admin"}, workspaceUser(t, ctx, srv, admin, prefix)}
+}
+
+// workspaceUser creates workspace <prefix>_ws with an administrator
+// <prefix>_user, logged in, and names a schema for it.
+func workspaceUser(t *testing.T, ctx context.Context, srv *server, admin *pgx.Conn, prefix string) durabilityRole {
+	t.Helper()
+	ws, user := prefix+"_ws", prefix+"_user"
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('"+ws+"')",
+		"SELECT lakesoul.create_user('"+user+"', 'pw-"+user+"', '"+ws+"', admin => true)")
+	uc, err := pgx.Connect(ctx, srv.dsn(user, "pw-"+user, database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { uc.Close(context.Background()) })
+	return durabilityRole{user, uc, prefix + "_user"}
+}
