@@ -61,12 +61,16 @@ type jsonPartition struct {
 // lakesoul.commit and returns the version each partition got (a partition
 // missing from the map was dropped from a compaction, see LakeSoul §2.4).
 //
+// intent is the write intent the added files were written under (nil only
+// for commits that add no file, or files no collector deletes): the commit
+// consumes it, or fails with 55000 if it expired (its files may be gone).
+//
 // When the connection fails after the call was sent (catalog restart, network
 // error, the caller's ctx ending mid-call), Commit re-sends the same commit —
 // lakesoul.commit is idempotent per commit id — until it learns the outcome,
 // so a nil error means committed exactly once and any other error means not
 // committed, except errors wrapping ErrCommitOutcomeUnknown (see retry.go).
-func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
+func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
 	for i, p := range parts {
 		ops := make([]jsonFileOp, len(p.Ops))
@@ -79,13 +83,14 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 	if err != nil {
 		return nil, err
 	}
+	intentID, intentToken := IntentArgs(intent)
 	var notify []string
 	out, err := c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
 		out := make(map[string]int, len(parts))
 		notify = notify[:0]
 		err := c.run(ctx, func(q querier) error {
-			rows, err := q.Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
-				tableID, op, string(b))
+			rows, err := q.Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true, $4, $5)",
+				tableID, op, string(b), intentID, intentToken)
 			if err != nil {
 				return err
 			}
@@ -111,10 +116,14 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 		}
 		return out, nil
 	})
-	if err == nil && len(notify) > 0 {
+	if err != nil {
+		return nil, err
+	}
+	intent.Consumed()
+	if len(notify) > 0 {
 		c.notifyCompaction(ctx, notify)
 	}
-	return out, err
+	return out, nil
 }
 
 // notifyCompaction sends the compaction notifications a commit deferred

@@ -25,7 +25,8 @@ type jsonTableCommit struct {
 // Commits apply in order; each is what Commit does for its table. Errors mean
 // what Commit's do: nil is committed exactly once, an error wrapping
 // ErrCommitOutcomeUnknown may have committed, any other is not committed.
-func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
+// intent is the write intent of the block's files, as for Commit.
+func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits []TableCommit) error {
 	payload := make([]jsonTableCommit, len(commits))
 	for i, tc := range commits {
 		parts := make([]jsonPartition, len(tc.Parts))
@@ -42,9 +43,10 @@ func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 	if err != nil {
 		return err
 	}
+	intentID, intentToken := IntentArgs(intent)
 	_, err = c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
 		err := c.run(ctx, func(q querier) error {
-			_, err := q.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b))
+			_, err := q.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb, $2, $3)", string(b), intentID, intentToken)
 			return err
 		})
 		if err != nil {
@@ -52,5 +54,9 @@ func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 		}
 		return nil, nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	intent.Consumed()
+	return nil
 }

@@ -93,10 +93,10 @@ func TestFailedCommitReachesCaller(t *testing.T) {
 				}
 			}
 			arm(tbl.ID, "fail")
-			_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{{Desc: "d=1", CommitID: uuid.New(), Ops: add("a1")}})
+			_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{{Desc: "d=1", CommitID: uuid.New(), Ops: add("a1")}})
 			wantFault(t, "Commit", err)
 			unchanged("Commit")
-			err = c.CommitMany(ctx, []catalog.TableCommit{{TableID: tbl.ID, Op: catalog.MergeCommit,
+			err = c.CommitMany(ctx, nil, []catalog.TableCommit{{TableID: tbl.ID, Op: catalog.MergeCommit,
 				Parts: []catalog.PartitionCommit{{Desc: "d=1", CommitID: uuid.New(), Ops: add("a2")}}}})
 			wantFault(t, "CommitMany", err)
 			unchanged("CommitMany")
@@ -184,9 +184,9 @@ func TestCommitLostDuringCommitIsRetried(t *testing.T) {
 				go func() {
 					var err error
 					if many {
-						err = h.c.CommitMany(ctx, []catalog.TableCommit{{TableID: tbl.ID, Op: catalog.MergeCommit, Parts: parts}})
+						err = h.c.CommitMany(ctx, nil, []catalog.TableCommit{{TableID: tbl.ID, Op: catalog.MergeCommit, Parts: parts}})
 					} else {
-						_, err = h.c.Commit(ctx, tbl.ID, catalog.MergeCommit, parts)
+						_, err = h.c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, parts)
 					}
 					done <- err
 				}()

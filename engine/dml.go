@@ -356,7 +356,13 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 				cleanup()
 				return "", nil, err
 			}
-			w := &writer.Writer{Store: s.e.store, Table: t}
+			intent, err := s.writeIntent(ctx)
+			if err != nil {
+				rec.Release()
+				cleanup()
+				return "", nil, err
+			}
+			w := &writer.Writer{Store: s.e.store, Table: t, Intent: intent}
 			out, err := w.Write(ctx, rec)
 			rec.Release()
 			if err != nil {

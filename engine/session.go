@@ -38,6 +38,9 @@ type Session struct {
 	// writes not yet in files (txn.go).
 	staged   []stagedWrite
 	buffered []*bufferedWrite
+	// intent is the write intent of the open block's or the running
+	// statement's files (txn.go, writeIntent).
+	intent *catalog.WriteIntent
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
 }
@@ -260,5 +263,16 @@ type trackedPortal struct {
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
+	if done || err != nil {
+		t.s.statementEnded(ctx)
+	}
 	return tag, done, t.s.fail(stop(err))
+}
+
+// statementEnded ends the statement's write intent outside a transaction
+// block: its commit consumed it, or it failed and deleted its files.
+func (s *Session) statementEnded(ctx context.Context) {
+	if !s.inBlock {
+		s.releaseIntent(ctx)
+	}
 }
