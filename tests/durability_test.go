@@ -2,14 +2,21 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -305,4 +312,168 @@ func workspaceUser(t *testing.T, ctx context.Context, srv *server, admin *pgx.Co
 	}
 	t.Cleanup(func() { uc.Close(context.Background()) })
 	return durabilityRole{user, uc, prefix + "_user"}
+}
+
+// TestOrphanCollectionSparesOpenWriters (item 10): the staged files of an
+// open transaction block and of a COPY still running survive an orphan
+// collection that takes every unknown file for old, and their commits then
+// read back; a block whose write intent expired (a stalled session) loses
+// its files to the collector and its COMMIT fails, leaving the table as it
+// was and readable. The collector runs here directly, with the clock moved
+// two days on, as the lifecycle task of a compaction worker would.
+func TestOrphanCollectionSparesOpenWriters(t *testing.T) {
+	requirePG(t)
+	srv := startServerT(t, filepath.Join(testBaseDir(t), "data"), "orphan-Secret1")
+	defer srv.stopT(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	cat := srv.catalogConn(t)
+	info, _ := readPostmasterPid(srv.pgDir())
+	lake, err := catalog.Open(ctx, fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", info.socketDir, info.port, adminRole, database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	collect := func() compaction.LifecycleReport {
+		t.Helper()
+		rep, err := compaction.RunLifecycle(ctx, lake, objstore.Local{}, compaction.LifecycleOptions{
+			OrphanGrace: time.Minute, Now: func() time.Time { return time.Now().Add(48 * time.Hour) }})
+		if err != nil {
+			t.Fatalf("orphan collection: %v", err)
+		}
+		return rep
+	}
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA orph",
+		"CREATE TABLE orph.t (id int PRIMARY KEY, v text) WITH (hash_bucket_num = 2)",
+		"INSERT INTO orph.t VALUES (0, 'seed')")
+	var path string
+	if err := cat.QueryRow(ctx, "SELECT table_path FROM table_info WHERE table_namespace = 'orph' AND table_name = 't'").Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := objstore.LocalPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(conn *pgx.Conn) string {
+		return strings.Join(queryStrings(t, ctx, conn, "SELECT count(*), count(DISTINCT v) FROM orph.t"), "")
+	}
+	// newFiles lists the table's data files that are not in before.
+	newFiles := func(before []string) []string {
+		var out []string
+		for _, f := range filesUnder(t, dir) {
+			if strings.HasSuffix(f, ".parquet") && !slices.Contains(before, f) {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+
+	t.Run("open transaction block", func(t *testing.T) {
+		before := filesUnder(t, dir)
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		// Large enough to be written to files at once, not buffered.
+		if _, err := tx.Exec(ctx, "INSERT INTO orph.t SELECT g, 'block' FROM generate_series(1, 20000) AS s(g)"); err != nil {
+			t.Fatal(err)
+		}
+		staged := newFiles(before)
+		if len(staged) == 0 {
+			t.Fatal("the block wrote no files")
+		}
+		collect()
+		if gone := slices.DeleteFunc(slices.Clone(staged), func(f string) bool { return slices.Contains(filesUnder(t, dir), f) }); len(gone) > 0 {
+			t.Fatalf("orphan collection deleted staged files of an open block: %v", gone)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatalf("COMMIT: %v", err)
+		}
+		if got := count(c); got != "20001|2" {
+			t.Fatalf("after COMMIT: %s", got)
+		}
+	})
+
+	t.Run("COPY still running", func(t *testing.T) {
+		before := filesUnder(t, dir)
+		// More than one ingest batch (32 MiB) of rows, then the client waits
+		// for the collector before it sends the rest.
+		r, w := io.Pipe()
+		defer w.CloseWithError(errors.New("the test ended"))
+		done := make(chan error, 1)
+		cc := srv.connect(t)
+		go func() {
+			_, err := cc.PgConn().CopyFrom(ctx, r, "COPY orph.t FROM STDIN")
+			done <- err
+		}()
+		pad := strings.Repeat("x", 1000)
+		go func() {
+			for i := 100000; i < 140000; i++ {
+				if _, err := fmt.Fprintf(w, "%d\tcopy%s\n", i, pad); err != nil {
+					return
+				}
+			}
+		}()
+		var staged []string
+		for deadline := time.Now().Add(3 * time.Minute); len(staged) == 0; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the COPY wrote no files")
+			}
+			staged = newFiles(before)
+		}
+		collect()
+		if gone := slices.DeleteFunc(slices.Clone(staged), func(f string) bool { return slices.Contains(filesUnder(t, dir), f) }); len(gone) > 0 {
+			t.Fatalf("orphan collection deleted files of a running COPY: %v", gone)
+		}
+		fmt.Fprintf(w, "140000\tlast\n")
+		w.Close()
+		if err := <-done; err != nil {
+			t.Fatalf("COPY: %v", err)
+		}
+		if got := count(c); got != "60002|4" {
+			t.Fatalf("after COPY: %s", got)
+		}
+	})
+
+	t.Run("expired intent", func(t *testing.T) {
+		want := count(c)
+		before := filesUnder(t, dir)
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "INSERT INTO orph.t SELECT g, 'stalled' FROM generate_series(200000, 220000) AS s(g)"); err != nil {
+			t.Fatal(err)
+		}
+		staged := newFiles(before)
+		if len(staged) == 0 {
+			t.Fatal("the block wrote no files")
+		}
+		id, ok := layout.IntentOfFile(staged[0])
+		if !ok {
+			t.Fatalf("staged file %s carries no write intent", staged[0])
+		}
+		// The session stalls past the intent's lifetime.
+		if tag, err := cat.Exec(ctx, "UPDATE lakesoul.write_intent SET expires_at = now() - interval '1 second' WHERE id = $1", id); err != nil || tag.RowsAffected() != 1 {
+			t.Fatalf("expire intent %s: %v %v", id, tag, err)
+		}
+		collect()
+		if left := newFiles(before); len(left) != 0 {
+			t.Fatalf("files of an expired intent survived the collection: %v", left)
+		}
+		err = tx.Commit(ctx)
+		if code := pgCode(err); code != "55000" {
+			t.Fatalf("COMMIT after the intent expired and its files were collected: %v (SQLSTATE %s), want 55000", err, code)
+		}
+		if got := count(c); got != want {
+			t.Fatalf("after the failed COMMIT: %s, want %s", got, want)
+		}
+		// Readable, and writable again.
+		mustExec(t, ctx, c, "INSERT INTO orph.t VALUES (-1, 'after')")
+		wantRows(t, "table after all", queryStrings(t, ctx, c, "SELECT v FROM orph.t WHERE id IN (-1, 0, 1) ORDER BY id"),
+			[]string{"after", "seed", "block"})
+	})
 }
