@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,12 +14,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgcluster"
 )
 
 // Durability (issue 13, items 9 and 11): a catalog COMMIT that fails is an
@@ -476,4 +480,115 @@ func TestOrphanCollectionSparesOpenWriters(t *testing.T) {
 		wantRows(t, "table after all", queryStrings(t, ctx, c, "SELECT v FROM orph.t WHERE id IN (-1, 0, 1) ORDER BY id"),
 			[]string{"after", "seed", "block"})
 	})
+}
+
+// TestDiskFullIs53100: a warehouse whose disk fills up fails the write with
+// PostgreSQL's disk_full (53100), a message without the server's paths,
+// nothing committed and nothing left behind, and the server carries on.
+// The warehouse is a 1 MiB tmpfs, so the test needs root (it skips
+// otherwise).
+func TestDiskFullIs53100(t *testing.T) {
+	requirePG(t)
+	base := testBaseDir(t)
+	mnt := filepath.Join(base, "tinywh")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", mnt, err, out)
+		}
+	})
+	srv, err := startServer(filepath.Join(base, "data"), "diskfull-Secret1", "--warehouse", objstore.LocalURI(mnt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stopT(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA df",
+		"CREATE TABLE df.t (id int PRIMARY KEY, v text)",
+		"INSERT INTO df.t VALUES (1, 'fits')")
+	before := filesUnder(t, mnt)
+	// About 10 MB of hex digits: more than the disk holds, compressed or not.
+	big := "SELECT g, md5(g::text) || md5((g * 7)::text) || md5((g * 13)::text) FROM generate_series(2, 100000) AS s(g)"
+	for name, run := range map[string]func() error{
+		"INSERT": func() error { _, err := c.Exec(ctx, "INSERT INTO df.t "+big); return err },
+		"COPY": func() error {
+			var b strings.Builder
+			for i := 2; i < 100000; i++ {
+				fmt.Fprintf(&b, "%d\t%x%x%x\n", i, i*7919, i*104729, i*1299709)
+			}
+			_, err := c.PgConn().CopyFrom(ctx, strings.NewReader(b.String()), "COPY df.t FROM STDIN")
+			return err
+		},
+	} {
+		err := run()
+		if code := pgCode(err); code != "53100" {
+			t.Fatalf("%s onto a full disk: %v (SQLSTATE %s), want 53100", name, err, code)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "No space left on device") || strings.Contains(msg, mnt) || strings.Contains(msg, "file://") {
+			t.Errorf("%s: message %q: want PostgreSQL's wording without paths", name, msg)
+		}
+		wantRows(t, name+": rows after the failed write", queryStrings(t, ctx, c, "SELECT id, v FROM df.t"), []string{"1|fits"})
+		if after := filesUnder(t, mnt); !slices.Equal(after, before) {
+			t.Errorf("%s: the failed write left files: %q, was %q", name, after, before)
+		}
+	}
+	mustExec(t, ctx, c, "INSERT INTO df.t VALUES (2, 'fits too')", "DROP TABLE df.t")
+}
+
+// TestCatalogLostIs08006: while the catalog PostgreSQL is down, statements
+// fail with connection_failure (08006) and a message that names neither the
+// catalog's address nor its login; once it is back, the same session works.
+func TestCatalogLostIs08006(t *testing.T) {
+	requirePG(t)
+	ctx := testCtx(t)
+	cluster := pgtest.Cluster(t)
+	if err := cluster.CreateDatabase(ctx, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	url := cluster.ConnString("lost")
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startServer(filepath.Join(testBaseDir(t), "data"), "lost-Secret1", "--catalog-url", url, "--compaction-workers", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.cmd.Process.Signal(os.Interrupt)
+		<-srv.exited
+	}()
+	c := srv.connect(t)
+	mustExec(t, ctx, c, "CREATE SCHEMA lost", "CREATE TABLE lost.t (id int PRIMARY KEY, v text)", "INSERT INTO lost.t VALUES (1, 'a')")
+
+	if err := cluster.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"SELECT * FROM lost.t", "INSERT INTO lost.t VALUES (2, 'b')", "CREATE TABLE lost.u (x int)",
+		"SELECT count(*) FROM pg_catalog.pg_class"} {
+		_, err := c.Exec(ctx, q)
+		if code := pgCode(err); code != "08006" {
+			t.Errorf("%s with the catalog down: %v (SQLSTATE %s), want 08006", q, err, code)
+			continue
+		}
+		msg := err.Error()
+		for _, secret := range []string{cfg.Host, fmt.Sprint(cfg.Port), cfg.User + " ", "user=", ".s.PGSQL"} {
+			if strings.Contains(msg, secret) {
+				t.Errorf("%s: the message %q shows %q", q, msg, secret)
+			}
+		}
+	}
+	back, err := pgcluster.Open(ctx, cluster.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Stop(context.Background())
+	wantRows(t, "after the catalog is back", queryStrings(t, ctx, c, "SELECT id, v FROM lost.t"), []string{"1|a"})
 }
