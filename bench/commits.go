@@ -103,6 +103,14 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 		if same {
 			desc = "p=0"
 		}
+		fail := func(err error) {
+			mu.Lock()
+			errs++
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}
 		wg.Go(func() {
 			local := make([]float64, 0, count)
 			for range count {
@@ -110,12 +118,7 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 				// the commit (timed) consumes it.
 				intent, err := cat.BeginWrite(ctx)
 				if err != nil {
-					mu.Lock()
-					errs++
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+					fail(err)
 					return
 				}
 				pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New(), Ops: []catalog.FileOp{{
@@ -126,12 +129,7 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 				d := time.Since(t0)
 				intent.Release(ctx)
 				if err != nil {
-					mu.Lock()
-					errs++
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+					fail(err)
 					if ctx.Err() != nil {
 						return
 					}

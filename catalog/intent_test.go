@@ -39,12 +39,7 @@ func wantCode(t *testing.T, what string, err error, code string) {
 func TestWriteIntentCommit(t *testing.T) {
 	owner, _ := openCatalog(t)
 	ctx := context.Background()
-	user, userNS := workspaceHandle(t, owner, fmt.Sprintf("wi%d", time.Now().UnixNano()%1_000_000))
-	for _, h := range []struct {
-		name string
-		c    *catalog.Catalog
-		ns   string
-	}{{"owner", owner, "default"}, {"workspace user", user, userNS}} {
+	for _, h := range handles(t, owner, "wi") {
 		t.Run(h.name, func(t *testing.T) {
 			c := h.c
 			tbl := newTable(t, c, h.ns, "t", []string{"d"}, []string{"id"})
@@ -138,7 +133,7 @@ func TestWriteIntentCommit(t *testing.T) {
 func TestWriteIntentsAreTheOwners(t *testing.T) {
 	owner, _ := openCatalog(t)
 	ctx := context.Background()
-	user, _ := workspaceHandle(t, owner, fmt.Sprintf("wo%d", time.Now().UnixNano()%1_000_000))
+	user := handles(t, owner, "wo")[1].c
 	w, err := owner.BeginWrite(ctx)
 	if err != nil {
 		t.Fatal(err)

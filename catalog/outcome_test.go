@@ -22,21 +22,29 @@ import (
 // user's (whose calls run in a transaction under SET LOCAL ROLE), and it
 // leaves the catalog as it was.
 
-// workspaceHandle creates a workspace with an admin user and a namespace of
-// it, and returns the catalog as that user.
-func workspaceHandle(t *testing.T, c *catalog.Catalog, ws string) (*catalog.Catalog, string) {
+// handle is a catalog handle and a namespace it may create tables in.
+type handle struct {
+	name string
+	c    *catalog.Catalog
+	ns   string
+}
+
+// handles returns the owner's handle and a workspace user's: a workspace
+// named after prefix with an admin user and a namespace of it.
+func handles(t *testing.T, owner *catalog.Catalog, prefix string) []handle {
 	t.Helper()
 	ctx := context.Background()
+	ws := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1_000_000)
 	user := ws + "_u"
 	for _, q := range []string{
 		fmt.Sprintf("SELECT lakesoul.create_workspace('%s')", ws),
 		fmt.Sprintf("SELECT lakesoul.create_user('%s', 'pw', '%s', admin => true)", user, ws),
 	} {
-		if _, err := c.Pool().Exec(ctx, q); err != nil {
+		if _, err := owner.Pool().Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	u := c.As(user)
+	u := owner.As(user)
 	if u.Role() != user {
 		t.Fatalf("handle role %q", u.Role())
 	}
@@ -44,7 +52,7 @@ func workspaceHandle(t *testing.T, c *catalog.Catalog, ws string) (*catalog.Cata
 	if err := u.CreateNamespaceIn(ctx, ns, ws); err != nil {
 		t.Fatal(err)
 	}
-	return u, ns
+	return []handle{{"owner", owner, "default"}, {"workspace user", u, ns}}
 }
 
 func wantFault(t *testing.T, what string, err error) {
@@ -64,12 +72,7 @@ func TestFailedCommitReachesCaller(t *testing.T) {
 	if err := pgtest.InstallCommitFaults(ctx, owner.Pool()); err != nil {
 		t.Fatal(err)
 	}
-	user, userNS := workspaceHandle(t, owner, fmt.Sprintf("cf%d", time.Now().UnixNano()%1_000_000))
-	for _, h := range []struct {
-		name string
-		c    *catalog.Catalog
-		ns   string
-	}{{"owner", owner, "default"}, {"workspace user", user, userNS}} {
+	for _, h := range handles(t, owner, "cf") {
 		t.Run(h.name, func(t *testing.T) {
 			c := h.c
 			tbl := newTable(t, c, h.ns, "t", []string{"d"}, []string{"id"})
@@ -167,12 +170,7 @@ func TestCommitLostDuringCommitIsRetried(t *testing.T) {
 	if err := pgtest.InstallCommitFaults(ctx, owner.Pool()); err != nil {
 		t.Fatal(err)
 	}
-	user, userNS := workspaceHandle(t, owner, fmt.Sprintf("cr%d", time.Now().UnixNano()%1_000_000))
-	for _, h := range []struct {
-		name string
-		c    *catalog.Catalog
-		ns   string
-	}{{"owner", owner, "default"}, {"workspace user", user, userNS}} {
+	for _, h := range handles(t, owner, "cr") {
 		for _, many := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s many=%v", h.name, many), func(t *testing.T) {
 				tbl := newTable(t, h.c, h.ns, fmt.Sprintf("t_%v", many), nil, []string{"id"})
