@@ -103,23 +103,33 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 		if same {
 			desc = "p=0"
 		}
+		fail := func(err error) {
+			mu.Lock()
+			errs++
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}
 		wg.Go(func() {
 			local := make([]float64, 0, count)
 			for range count {
-				id := uuid.New()
-				pc := catalog.PartitionCommit{Desc: desc, CommitID: id, Ops: []catalog.FileOp{{
-					Path: tbl.Path + "/" + desc + "/part-" + id.String()[:16] + "_0000.parquet", Op: "add", Size: 1 << 20,
+				// A writer registers its intent before it writes files;
+				// the commit (timed) consumes it.
+				intent, err := cat.BeginWrite(ctx)
+				if err != nil {
+					fail(err)
+					return
+				}
+				pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New(), Ops: []catalog.FileOp{{
+					Path: tbl.Path + "/" + desc + "/" + intent.FileName(0), Op: "add", Size: 1 << 20,
 					ExistCols: []string{"id", "v"}}}}
 				t0 := time.Now()
-				_, err := cat.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{pc})
+				_, err = cat.Commit(ctx, intent, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{pc})
 				d := time.Since(t0)
+				intent.Release(ctx)
 				if err != nil {
-					mu.Lock()
-					errs++
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+					fail(err)
 					if ctx.Err() != nil {
 						return
 					}

@@ -247,7 +247,12 @@ func ccfCommitBatch(ctx context.Context, cat *catalog.Catalog, store objstore.St
 	})
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
-	wr := &writer.Writer{Store: store, Table: tbl}
+	intent, err := cat.BeginWrite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer intent.Release(ctx) // after the commit consumed it: a no-op
+	wr := &writer.Writer{Store: store, Table: tbl, Intent: intent}
 	parts, err := wr.Write(ctx, rec)
 	if err != nil {
 		return 0, err
@@ -258,7 +263,7 @@ func ccfCommitBatch(ctx context.Context, cat *catalog.Catalog, store objstore.St
 			n += op.Size
 		}
 	}
-	_, err = cat.Commit(ctx, tbl.ID, catalog.MergeCommit, parts)
+	_, err = cat.Commit(ctx, intent, tbl.ID, catalog.MergeCommit, parts)
 	return n, err
 }
 

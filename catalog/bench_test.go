@@ -44,7 +44,7 @@ func BenchmarkCommit(b *testing.B) {
 					parts[i] = catalog.PartitionCommit{Desc: desc, CommitID: id,
 						Ops: []catalog.FileOp{{Path: "file:///wh/t/" + desc + "/part-" + id.String() + "_0000.parquet", Op: "add", Size: 1 << 20, ExistCols: []string{"id", "v"}}}}
 				}
-				if _, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit, parts); err != nil {
+				if _, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, parts); err != nil {
 					b.Error(err)
 				}
 			}

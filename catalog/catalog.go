@@ -35,9 +35,12 @@ func (t *Table) CDCColumn() string { return t.Properties[CDCColumnProperty] }
 // Catalog is a connection pool to the catalog database.
 type Catalog struct {
 	pool *pgxpool.Pool
-	// owner is the role the pool connects as (see role.go).
+	// owner is the role the pool connects as; role is the role this
+	// handle's calls run as ("" = the owner, see role.go).
 	owner string
-	// users are the pools of user logins (userconn.go).
+	role  string
+	// users are the pools of user logins (userconn.go), shared by every
+	// handle of the catalog.
 	users *userPools
 }
 
@@ -74,7 +77,8 @@ func (c *Catalog) Close() {
 }
 
 // Pool exposes the pool for callers that run catalog SQL (pg_catalog
-// emulation, administration functions).
+// emulation, administration functions). Its connections log in as the owner,
+// whatever the handle's role: a caller acting for a user switches roles itself.
 func (c *Catalog) Pool() *pgxpool.Pool { return c.pool }
 
 // Table is a lake table as the catalog describes it.
@@ -113,18 +117,28 @@ func (c *Catalog) CreateNamespace(ctx context.Context, name string) error {
 // NamespaceExists reports whether a namespace exists.
 func (c *Catalog) NamespaceExists(ctx context.Context, name string) (bool, error) {
 	var ok bool
-	err := c.db(ctx).QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM public.namespace WHERE namespace = $1)", name).Scan(&ok)
+	err := c.run(ctx, func(q querier) error {
+		return q.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM public.namespace WHERE namespace = $1)", name).Scan(&ok)
+	})
 	return ok, err
 }
 
 // DropNamespace drops a namespace; with cascade also its tables, whose paths
-// are returned so the caller can remove their files.
+// are returned, once the drop committed, so the caller can remove their files.
 func (c *Catalog) DropNamespace(ctx context.Context, name string, cascade bool) ([]string, error) {
-	rows, err := c.db(ctx).Query(ctx, "SELECT * FROM lakesoul.drop_namespace($1, $2)", name, cascade)
+	var paths []string
+	err := c.run(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, "SELECT * FROM lakesoul.drop_namespace($1, $2)", name, cascade)
+		if err != nil {
+			return err
+		}
+		paths, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return paths, nil
 }
 
 // CreateTable registers t. t.ID must be set ("table_" + UUID).
@@ -146,9 +160,11 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 		return err
 	}
 	partitions := layout.FormatPartitions(t.RangeCols, t.PKCols)
-	_, err = c.db(ctx).Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
-		t.ID, t.Namespace, t.Name, t.Path, schemaJSON, string(propsJSON), partitions)
-	return err
+	return c.run(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
+			t.ID, t.Namespace, t.Name, t.Path, schemaJSON, string(propsJSON), partitions)
+		return err
+	})
 }
 
 const tableColumns = `t.table_id, t.table_namespace, coalesce(t.table_name, ''), t.table_path, t.table_schema,
@@ -200,13 +216,17 @@ func splitNonEmpty(s string) []string {
 // with any namespace and name, and the table's directory (and so which files
 // it may touch, layout.CheckTableDir) follows from those.
 func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Table, error) {
-	row := c.db(ctx).QueryRow(ctx, `SELECT `+tableColumns+`
-		FROM public.table_name_id n
-		JOIN public.table_info t ON t.table_id = n.table_id
-		     AND t.table_namespace = n.table_namespace AND t.table_name = n.table_name
-		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
-		WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name)
-	t, err := scanTable(row)
+	var t *Table
+	err := c.run(ctx, func(q querier) error {
+		var err error
+		t, err = scanTable(q.QueryRow(ctx, `SELECT `+tableColumns+`
+			FROM public.table_name_id n
+			JOIN public.table_info t ON t.table_id = n.table_id
+			     AND t.table_namespace = n.table_namespace AND t.table_name = n.table_name
+			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+			WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", namespace, name)
 	}
@@ -215,32 +235,45 @@ func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Tab
 
 // Tables lists the tables of a namespace ("" = all), ordered by namespace, name.
 func (c *Catalog) Tables(ctx context.Context, namespace string) ([]*Table, error) {
-	rows, err := c.db(ctx).Query(ctx, `SELECT `+tableColumns+`
-		FROM public.table_info t
-		LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
-		WHERE $1 = '' OR t.table_namespace = $1
-		ORDER BY t.table_namespace, t.table_name`, namespace)
+	var out []*Table
+	err := c.run(ctx, func(q querier) error {
+		out = nil
+		rows, err := q.Query(ctx, `SELECT `+tableColumns+`
+			FROM public.table_info t
+			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+			WHERE $1 = '' OR t.table_namespace = $1
+			ORDER BY t.table_namespace, t.table_name`, namespace)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanTable(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Table
-	for rows.Next() {
-		t, err := scanTable(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// DropTable removes a table's metadata and returns its path; the caller removes
-// the files afterwards (a crash in between leaves orphans, never a half table).
+// DropTable removes a table's metadata and returns its path once that
+// committed; the caller removes the files afterwards (a crash in between
+// leaves orphans, never a half table). On error nothing may be deleted.
 func (c *Catalog) DropTable(ctx context.Context, namespace, name string) (string, error) {
 	var path string
-	err := c.db(ctx).QueryRow(ctx, "SELECT lakesoul.drop_table($1, $2)", namespace, name).Scan(&path)
-	return path, err
+	err := c.run(ctx, func(q querier) error {
+		return q.QueryRow(ctx, "SELECT lakesoul.drop_table($1, $2)", namespace, name).Scan(&path)
+	})
+	if err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // AlterTable stores t's schema and properties (hashBucketNum and
@@ -259,6 +292,8 @@ func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.db(ctx).Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
-	return err
+	return c.run(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
+		return err
+	})
 }

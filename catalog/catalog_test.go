@@ -61,7 +61,7 @@ func add(paths ...string) []catalog.FileOp {
 
 func commit(t *testing.T, c *catalog.Catalog, tbl *catalog.Table, op string, parts ...catalog.PartitionCommit) map[string]int {
 	t.Helper()
-	v, err := c.Commit(context.Background(), tbl.ID, op, parts)
+	v, err := c.Commit(context.Background(), nil, tbl.ID, op, parts)
 	if err != nil {
 		t.Fatalf("commit %s: %v", op, err)
 	}
@@ -169,7 +169,7 @@ func TestVersionsAccumulateAndReplay(t *testing.T) {
 		t.Fatalf("idempotent recommit gave %v", v)
 	}
 	// The same id with other files is refused.
-	if _, err := c.Commit(context.Background(), tbl.ID, catalog.MergeCommit,
+	if _, err := c.Commit(context.Background(), nil, tbl.ID, catalog.MergeCommit,
 		[]catalog.PartitionCommit{{Desc: "-5", CommitID: c2, Ops: add("other")}}); err == nil {
 		t.Fatal("commit id reused with different files was accepted")
 	}
@@ -189,7 +189,7 @@ func TestMultiPartitionCommitIsAtomic(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t, c, "default", "t", []string{"d"}, []string{"id"})
 	// A partition that repeats makes the whole commit fail: neither partition moves.
-	_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{
+	_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{
 		{Desc: "d=1", CommitID: uuid.New(), Ops: add("a")},
 		{Desc: "d=1", CommitID: uuid.New(), Ops: add("b")},
 	})
@@ -215,7 +215,7 @@ func TestCommitToDroppedTable(t *testing.T) {
 	if _, err := c.DropTable(ctx, "default", "t"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Commit(ctx, tbl.ID, catalog.AppendCommit, []catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("x")}})
+	_, err := c.Commit(ctx, nil, tbl.ID, catalog.AppendCommit, []catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("x")}})
 	if sqlerr.Code(err) != sqlerr.UndefinedTable {
 		t.Fatalf("commit to dropped table: %v", err)
 	}
@@ -234,7 +234,7 @@ func TestConflictRules(t *testing.T) {
 
 	// Scenario 12: an Append prepared against version 0 loses to a Merge that landed.
 	commit(t, c, tbl, catalog.MergeCommit, catalog.PartitionCommit{Desc: "-5", CommitID: uuid.New(), Ops: add("m1")})
-	_, err := c.Commit(ctx, tbl.ID, catalog.AppendCommit,
+	_, err := c.Commit(ctx, nil, tbl.ID, catalog.AppendCommit,
 		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("a"), ReadVersion: &base}})
 	if sqlerr.Code(err) != sqlerr.SerializationFailure {
 		t.Fatalf("append vs merge: %v", err)
@@ -266,7 +266,7 @@ func TestConflictRules(t *testing.T) {
 	}
 
 	// Scenario 15: an Update based on version 3 fails after another Update landed.
-	_, err = c.Commit(ctx, tbl.ID, catalog.UpdateCommit,
+	_, err = c.Commit(ctx, nil, tbl.ID, catalog.UpdateCommit,
 		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("u2"), ReadVersion: &read}})
 	if sqlerr.Code(err) != sqlerr.SerializationFailure {
 		t.Fatalf("update vs update: %v", err)
@@ -287,7 +287,7 @@ func TestConcurrentMergesOnePartition(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit,
+				_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit,
 					[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add(fmt.Sprintf("w%d-%d", w, i))}})
 				if err != nil {
 					errs <- err
@@ -349,11 +349,11 @@ func TestCommitChecksBucketCount(t *testing.T) {
 	c, _ := openCatalog(t)
 	ctx := context.Background()
 	tbl := newTable(t, c, "default", "t", nil, []string{"id"}) // 4 buckets
-	if _, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit,
+	if _, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit,
 		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("a"), BucketNum: 4}}); err != nil {
 		t.Fatalf("matching bucket count: %v", err)
 	}
-	_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit,
+	_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit,
 		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("b"), BucketNum: 8}})
 	if sqlerr.Code(err) != sqlerr.SerializationFailure {
 		t.Fatalf("stale bucket count: %v, want 40001", err)

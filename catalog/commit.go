@@ -61,12 +61,16 @@ type jsonPartition struct {
 // lakesoul.commit and returns the version each partition got (a partition
 // missing from the map was dropped from a compaction, see LakeSoul §2.4).
 //
+// intent is the write intent the added files were written under (nil only
+// for commits that add no file, or files no collector deletes): the commit
+// consumes it, or fails with 55000 if it expired (its files may be gone).
+//
 // When the connection fails after the call was sent (catalog restart, network
 // error, the caller's ctx ending mid-call), Commit re-sends the same commit —
 // lakesoul.commit is idempotent per commit id — until it learns the outcome,
 // so a nil error means committed exactly once and any other error means not
 // committed, except errors wrapping ErrCommitOutcomeUnknown (see retry.go).
-func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
+func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
 	for i, p := range parts {
 		ops := make([]jsonFileOp, len(p.Ops))
@@ -79,39 +83,47 @@ func (c *Catalog) Commit(ctx context.Context, tableID, op string, parts []Partit
 	if err != nil {
 		return nil, err
 	}
+	intentID, intentToken := IntentArgs(intent)
 	var notify []string
 	out, err := c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
-		notify = notify[:0]
-		rows, err := c.db(ctx).Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true)",
-			tableID, op, string(b))
-		if err != nil {
-			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
-		}
-		defer rows.Close()
 		out := make(map[string]int, len(parts))
-		for rows.Next() {
-			var desc string
-			var v *int32
-			var payload *string
-			if err := rows.Scan(&desc, &v, &payload); err != nil {
-				return nil, &definiteError{err}
+		notify = notify[:0]
+		err := c.run(ctx, func(q querier) error {
+			rows, err := q.Query(ctx, "SELECT partition_desc, version, compaction_notify FROM lakesoul.commit($1, $2, $3::jsonb, true, $4, $5)",
+				tableID, op, string(b), intentID, intentToken)
+			if err != nil {
+				return err
 			}
-			if v != nil {
-				out[desc] = int(*v)
+			defer rows.Close()
+			for rows.Next() {
+				var desc string
+				var v *int32
+				var payload *string
+				if err := rows.Scan(&desc, &v, &payload); err != nil {
+					return &definiteError{err}
+				}
+				if v != nil {
+					out[desc] = int(*v)
+				}
+				if payload != nil {
+					notify = append(notify, *payload)
+				}
 			}
-			if payload != nil {
-				notify = append(notify, *payload)
-			}
-		}
-		if err := rows.Err(); err != nil {
+			return rows.Err()
+		})
+		if err != nil {
 			return nil, fmt.Errorf("commit %s to %s: %w", op, tableID, err)
 		}
 		return out, nil
 	})
-	if err == nil && len(notify) > 0 {
+	if err != nil {
+		return nil, err
+	}
+	intent.Consumed()
+	if len(notify) > 0 {
 		c.notifyCompaction(ctx, notify)
 	}
-	return out, err
+	return out, nil
 }
 
 // notifyCompaction sends the compaction notifications a commit deferred
@@ -140,13 +152,9 @@ type PartitionFiles struct {
 // LiveFiles resolves the latest version of each partition of a table (all
 // partitions when descs is nil) into its live files.
 func (c *Catalog) LiveFiles(ctx context.Context, tableID string, descs []string) ([]PartitionFiles, error) {
-	rows, err := c.db(ctx).Query(ctx,
+	return c.queryFiles(ctx, "snapshot of "+tableID,
 		"SELECT partition_desc, version, path, size, coalesce(file_exist_cols, '') FROM lakesoul.live_files($1, $2)",
 		tableID, descs)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot of %s: %w", tableID, err)
-	}
-	return collectPartitionFiles(rows)
 }
 
 func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {

@@ -22,8 +22,11 @@ type jsonTableCommit struct {
 
 // CommitMany commits the file operations of several tables atomically, in
 // one catalog transaction (lakesoul.commit_many): all become visible or none.
-// Commits apply in order; each is what Commit does for its table.
-func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
+// Commits apply in order; each is what Commit does for its table. Errors mean
+// what Commit's do: nil is committed exactly once, an error wrapping
+// ErrCommitOutcomeUnknown may have committed, any other is not committed.
+// intent is the write intent of the block's files, as for Commit.
+func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits []TableCommit) error {
 	payload := make([]jsonTableCommit, len(commits))
 	for i, tc := range commits {
 		parts := make([]jsonPartition, len(tc.Parts))
@@ -40,8 +43,20 @@ func (c *Catalog) CommitMany(ctx context.Context, commits []TableCommit) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.db(ctx).Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb)", string(b)); err != nil {
-		return fmt.Errorf("commit of %d tables: %w", len(commits), err)
+	intentID, intentToken := IntentArgs(intent)
+	_, err = c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+		err := c.run(ctx, func(q querier) error {
+			_, err := q.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb, $2, $3)", string(b), intentID, intentToken)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("commit of %d tables: %w", len(commits), err)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return err
 	}
+	intent.Consumed()
 	return nil
 }

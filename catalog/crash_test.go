@@ -51,7 +51,7 @@ func TestCrashHelperProcess(t *testing.T) {
 		time.Sleep(time.Hour)
 	}
 	fmt.Println("committing")
-	_, err = c.Commit(ctx, os.Getenv("LAKESOUL_CRASH_TABLE"), catalog.MergeCommit,
+	_, err = c.Commit(ctx, nil, os.Getenv("LAKESOUL_CRASH_TABLE"), catalog.MergeCommit,
 		[]catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: []catalog.FileOp{{Path: "file://" + path, Op: "add", Size: 14}}}})
 	fmt.Println("committed", err)
 	os.Exit(0)
@@ -263,7 +263,7 @@ func TestCatalogRestartMidCommit(t *testing.T) {
 		var got map[string]int
 		go func() {
 			var err error
-			got, err = c.Commit(ctx, tbl.ID, catalog.MergeCommit, parts)
+			got, err = c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, parts)
 			done <- err
 		}()
 		waitForLockWaiters(t, c, 1)

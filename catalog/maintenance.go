@@ -42,7 +42,9 @@ func (c *Catalog) Truncate(ctx context.Context, table string) (map[string]int, e
 // files stay, as in LakeSoul) and returns how many versions it had.
 func (c *Catalog) DropPartition(ctx context.Context, table, partition string) (int, error) {
 	var n int32
-	if err := c.db(ctx).QueryRow(ctx, `SELECT lakesoul.drop_partition($1, $2)`, table, partition).Scan(&n); err != nil {
+	if err := c.run(ctx, func(q querier) error {
+		return q.QueryRow(ctx, `SELECT lakesoul.drop_partition($1, $2)`, table, partition).Scan(&n)
+	}); err != nil {
 		return 0, fmt.Errorf("drop partition %s of %s: %w", partition, table, err)
 	}
 	return int(n), nil
@@ -60,14 +62,18 @@ type CleanedFile struct {
 // version references; the caller deletes them (after Cleanup returned, so the
 // catalog never points at a missing file).
 func (c *Catalog) Cleanup(ctx context.Context, table string, olderThan time.Time, partition string) ([]CleanedFile, error) {
-	rows, err := c.db(ctx).Query(ctx, `SELECT partition_desc, path FROM lakesoul.cleanup($1, $2::timestamptz, $3)`,
-		table, olderThan, nullable(partition))
-	if err != nil {
-		return nil, fmt.Errorf("cleanup of %s: %w", table, err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (CleanedFile, error) {
-		var f CleanedFile
-		return f, r.Scan(&f.Desc, &f.Path)
+	var out []CleanedFile
+	err := c.run(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT partition_desc, path FROM lakesoul.cleanup($1, $2::timestamptz, $3)`,
+			table, olderThan, nullable(partition))
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (CleanedFile, error) {
+			var f CleanedFile
+			return f, r.Scan(&f.Desc, &f.Path)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cleanup of %s: %w", table, err)
@@ -76,23 +82,26 @@ func (c *Catalog) Cleanup(ctx context.Context, table string, olderThan time.Time
 }
 
 func (c *Catalog) versionMap(ctx context.Context, what, sql string, args ...any) (map[string]int, error) {
-	rows, err := c.db(ctx).Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
-		var desc string
-		var v *int32
-		if err := rows.Scan(&desc, &v); err != nil {
-			return nil, err
+	err := c.run(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, sql, args...)
+		if err != nil {
+			return err
 		}
-		if v != nil {
-			out[desc] = int(*v)
+		defer rows.Close()
+		for rows.Next() {
+			var desc string
+			var v *int32
+			if err := rows.Scan(&desc, &v); err != nil {
+				return err
+			}
+			if v != nil {
+				out[desc] = int(*v)
+			}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil

@@ -171,7 +171,7 @@ func TestModelConcurrentCommits(t *testing.T) {
 					pcs[i] = catalog.PartitionCommit{Desc: p.desc, CommitID: p.id, Ops: p.ops, ReadVersion: p.read}
 				}
 				time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
-				a.versions, a.err = c.Commit(ctx, tbl.ID, a.op, pcs)
+				a.versions, a.err = c.Commit(ctx, nil, tbl.ID, a.op, pcs)
 				mu.Lock()
 				attempts = append(attempts, a)
 				mu.Unlock()

@@ -75,7 +75,7 @@ func TestScenario8MultiPartitionVisibility(t *testing.T) {
 	release := holdPartitionLock(t, dsn, tbl.ID, "d=b")
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{
+		_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{
 			{Desc: "d=a", CommitID: uuid.New(), Ops: add("fa")},
 			{Desc: "d=b", CommitID: uuid.New(), Ops: add("fb")},
 		})
@@ -107,7 +107,7 @@ func TestScenario11ConcurrentMerges(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Go(func() {
-			v, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit,
+			v, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit,
 				[]catalog.PartitionCommit{{Desc: "-5", CommitID: ids[i], Ops: add(fmt.Sprint("w", i)), ReadVersion: &read}})
 			if err != nil {
 				t.Error(err)
@@ -192,7 +192,7 @@ func TestScenario17GivesUpAfterFiveAttempts(t *testing.T) {
 			WHEN (NEW.table_id = '`+tbl.ID+`') EXECUTE FUNCTION public.collide();`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("x")}})
+	_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{{Desc: "-5", CommitID: uuid.New(), Ops: add("x")}})
 	if sqlerr.Code(err) != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "5 attempts") {
 		t.Fatalf("commit against a permanent collision: %v", err)
 	}

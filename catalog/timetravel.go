@@ -36,16 +36,20 @@ func nullable(s string) any {
 
 // History lists every version of every partition of a table, oldest first.
 func (c *Catalog) History(ctx context.Context, table string) ([]Version, error) {
-	rows, err := c.db(ctx).Query(ctx, `SELECT "partition", version, commit_op, committed_at FROM lakesoul.history($1)`, table)
-	if err != nil {
-		return nil, fmt.Errorf("history of %s: %w", table, err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Version, error) {
-		var v Version
-		var ver int32
-		err := r.Scan(&v.Desc, &ver, &v.CommitOp, &v.CommittedAt)
-		v.Version = int(ver)
-		return v, err
+	var out []Version
+	err := c.run(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT "partition", version, commit_op, committed_at FROM lakesoul.history($1)`, table)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Version, error) {
+			var v Version
+			var ver int32
+			err := r.Scan(&v.Desc, &ver, &v.CommitOp, &v.CommittedAt)
+			v.Version = int(ver)
+			return v, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("history of %s: %w", table, err)
@@ -103,11 +107,15 @@ func (c *Catalog) LiveFilesMatching(ctx context.Context, tableID string, terms [
 }
 
 func (c *Catalog) queryFiles(ctx context.Context, what, sql string, args ...any) ([]PartitionFiles, error) {
-	rows, err := c.db(ctx).Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	out, err := collectPartitionFiles(rows)
+	var out []PartitionFiles
+	err := c.run(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = collectPartitionFiles(rows)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

@@ -202,12 +202,12 @@ func TestTimeTravelBadInput(t *testing.T) {
 			return err
 		}},
 		{"delete commit to an unknown partition", sqlerr.UndefinedObject, func() error {
-			_, err := c.Commit(ctx, tbl.ID, catalog.DeleteCommit, []catalog.PartitionCommit{{Desc: "d=9", CommitID: uuid.New()}})
+			_, err := c.Commit(ctx, nil, tbl.ID, catalog.DeleteCommit, []catalog.PartitionCommit{{Desc: "d=9", CommitID: uuid.New()}})
 			return err
 		}},
 		{"commit with a read version that does not exist", sqlerr.InvalidParameterValue, func() error {
 			read := 9
-			_, err := c.Commit(ctx, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{{Desc: "d=1", CommitID: uuid.New(), Ops: add("x"), ReadVersion: &read}})
+			_, err := c.Commit(ctx, nil, tbl.ID, catalog.MergeCommit, []catalog.PartitionCommit{{Desc: "d=1", CommitID: uuid.New(), Ops: add("x"), ReadVersion: &read}})
 			return err
 		}},
 	} {

@@ -142,6 +142,10 @@ func (c *compactor) rebucketOnce(ctx context.Context, t *catalog.Table, n int) (
 	if mode == ModeLeveled {
 		dir = levelDir(t, 1)
 	}
+	intent, err := c.cat.BeginWrite(ctx) // as in compactPartition
+	if err != nil {
+		return nil, err
+	}
 	var (
 		commits  []catalog.PartitionCommit
 		written  []string
@@ -151,10 +155,11 @@ func (c *compactor) rebucketOnce(ctx context.Context, t *catalog.Table, n int) (
 		if err != nil && !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
 			c.deleteFiles(ctx, written)
 		}
+		intent.Release(ctx)
 	}()
 	for _, pf := range parts {
 		start := time.Now()
-		ops, rows, err := c.rewrite(ctx, t, pf.Desc, pf.Files, dir, n, mode == ModeFull)
+		ops, rows, err := c.rewrite(ctx, intent, t, pf.Desc, pf.Files, dir, n, mode == ModeFull)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +184,7 @@ func (c *compactor) rebucketOnce(ctx context.Context, t *catalog.Table, n int) (
 			c.opt.beforeCommit(ctx, pf.Desc, pf.Version)
 		}
 	}
-	versions, err := c.commit(ctx, nil, t.ID, commits, discards, n)
+	versions, err := c.commit(ctx, nil, intent, t.ID, commits, discards, n)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,8 @@ type jsonDiscard struct {
 
 // commit runs lakesoul.compaction_commit: the CompactionCommit of parts,
 // the discarded inputs of every partition that committed, the new bucket
-// count (bucketNum > 0) and the end of the job (token), in one transaction.
+// count (bucketNum > 0) and the end of the job (token), in one transaction,
+// consuming the write intent the files were written under.
 // It returns the version of each partition that committed (a partition
 // missing from the map was dropped, §2.4).
 //
@@ -54,7 +55,16 @@ type jsonDiscard struct {
 // repeated (it is idempotent per commit id), until it is known or
 // catalog.CommitRetryWindow passed (then the error wraps
 // catalog.ErrCommitOutcomeUnknown and the caller must keep its files).
-func (c *compactor) commit(ctx context.Context, token *uuid.UUID, tableID string, parts []catalog.PartitionCommit,
+func (c *compactor) commit(ctx context.Context, token *uuid.UUID, intent *catalog.WriteIntent, tableID string, parts []catalog.PartitionCommit,
+	discards map[string][]string, bucketNum int) (map[string]int, error) {
+	out, err := c.commitOnce(ctx, token, intent, tableID, parts, discards, bucketNum)
+	if err == nil {
+		intent.Consumed()
+	}
+	return out, err
+}
+
+func (c *compactor) commitOnce(ctx context.Context, token *uuid.UUID, intent *catalog.WriteIntent, tableID string, parts []catalog.PartitionCommit,
 	discards map[string][]string, bucketNum int) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
 	var disc []jsonDiscard
@@ -85,10 +95,11 @@ func (c *compactor) commit(ctx context.Context, token *uuid.UUID, tableID string
 	if bucketNum > 0 {
 		bn = bucketNum
 	}
+	intentID, intentToken := catalog.IntentArgs(intent)
 	call := func(ctx context.Context) (map[string]int, error) {
 		rows, err := c.cat.Pool().Query(ctx,
-			"SELECT partition_desc, version FROM lakesoul.compaction_commit($1, $2, $3::jsonb, $4::jsonb, $5)",
-			token, tableID, string(pj), string(dj), bn)
+			"SELECT partition_desc, version FROM lakesoul.compaction_commit($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7)",
+			token, tableID, string(pj), string(dj), bn, intentID, intentToken)
 		if err != nil {
 			return nil, err
 		}

@@ -102,13 +102,23 @@ func (c *compactor) compactPartition(ctx context.Context, t *catalog.Table, desc
 		discards []string
 		written  []catalog.FileOp
 	)
+	// Every output file is named under a write intent, registered before
+	// the first one is written: orphan collection leaves them alone while
+	// the compaction runs, and the commit consumes the intent (or fails if
+	// it expired). Releasing it after the commit is a no-op; after a
+	// failure, the files were deleted first.
+	intent, err := c.cat.BeginWrite(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer intent.Release(ctx)
 	ms := time.Now().UnixMilli()
 	switch res.Mode {
 	case ModeLeveled:
 		if err := c.recordOutput(ctx, token, "", forget); err != nil {
 			return res, err
 		}
-		lp := &leveledRun{c: c, t: t, desc: desc, cfg: levelConfigOf(t.Properties)}
+		lp := &leveledRun{c: c, t: t, desc: desc, cfg: levelConfigOf(t.Properties), intent: intent}
 		final, discards, written, err = lp.run(ctx, pf.Files)
 		if err != nil {
 			return res, err
@@ -126,7 +136,7 @@ func (c *compactor) compactPartition(ctx context.Context, t *catalog.Table, desc
 			return res, err
 		}
 		var rows int64
-		written, rows, err = c.rewrite(ctx, t, desc, pf.Files, dir, t.HashBucketNum, true)
+		written, rows, err = c.rewrite(ctx, intent, t, desc, pf.Files, dir, t.HashBucketNum, true)
 		if err != nil {
 			return res, err
 		}
@@ -150,7 +160,7 @@ func (c *compactor) compactPartition(ctx context.Context, t *catalog.Table, desc
 	}
 	readVersion := pf.Version
 	pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New(), ReadVersion: &readVersion, Ops: filesToOps(final)}
-	versions, err := c.commit(ctx, token, t.ID, []catalog.PartitionCommit{pc}, map[string][]string{desc: discards}, 0)
+	versions, err := c.commit(ctx, token, intent, t.ID, []catalog.PartitionCommit{pc}, map[string][]string{desc: discards}, 0)
 	if err != nil {
 		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
 			c.deleteFiles(ctx, opsPaths(written))
@@ -170,19 +180,19 @@ func (c *compactor) compactPartition(ctx context.Context, t *catalog.Table, desc
 }
 
 // rewrite merge-reads files (of one partition, in snapshot order) and writes
-// the merged rows under dir (laid out like a table root: <dir>/<partition
+// the merged rows, named under intent, below dir (laid out like a table root: <dir>/<partition
 // dirs>/part-…), hashed into bucketNum buckets. full applies the rules of a
 // compaction that reads everything older than its output: CDC deletes are
 // dropped and updates become inserts. It returns the written files in
 // order; on error it has deleted them.
-func (c *compactor) rewrite(ctx context.Context, t *catalog.Table, desc string, files []catalog.DataFile, dir string, bucketNum int, full bool) (_ []catalog.FileOp, rows int64, err error) {
+func (c *compactor) rewrite(ctx context.Context, intent *catalog.WriteIntent, t *catalog.Table, desc string, files []catalog.DataFile, dir string, bucketNum int, full bool) (_ []catalog.FileOp, rows int64, err error) {
 	scan := &reader.Scan{Store: c.store, Table: t, Mem: c.opt.Mem,
 		Partitions: []catalog.PartitionFiles{{Desc: desc, Files: files}}, KeepCDCDeletes: !full}
 	units, err := scan.Units()
 	if err != nil {
 		return nil, 0, err
 	}
-	s := &sink{w: &writer.Writer{Store: c.store, Table: outputTable(t, dir, bucketNum), Mem: c.opt.Mem},
+	s := &sink{w: &writer.Writer{Store: c.store, Table: outputTable(t, dir, bucketNum), Mem: c.opt.Mem, Intent: intent},
 		desc: desc, target: c.opt.TargetFileRows, cdc: -1}
 	if full {
 		if col := t.CDCColumn(); col != "" {

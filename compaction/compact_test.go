@@ -189,7 +189,7 @@ func TestScenario14UpdateDropsCompaction(t *testing.T) {
 	compaction.SetBeforeCommit(&opt, func(ctx context.Context, desc string, rv int) {
 		// Copy-on-write update based on version 5.
 		ver := 5
-		v, err := e.cat.Commit(ctx, tbl.ID, catalog.UpdateCommit, []catalog.PartitionCommit{{Desc: desc, CommitID: newID(),
+		v, err := e.cat.Commit(ctx, nil, tbl.ID, catalog.UpdateCommit, []catalog.PartitionCommit{{Desc: desc, CommitID: newID(),
 			ReadVersion: &ver, Ops: filesToAdds(e.files(tbl, desc).Files)}})
 		if err != nil || v[desc] != 6 {
 			t.Errorf("update: %v %v", v, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/writer"
@@ -129,12 +130,12 @@ func (e *env) tryWrite(tbl *catalog.Table, op string, names []string, rows ...[]
 	ctx := context.Background()
 	rec := batch(tbl, names, rows)
 	defer rec.Release()
-	w := &writer.Writer{Store: e.store, Table: tbl}
+	w := &writer.Writer{Store: e.store, Table: tbl, Intent: layout.RandomNames{}}
 	parts, err := w.Write(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
-	return e.cat.Commit(ctx, tbl.ID, op, parts)
+	return e.cat.Commit(ctx, nil, tbl.ID, op, parts)
 }
 
 // upsert writes full rows (id, v, n, d) as a MergeCommit.

@@ -162,6 +162,8 @@ type leveledRun struct {
 	t    *catalog.Table
 	desc string
 	cfg  levelConfig
+	// intent names every file the run writes (see compactPartition).
+	intent *catalog.WriteIntent
 	// written are the files this run created (deleted on failure).
 	written []catalog.FileOp
 }
@@ -345,7 +347,7 @@ func (r *leveledRun) bucket(ctx context.Context, files []catalog.DataFile) (fina
 // merge merge-reads consecutive files of one bucket into level lv; CDC
 // deletes are kept (older levels may hold what they shadow).
 func (r *leveledRun) merge(ctx context.Context, files []catalog.DataFile, lv int) ([]catalog.DataFile, error) {
-	ops, _, err := r.c.rewrite(ctx, r.t, r.desc, files, levelDir(r.t, lv), r.t.HashBucketNum, false)
+	ops, _, err := r.c.rewrite(ctx, r.intent, r.t, r.desc, files, levelDir(r.t, lv), r.t.HashBucketNum, false)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +356,9 @@ func (r *leveledRun) merge(ctx context.Context, files []catalog.DataFile, lv int
 }
 
 // move copies a file into level lv under the same file name (object stores
-// have no rename); the original becomes a discarded file.
+// have no rename; LakeSoul keeps the name); the original becomes a discarded
+// file. The copy's path is claimed by the run's write intent first, since
+// its name does not carry the intent.
 func (r *leveledRun) move(ctx context.Context, f catalog.DataFile, lv int) (catalog.DataFile, error) {
 	dir, err := layout.PartitionPath(levelDir(r.t, lv), r.desc)
 	if err != nil {
@@ -367,6 +371,9 @@ func (r *leveledRun) move(ctx context.Context, f catalog.DataFile, lv int) (cata
 		return f, err
 	}
 	if err := layout.CheckWithin(r.t.Path, dst); err != nil {
+		return f, err
+	}
+	if err := r.intent.Claim(ctx, dst); err != nil {
 		return f, err
 	}
 	src, err := r.c.store.Open(ctx, f.Path)

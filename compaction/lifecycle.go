@@ -20,7 +20,8 @@ import (
 // writes) go after a grace period. Catalog rows change first, in their own
 // transaction; files are deleted after it committed, so the catalog never
 // points at a missing file (a crash in between leaves orphans, which a later
-// run collects).
+// run collects). Orphans are files nobody knows and no open writer's write
+// intent names (collectOrphans).
 
 const lifecycleTask = "lifecycle"
 
@@ -30,8 +31,10 @@ type LifecycleOptions struct {
 	// deleted once no remaining version reads them (default 1 h).
 	DiscardRetention time.Duration
 	// OrphanGrace: a data file no commit mentions is deleted once it is
-	// older than this (default 24 h; negative: never). It must exceed the
-	// longest time between a writer creating a file and committing it.
+	// older than this (default 24 h; negative: never). Files of LakeSoul-Go
+	// writers are protected by their write intents however long the writer
+	// stays open; the grace must exceed the longest time between another
+	// writer (LakeSoul's own clients) creating a file and committing it.
 	OrphanGrace time.Duration
 	// Now replaces the clock (tests).
 	Now func() time.Time
@@ -101,6 +104,12 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 		rep.DiscardedFiles += c.deleteOwned(ctx, paths, tables)
 	}
 	if opt.OrphanGrace > 0 {
+		// Expired write intents go first, in their own transaction: the
+		// files of their writers (dead, or stalled past the TTL, whose
+		// commits will now fail) become ordinary orphans.
+		if _, err := c.cat.Pool().Exec(ctx, "SELECT lakesoul.write_intents_expire()"); err != nil {
+			errs = append(errs, fmt.Errorf("expire write intents: %w", err))
+		}
 		for _, t := range tables {
 			n, err := c.collectOrphans(ctx, t, tables, opt.Now().Add(-opt.OrphanGrace))
 			rep.Orphans += n
@@ -172,7 +181,13 @@ func (c *compactor) expireRedundant(ctx context.Context, t *catalog.Table, days 
 // queryPaths runs a statement returning one text column, in its own
 // transaction (committed when it returns).
 func (c *compactor) queryPaths(ctx context.Context, sql string, args ...any) ([]string, error) {
-	rows, err := c.cat.Pool().Query(ctx, sql, args...)
+	return queryStrings(ctx, c.cat.Pool(), sql, args...)
+}
+
+func queryStrings(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +197,15 @@ func (c *compactor) queryPaths(ctx context.Context, sql string, args ...any) ([]
 // collectOrphans deletes data files under t's path that were last modified
 // before olderThan and that the catalog does not know: no commit row of t
 // mentions them, they are not awaiting discard collection, no claimed
-// compaction attempt writes there, and they are not under another table's
-// path.
+// compaction attempt writes there, no registered write intent names them
+// (an open writer's: sqlfuncs/090_write_intents.sql), and they are not under
+// another table's path.
+//
+// The files are listed first and the catalog read after, in one snapshot: a
+// listed file's intent was registered before the file was created, so the
+// snapshot shows either the intent or the commit that consumed it (which
+// makes the file known) — or neither because the writer gave the file up
+// or its intent expired, and then its commit fails.
 func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables []*catalog.Table, olderThan time.Time) (int, error) {
 	if err := c.ownDir(t, tables); err != nil {
 		return 0, nil // logged by runLifecycle
@@ -201,7 +223,31 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 	if len(candidates) == 0 {
 		return 0, nil
 	}
-	known, err := c.queryPaths(ctx, "SELECT lakesoul.table_known_paths($1)", t.ID)
+	var known, busy []string
+	writing := map[string]bool{} // live intent ids and claimed paths
+	err = pgx.BeginTxFunc(ctx, c.cat.Pool(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if known, err = queryStrings(ctx, tx, "SELECT lakesoul.table_known_paths($1)", t.ID); err != nil {
+			return err
+		}
+		if busy, err = queryStrings(ctx, tx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT id, paths FROM lakesoul.write_intents_live()")
+		if err != nil {
+			return err
+		}
+		var id string
+		var paths []string
+		_, err = pgx.ForEachRow(rows, []any{&id, &paths}, func() error {
+			writing[id] = true
+			for _, p := range paths {
+				writing[normalizePath(p)] = true
+			}
+			return nil
+		})
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -209,13 +255,10 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 	for _, k := range known {
 		set[normalizePath(k)] = true
 	}
-	busy, err := c.queryPaths(ctx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
 	for _, o := range candidates {
-		if set[normalizePath(o.Path)] || underAny(o.Path, busy) || underOtherTable(o.Path, t, tables) || !layout.Within(t.Path, o.Path) {
+		if set[normalizePath(o.Path)] || underAny(o.Path, busy) || writing[intentOf(o.Path)] || writing[normalizePath(o.Path)] ||
+			underOtherTable(o.Path, t, tables) || !layout.Within(t.Path, o.Path) {
 			continue
 		}
 		if err := c.store.Delete(context.WithoutCancel(ctx), o.Path); err != nil {
@@ -245,6 +288,12 @@ func normalizePath(p string) string {
 		}
 	}
 	return p
+}
+
+// intentOf is the write intent id p's name carries, or "".
+func intentOf(p string) string {
+	id, _ := layout.IntentOfFile(p)
+	return id
 }
 
 func isDataFile(p string) bool {

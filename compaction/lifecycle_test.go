@@ -2,13 +2,19 @@ package compaction_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 const day = int64(24 * time.Hour / time.Millisecond)
@@ -143,4 +149,100 @@ func TestNormalizePath(t *testing.T) {
 			t.Errorf("%s → %s, want %s", c[0], got, c[1])
 		}
 	}
+}
+
+// Files of an open writer (a write intent that lives) survive orphan
+// collection however old they are, its commit then lands and reads them;
+// once its intent expired, collection deletes the intent and then the
+// files, and the writer's commit fails instead of referencing them.
+func TestOrphanCollectionSparesOpenWriters(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	tbl := e.table("open", cols, false, 1, nil)
+	e.upsert(tbl, []any{1, "committed", 1, nil})
+	lifecycle := func() compaction.LifecycleReport {
+		t.Helper()
+		rep, err := compaction.RunLifecycle(ctx, e.cat, e.store, compaction.LifecycleOptions{
+			OrphanGrace: time.Hour, Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	// stage writes rows under a fresh intent and returns what to commit;
+	// its files look a day old.
+	stage := func(id int) (*catalog.WriteIntent, []catalog.PartitionCommit, []string) {
+		t.Helper()
+		w, err := e.cat.BeginWrite(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := batch(tbl, []string{"id", "v", "n", "d"}, [][]any{{id, "staged", id, nil}})
+		defer rec.Release()
+		parts, err := (&writer.Writer{Store: e.store, Table: tbl, Intent: w}).Write(ctx, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, p := range parts {
+			for _, o := range p.Ops {
+				paths = append(paths, o.Path)
+			}
+		}
+		// A file the writer claimed under a name that is not its own.
+		claimed := objstore.Join(tbl.Path, fmt.Sprintf("compactdir2/part-ClaimedByW%06d_0000.parquet", id))
+		if err := w.Claim(ctx, claimed); err != nil {
+			t.Fatal(err)
+		}
+		lp, _ := objstore.LocalPath(claimed)
+		if err := os.MkdirAll(filepath.Dir(lp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(lp, []byte("junk"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, claimed)
+		past := time.Now().Add(-24 * time.Hour)
+		for _, p := range paths {
+			lp, _ := objstore.LocalPath(p)
+			if err := os.Chtimes(lp, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w, parts, paths
+	}
+
+	w, parts, paths := stage(2)
+	if rep := lifecycle(); rep.Orphans != 0 {
+		t.Fatalf("collected %d files of an open writer", rep.Orphans)
+	}
+	for _, p := range paths {
+		if !exists(t, p) {
+			t.Fatalf("file %s of an open writer was deleted", p)
+		}
+	}
+	if _, err := e.cat.Commit(ctx, w, tbl.ID, catalog.MergeCommit, parts); err != nil {
+		t.Fatalf("commit after the collection: %v", err)
+	}
+	expectSame(t, "after the commit", e.read(tbl), []string{"id=1 v=committed n=1 d=NULL", "id=2 v=staged n=2 d=NULL"})
+	// The claimed file was not committed: with the intent consumed, it is
+	// an orphan of the next collection.
+	leftover := paths[len(paths)-1]
+
+	w, parts, paths = stage(3)
+	if _, err := e.cat.Pool().Exec(ctx, "UPDATE lakesoul.write_intent SET expires_at = now() - interval '1 second' WHERE id = $1", w.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if rep := lifecycle(); rep.Orphans != len(paths)+1 || exists(t, leftover) {
+		t.Fatalf("collected %d files, want the %d of the expired writer and the leftover", rep.Orphans, len(paths))
+	}
+	if n := e.count("SELECT count(*) FROM lakesoul.write_intent WHERE id = $1", w.ID()); n != 0 {
+		t.Fatal("the expired intent is still registered")
+	}
+	_, err := e.cat.Commit(ctx, w, tbl.ID, catalog.MergeCommit, parts)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "55000" {
+		t.Fatalf("commit after its intent expired and its files were collected: %v, want 55000", err)
+	}
+	expectSame(t, "after the failed commit", e.read(tbl), []string{"id=1 v=committed n=1 d=NULL", "id=2 v=staged n=2 d=NULL"})
 }

@@ -47,7 +47,7 @@ func TestScenario18TriggerAndQueue(t *testing.T) {
 		return m, true
 	}
 	commit := func(op string, read *int) int {
-		v, err := e.cat.Commit(ctx, tbl.ID, op, []catalog.PartitionCommit{{Desc: "d=x", CommitID: newID(), ReadVersion: read,
+		v, err := e.cat.Commit(ctx, nil, tbl.ID, op, []catalog.PartitionCommit{{Desc: "d=x", CommitID: newID(), ReadVersion: read,
 			Ops: []catalog.FileOp{{Path: tbl.Path + "/d=x/part-" + newID().String() + "_0000.parquet", Op: "add", Size: 1, ExistCols: []string{"id"}}}}})
 		if err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		if err := checkTableOptions(&nt); err != nil {
 			return err
 		}
-		return s.e.cat.AlterTable(ctx, &nt)
+		return s.cat.AlterTable(ctx, &nt)
 	}), nil
 }
 

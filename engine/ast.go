@@ -6,6 +6,8 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // walkNodes calls fn for every *pg_query.Node inside m, parents before
@@ -123,7 +125,7 @@ func typeMods(t *pg_query.TypeName) ([]int32, error) {
 	for _, m := range t.Typmods {
 		c := m.GetAConst()
 		if c == nil || c.GetIval() == nil {
-			return nil, fmt.Errorf("type modifiers must be integer constants")
+			return nil, sqlerr.New(sqlerr.SyntaxError, "type modifiers must be simple constants or identifiers")
 		}
 		out = append(out, c.GetIval().Ival)
 	}

@@ -146,6 +146,8 @@ func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
 	out, err := execCommit(ctx, tx, call.query, call.args.oids, values)
 	if err != nil {
+		// Not committed, or (a connection lost during COMMIT) not known to
+		// have committed: either way no file is deleted.
 		return nil, err
 	}
 	if !cleanup {

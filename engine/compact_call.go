@@ -60,7 +60,7 @@ func (s *Session) compactTargets(ctx context.Context, targets [][]any) ([][]any,
 		return nil, nil
 	}
 	id, _ := targets[0][0].(string)
-	t, err := compaction.LoadTable(ctx, s.e.cat, id)
+	t, err := compaction.LoadTable(ctx, s.cat, id)
 	if err != nil {
 		return nil, err
 	}
@@ -73,14 +73,14 @@ func (s *Session) compactTargets(ctx context.Context, targets [][]any) ([][]any,
 		if !t.HasPK() {
 			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "new_bucket_num needs a table with a PRIMARY KEY")
 		}
-		results, err = compaction.Rebucket(ctx, s.e.cat, s.e.store, t, n, opt)
+		results, err = compaction.Rebucket(ctx, s.cat, s.e.store, t, n, opt)
 		if err != nil {
 			return nil, err
 		}
 	} else {
 		for _, r := range targets {
 			desc, _ := r[1].(string)
-			res, err := compaction.CompactPartition(ctx, s.e.cat, s.e.store, t, desc, opt)
+			res, err := compaction.CompactPartition(ctx, s.cat, s.e.store, t, desc, opt)
 			if err != nil {
 				return nil, fmt.Errorf("compact partition %s: %w", desc, err)
 			}

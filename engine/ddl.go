@@ -46,11 +46,11 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 		domain := s.settings["lakesoul.workspace"].value
 		if domain == "" {
 			var err error
-			if domain, err = s.e.cat.DefaultWorkspace(ctx); err != nil {
+			if domain, err = s.cat.DefaultWorkspace(ctx); err != nil {
 				return err
 			}
 		}
-		err := s.e.cat.CreateNamespaceIn(ctx, name, domain)
+		err := s.cat.CreateNamespaceIn(ctx, name, domain)
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema {
 			return nil
 		}
@@ -75,7 +75,7 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		ns = s.searchPath()[0]
 	}
 	if ns == "public" {
-		if ok, _ := s.e.cat.NamespaceExists(ctx, "public"); !ok {
+		if ok, _ := s.cat.NamespaceExists(ctx, "public"); !ok {
 			ns = catalog.DefaultNamespace
 		}
 	}
@@ -222,7 +222,7 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	}
 	t.Path = path
 	return ddl("CREATE TABLE", func(ctx context.Context) error {
-		err := s.e.cat.CreateTable(ctx, t)
+		err := s.cat.CreateTable(ctx, t)
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
 			return nil
 		}
@@ -303,7 +303,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		return ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {
-				paths, err := s.e.cat.DropNamespace(ctx, parts[0], cascade)
+				paths, err := s.cat.DropNamespace(ctx, parts[0], cascade)
 				if err != nil {
 					if n.MissingOk && sqlerr.Code(err) == sqlerr.InvalidSchemaName {
 						continue
@@ -337,7 +337,7 @@ func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool)
 		}
 		return err
 	}
-	path, err := s.e.cat.DropTable(ctx, t.Namespace, t.Name)
+	path, err := s.cat.DropTable(ctx, t.Namespace, t.Name)
 	if err != nil {
 		return err
 	}

@@ -240,7 +240,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 
 // readTarget snapshots the target (as a fixed handle) and the other tables.
 func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
-	parts, err := s.e.cat.LiveFiles(ctx, d.t.ID, nil)
+	parts, err := s.cat.LiveFiles(ctx, d.t.ID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,13 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 				cleanup()
 				return "", nil, err
 			}
-			w := &writer.Writer{Store: s.e.store, Table: t}
+			intent, err := s.writeIntent(ctx)
+			if err != nil {
+				rec.Release()
+				cleanup()
+				return "", nil, err
+			}
+			w := &writer.Writer{Store: s.e.store, Table: t, Intent: intent}
 			out, err := w.Write(ctx, rec)
 			rec.Release()
 			if err != nil {
@@ -409,7 +415,7 @@ func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (p
 	}
 	return &funcStmt{tag: "TRUNCATE TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		for _, t := range tables {
-			parts, err := s.e.cat.LiveFiles(ctx, t.ID, nil)
+			parts, err := s.cat.LiveFiles(ctx, t.ID, nil)
 			if err != nil {
 				return "", nil, err
 			}

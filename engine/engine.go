@@ -120,6 +120,7 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		e:     e,
 		user:  user,
 		cred:  catalog.Credential{Password: cred.Password, SCRAMClientKey: cred.SCRAMClientKey, SCRAMServerKey: cred.SCRAMServerKey},
+		cat:   e.cat.As(user),
 		token: hex.EncodeToString(tok[:]),
 		duck:  duck,
 	}

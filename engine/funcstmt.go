@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // funcStmt is a statement whose whole effect is one Go function call that
@@ -23,7 +23,7 @@ func (f *funcStmt) Tag() string                                       { return f
 
 func (f *funcStmt) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
 	if len(params) != len(f.params) {
-		return nil, fmt.Errorf("bind message supplies %d parameters, but prepared statement requires %d", len(params), len(f.params))
+		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(f.params))
 	}
 	return &funcPortal{stmt: f, params: params}, nil
 }

@@ -51,8 +51,12 @@ const (
 
 // tableSink writes Arrow batches of one table and commits them together.
 type tableSink struct {
-	s     *Session
-	t     *catalog.Table
+	s *Session
+	t *catalog.Table
+	// w is the writer, made with the session's write intent when the first
+	// batch is sent (the writer goroutine reads it after receiving that
+	// batch).
+	w     *writer.Writer
 	parts []catalog.PartitionCommit // every file written so far, by partition
 	// pending is a small first batch, held back until it is known whether
 	// the whole write is small; sent counts the batches handed to the writer.
@@ -76,10 +80,9 @@ func (s *Session) newTableSink(ctx context.Context, t *catalog.Table) *tableSink
 
 func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 	defer close(k.done)
-	w := &writer.Writer{Store: k.s.e.store, Table: k.t}
 	for rec := range batches {
 		if k.err == nil {
-			parts, err := w.Write(ctx, rec)
+			parts, err := k.w.Write(ctx, rec)
 			if err != nil {
 				k.err = err
 			} else {
@@ -126,6 +129,14 @@ func (k *tableSink) sendPending(ctx context.Context) error {
 }
 
 func (k *tableSink) send(ctx context.Context, rec arrow.RecordBatch) error {
+	if k.w == nil {
+		intent, err := k.s.writeIntent(ctx)
+		if err != nil {
+			rec.Release()
+			return err
+		}
+		k.w = &writer.Writer{Store: k.s.e.store, Table: k.t, Intent: intent}
+	}
 	k.sent++
 	select {
 	case k.batches <- rec:

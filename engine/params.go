@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // Parameter typing. DuckDB infers a $n's type from its context and cannot
@@ -147,7 +148,7 @@ func init() {
 // ({1,2,"a b",NULL}) as DuckDB list text ([1, 2, "a b", NULL]).
 func pgArrayToDuckList(s string) (string, error) {
 	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return "", fmt.Errorf("malformed array literal: %q", s)
+		return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
 	}
 	body := s[1 : len(s)-1]
 	var elems []string
@@ -166,7 +167,7 @@ func pgArrayToDuckList(s string) (string, error) {
 				i++
 			}
 			if i >= len(body) {
-				return "", fmt.Errorf("malformed array literal: %q", s)
+				return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
 			}
 			i++ // closing quote
 			elem = string(b)
@@ -180,7 +181,7 @@ func pgArrayToDuckList(s string) (string, error) {
 		}
 		if i < len(body) {
 			if body[i] != ',' {
-				return "", fmt.Errorf("malformed array literal: %q", s)
+				return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
 			}
 			i++
 		}
@@ -188,7 +189,7 @@ func pgArrayToDuckList(s string) (string, error) {
 		case !quoted && elem == "NULL":
 			elems = append(elems, "NULL")
 		case strings.ContainsAny(elem, "{}"):
-			return "", fmt.Errorf("multidimensional arrays are not supported: %q", s)
+			return "", sqlerr.Unsupported(fmt.Sprintf("multidimensional array %q", s), "one-dimensional arrays")
 		case !strings.Contains(elem, `"`):
 			elems = append(elems, `"`+elem+`"`)
 		default:

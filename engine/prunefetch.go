@@ -28,7 +28,7 @@ const maxExactDescs = 256
 // statement (every handle in tables whose table is t) may read.
 func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
 	if len(t.RangeCols) == 0 {
-		return s.e.cat.LiveFiles(ctx, t.ID, nil)
+		return s.cat.LiveFiles(ctx, t.ID, nil)
 	}
 	exact := map[string]bool{}
 	var termSets [][]string
@@ -48,7 +48,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 				termSets = append(termSets, terms)
 			}
 		default:
-			return s.e.cat.LiveFiles(ctx, t.ID, nil)
+			return s.cat.LiveFiles(ctx, t.ID, nil)
 		}
 	}
 	byDesc := map[string]catalog.PartitionFiles{}
@@ -57,7 +57,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		for d := range exact {
 			descs = append(descs, d)
 		}
-		parts, err := s.e.cat.LiveFiles(ctx, t.ID, descs)
+		parts, err := s.cat.LiveFiles(ctx, t.ID, descs)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		}
 	}
 	for _, terms := range termSets {
-		parts, err := s.e.cat.LiveFilesMatching(ctx, t.ID, terms)
+		parts, err := s.cat.LiveFilesMatching(ctx, t.ID, terms)
 		if err != nil {
 			return nil, err
 		}

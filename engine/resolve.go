@@ -33,9 +33,9 @@ func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*c
 // directory).
 func (s *Session) lookupTable(ctx context.Context, schemaName, name string) (*catalog.Table, error) {
 	if schemaName != "" {
-		t, err := s.e.cat.TableByName(ctx, schemaName, name)
+		t, err := s.cat.TableByName(ctx, schemaName, name)
 		if err != nil && schemaName == "public" && sqlerr.Code(err) == sqlerr.UndefinedTable {
-			if t2, err2 := s.e.cat.TableByName(ctx, catalog.DefaultNamespace, name); err2 == nil {
+			if t2, err2 := s.cat.TableByName(ctx, catalog.DefaultNamespace, name); err2 == nil {
 				return t2, nil
 			}
 		}

@@ -21,7 +21,11 @@ type Session struct {
 	e    *Engine
 	user string
 	// cred logs the session in to the catalog as user (catalogtx.go).
-	cred  catalog.Credential
+	cred catalog.Credential
+	// cat is the catalog as the session's role: every catalog call of the
+	// session goes through it, so the catalog's row-level security applies
+	// to all of them (the engine's own handle, e.cat, is the owner's).
+	cat   *catalog.Catalog
 	token string
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
@@ -36,6 +40,9 @@ type Session struct {
 	// writes not yet in files (txn.go).
 	staged   []stagedWrite
 	buffered []*bufferedWrite
+	// intent is the write intent of the open block's or the running
+	// statement's files (txn.go, writeIntent).
+	intent *catalog.WriteIntent
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
 }
@@ -63,7 +70,6 @@ func (s *Session) Close() {
 
 // Parse implements pgwire.Session.
 func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([]pgwire.Statement, error) {
-	ctx = s.roleCtx(ctx)
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
@@ -101,7 +107,6 @@ type lazyStmt struct {
 }
 
 func (l *lazyStmt) get(ctx context.Context) (pgwire.Statement, error) {
-	ctx = l.s.roleCtx(ctx)
 	if l.st == nil && l.err == nil {
 		if l.s.failed && !isTxEnd(l.node) {
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
@@ -141,12 +146,6 @@ func (l *lazyStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error
 }
 
 func (l *lazyStmt) Tag() string { return statementName(l.node) }
-
-// roleCtx makes catalog work under ctx run as the session's role, so the
-// catalog's row-level security applies to it.
-func (s *Session) roleCtx(ctx context.Context) context.Context {
-	return catalog.WithRole(ctx, s.user)
-}
 
 // fail records an error inside a transaction block and returns it.
 func (s *Session) fail(err error) error {
@@ -240,13 +239,11 @@ type trackedStmt struct {
 }
 
 func (t *trackedStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
-	ctx = t.s.roleCtx(ctx)
 	cols, err := t.Statement.Describe(ctx)
 	return cols, t.s.fail(err)
 }
 
 func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
-	ctx = t.s.roleCtx(ctx)
 	if t.s.failed && !isTxEndTag(t.Statement.Tag()) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
@@ -266,8 +263,18 @@ type trackedPortal struct {
 }
 
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
-	ctx = t.s.roleCtx(ctx)
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
+	if done || err != nil {
+		t.s.statementEnded(ctx)
+	}
 	return tag, done, t.s.fail(stop(err))
+}
+
+// statementEnded ends the statement's write intent outside a transaction
+// block: its commit consumed it, or it failed and deleted its files.
+func (s *Session) statementEnded(ctx context.Context) {
+	if !s.inBlock {
+		s.releaseIntent(ctx)
+	}
 }

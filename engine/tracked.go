@@ -35,6 +35,7 @@ func (t *trackedCopyIn) CopyInFormat() pgwire.CopyFormat { return t.in.CopyInFor
 func (t *trackedCopyIn) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) (string, error) {
 	ctx, stop := t.s.statementContext(ctx)
 	tag, err := t.in.CopyIn(ctx, rows)
+	t.s.statementEnded(ctx)
 	return tag, t.s.fail(stop(err))
 }
 

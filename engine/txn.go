@@ -47,15 +47,47 @@ func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, 
 		s.wroteInBlock = true
 		return nil
 	}
-	if _, err := s.e.cat.Commit(ctx, t.ID, op, parts); err != nil {
+	if _, err := s.cat.Commit(ctx, s.intent, t.ID, op, parts); err != nil {
 		// A commit whose outcome is unknown may have landed: its files must
 		// stay (if it did not, they are orphans cleanup collects).
 		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
 			s.deleteFiles(ctx, parts)
 		}
+		s.releaseIntent(ctx)
 		return err
 	}
+	s.intent = nil // consumed by the commit
 	return nil
+}
+
+// writeIntent returns the write intent the session's writers name their
+// files under (catalog.WriteIntent): the open block's, or else the running
+// statement's, registered on first use. The commit of the block or of the
+// statement consumes it; otherwise releaseIntent ends it once the files it
+// will not commit are deleted: at ROLLBACK, at the end of a failed block or
+// statement (trackedPortal), when the session closes. A file is never
+// written before its intent exists, so orphan collection never takes the
+// files of an open block or a running COPY for orphans, and a commit whose
+// intent expired (a stalled session) fails instead of referencing files a
+// collector may have deleted.
+func (s *Session) writeIntent(ctx context.Context) (*catalog.WriteIntent, error) {
+	if s.intent == nil {
+		intent, err := s.cat.BeginWrite(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.intent = intent
+	}
+	return s.intent, nil
+}
+
+// releaseIntent ends the session's write intent, if any; its writers must
+// have stopped and deleted what they will not commit.
+func (s *Session) releaseIntent(ctx context.Context) {
+	if s.intent != nil {
+		s.intent.Release(ctx)
+		s.intent = nil
+	}
 }
 
 // mergeable ops accumulate files; their commits of one table in a block
@@ -114,16 +146,21 @@ func (s *Session) commitStaged(ctx context.Context) error {
 	}
 	var err error
 	if len(commits) == 1 {
-		_, err = s.e.cat.Commit(ctx, commits[0].TableID, commits[0].Op, commits[0].Parts)
+		_, err = s.cat.Commit(ctx, s.intent, commits[0].TableID, commits[0].Op, commits[0].Parts)
 	} else {
-		err = s.e.cat.CommitMany(ctx, commits)
+		err = s.cat.CommitMany(ctx, s.intent, commits)
 	}
 	if err != nil {
-		for _, w := range staged {
-			s.deleteFiles(ctx, w.parts)
+		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
+			for _, w := range staged {
+				s.deleteFiles(ctx, w.parts)
+			}
 		}
+		s.releaseIntent(ctx)
+		return err
 	}
-	return err
+	s.intent = nil // consumed by the commit
+	return nil
 }
 
 // discardStaged drops the block's staged writes and deletes their files.
@@ -133,6 +170,7 @@ func (s *Session) discardStaged(ctx context.Context) {
 		s.deleteFiles(ctx, w.parts)
 	}
 	s.staged = nil
+	s.releaseIntent(ctx)
 }
 
 // deleteFiles removes the files a write added (best effort: an undeleted
@@ -223,7 +261,11 @@ func (s *Session) flushBuffered(ctx context.Context, tableID string) error {
 	b := s.buffered[i]
 	s.buffered = slices.Delete(s.buffered, i, i+1)
 	defer releaseRecords(b.recs)
-	w := &writer.Writer{Store: s.e.store, Table: b.table}
+	intent, err := s.writeIntent(ctx)
+	if err != nil {
+		return err
+	}
+	w := &writer.Writer{Store: s.e.store, Table: b.table, Intent: intent}
 	for start := 0; start < len(b.recs); {
 		end := start + 1
 		for end < len(b.recs) && b.recs[end].Schema().Equal(b.recs[start].Schema()) {

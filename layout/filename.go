@@ -31,11 +31,67 @@ func DataFileName(bucket int) string {
 	for i := range b {
 		b[i] = fileNameAlphabet[rand.IntN(len(fileNameAlphabet))]
 	}
+	return "part-" + string(b[:]) + "_" + bucketSuffix(bucket) + ".parquet"
+}
+
+// RandomNames names data files as LakeSoul's writers do (DataFileName): for
+// files no write intent protects from orphan collection (tests, tools whose
+// files nobody collects).
+type RandomNames struct{}
+
+// FileName returns DataFileName(bucket).
+func (RandomNames) FileName(bucket int) string { return DataFileName(bucket) }
+
+// IntentIDLen is the length of a write intent id, the first characters of
+// the random part of the names of the files written under it.
+const IntentIDLen = 8
+
+// IntentFileName returns the name of data file number seq of write intent
+// id (IntentIDLen alphanumerics, see catalog.WriteIntent) for bucket:
+// "part-<id><seq as 8 base-62 digits>_<bucket:04>.parquet", LakeSoul's
+// shape with the intent id in its 16 random characters. Names are unique as
+// long as intent ids are (a catalog sequence) and seq is below 62^8.
+// Invariant: IntentOfFile(IntentFileName(id, n, b)) == (id, true) and
+// BucketOfFile(IntentFileName(id, n, b)) == (b, true).
+func IntentFileName(id string, seq uint64, bucket int) string {
+	if len(id) != IntentIDLen || bucket < 0 {
+		panic("layout: IntentFileName: bad intent id " + strconv.Quote(id) + " or bucket " + strconv.Itoa(bucket))
+	}
+	var b [8]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = fileNameAlphabet[seq%uint64(len(fileNameAlphabet))]
+		seq /= uint64(len(fileNameAlphabet))
+	}
+	return "part-" + id + string(b[:]) + "_" + bucketSuffix(bucket) + ".parquet"
+}
+
+// IntentOfFile returns the write intent id a data file's name carries: the
+// first IntentIDLen characters after "part-" of its base name, when it has
+// LakeSoul's shape (part-<16 alphanumerics>_<bucket>…). Names of other
+// writers (LakeSoul's own: 16 random characters) yield an id no intent has,
+// in practice.
+func IntentOfFile(path string) (string, bool) {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		path = path[i+1:]
+	}
+	rest, ok := strings.CutPrefix(path, "part-")
+	if !ok || len(rest) < 16 {
+		return "", false
+	}
+	for i := range 16 {
+		if !strings.ContainsRune(fileNameAlphabet, rune(rest[i])) {
+			return "", false
+		}
+	}
+	return rest[:IntentIDLen], true
+}
+
+func bucketSuffix(bucket int) string {
 	id := strconv.Itoa(bucket)
 	if len(id) < 4 {
 		id = strings.Repeat("0", 4-len(id)) + id
 	}
-	return "part-" + string(b[:]) + "_" + id + ".parquet"
+	return id
 }
 
 // bucketFileRe extracts the bucket from a base name. LakeSoul's reader uses

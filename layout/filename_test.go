@@ -69,3 +69,31 @@ func TestBucketOfFile(t *testing.T) {
 		}
 	}
 }
+
+func TestIntentFileName(t *testing.T) {
+	re := regexp.MustCompile(`^part-[A-Za-z0-9]{16}_(\d{4,})\.parquet$`)
+	seen := map[string]bool{}
+	for seq := range uint64(300) {
+		for _, b := range []int{0, 7, 12345} {
+			name := IntentFileName("AbCd0123", seq*1_000_003, b)
+			if !re.MatchString(name) {
+				t.Fatalf("IntentFileName = %q: not LakeSoul's shape", name)
+			}
+			if seen[name] {
+				t.Fatalf("duplicate name %q", name)
+			}
+			seen[name] = true
+			if id, ok := IntentOfFile("file:///w/ns/t/d=1/" + name); !ok || id != "AbCd0123" {
+				t.Fatalf("IntentOfFile(%q) = %q, %v", name, id, ok)
+			}
+			if got, ok := BucketOfFile(name); !ok || got != b {
+				t.Fatalf("BucketOfFile(%q) = %d, %v", name, got, ok)
+			}
+		}
+	}
+	for _, p := range []string{"part-short_0000.parquet", "x/y.parquet", "file:///w/part-AbCd0123xx-yyyyy_0000.parquet"} {
+		if id, ok := IntentOfFile(p); ok {
+			t.Errorf("IntentOfFile(%q) = %q", p, id)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/writer"
@@ -97,7 +98,7 @@ func ccfBucket(b *testing.B, base, upserts, files int) *reader.Scan {
 	}
 	tbl := &catalog.Table{ID: "table_bench", Namespace: "s", Name: "t", Path: objstore.LocalURI(filepath.Join(b.TempDir(), "t")),
 		Schema: arrow.NewSchema(fields, nil), PKCols: []string{"uuid"}, HashBucketNum: 1}
-	w := &writer.Writer{Store: objstore.Local{}, Table: tbl}
+	w := &writer.Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var pf catalog.PartitionFiles
 	next := 0

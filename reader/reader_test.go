@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/writer"
@@ -53,7 +54,7 @@ func (f *fixture) write(cols []string, rows ...[]any) []catalog.PartitionCommit 
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	w := &writer.Writer{Store: objstore.Local{}, Table: f.table}
+	w := &writer.Writer{Store: objstore.Local{}, Table: f.table, Intent: layout.RandomNames{}}
 	parts, err := w.Write(context.Background(), rec)
 	if err != nil {
 		f.t.Fatalf("write: %v", err)

@@ -7,9 +7,13 @@
 package sqlerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -56,6 +60,9 @@ const (
 	SerializationFailure       = "40001"
 	InternalError              = "XX000"
 	IOError                    = "58030"
+	UndefinedFile              = "58P01"
+	DiskFull                   = "53100"
+	ConnectionFailure          = "08006"
 )
 
 // Error is an error with a SQLSTATE, as a client will see it.
@@ -99,7 +106,9 @@ func Unsupported(what, supported string) *Error {
 }
 
 // From converts any error into an *Error for the client. Errors without a known
-// SQLSTATE become XX000 with their text.
+// SQLSTATE become XX000 "internal error": their text, which names Go
+// packages, files and addresses, stays in Err for the server log (pgwire logs
+// every error it sends) and is not shown to the client.
 func From(err error) *Error {
 	if err == nil {
 		return nil
@@ -108,6 +117,10 @@ func From(err error) *Error {
 	if errors.As(err, &se) {
 		return se
 	}
+	if catalogConnectionLost(err) {
+		return &Error{Code: ConnectionFailure, Message: "lost the connection to the catalog database",
+			Hint: "The catalog may be restarting; retry the statement.", Err: err}
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return &Error{Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint, Err: err}
@@ -115,17 +128,79 @@ func From(err error) *Error {
 	if errors.Is(err, errCanceled) {
 		return &Error{Code: QueryCanceled, Message: "canceling statement due to user request", Err: err}
 	}
-	// A data file the catalog references is missing or unreadable: an I/O
-	// error of the warehouse, not a bug.
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return &Error{Code: IOError, Message: err.Error(), Err: err}
+	if e := storageError(err); e != nil {
+		return e
 	}
 	for _, m := range mappers {
 		if e := m(err); e != nil {
 			return e
 		}
 	}
-	return &Error{Code: InternalError, Message: err.Error(), Err: err}
+	return &Error{Code: InternalError, Message: "internal error", Err: err}
+}
+
+// catalogConnectionLost reports whether err is the failure of a connection
+// to PostgreSQL — the only PostgreSQL the server talks to is its catalog —
+// rather than an answer of it: a connection attempt that failed, a
+// connection that broke or was closed, or a FATAL error that ended one
+// (catalog shutdown, a terminated backend). Its text names the catalog's
+// address, socket and login; the client sees none of it.
+func catalogConnectionLost(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.Is(err, pgconn.ErrConnClosed) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false // the statement was cancelled or timed out, not the connection
+	}
+	// pgconn's own connection-level errors (a failed send or receive) say
+	// whether they are safe to retry; no other error the server handles does.
+	var pgconnErr interface{ SafeToRetry() bool }
+	return errors.As(err, &pgconnErr)
+}
+
+// storageError maps failures of the warehouse's storage: a full disk or
+// quota (53100, as PostgreSQL's "could not extend file"), a missing data
+// file (58P01), or another error of a file operation (58030). The message
+// is PostgreSQL's shape, with the file's base name only; the full path and
+// the operation's context stay in Err for the log.
+func storageError(err error) *Error {
+	var errno syscall.Errno
+	var pathErr *fs.PathError
+	name := "a data file"
+	if errors.As(err, &pathErr) {
+		name = fmt.Sprintf("file %q", filepath.Base(pathErr.Path))
+	}
+	switch {
+	case errors.As(err, &errno) && (errno == syscall.ENOSPC || errno == syscall.EDQUOT):
+		return &Error{Code: DiskFull, Message: fmt.Sprintf("could not write %s: %s", name, strerror(errno)),
+			Hint: "Check free disk space.", Err: err}
+	case errors.Is(err, fs.ErrNotExist):
+		return &Error{Code: UndefinedFile, Message: fmt.Sprintf("could not open %s: No such file or directory", name), Err: err}
+	case errors.Is(err, fs.ErrPermission):
+		return &Error{Code: IOError, Message: fmt.Sprintf("could not access %s: Permission denied", name), Err: err}
+	case pathErr != nil:
+		msg := pathErr.Err.Error()
+		if errors.As(err, &errno) {
+			msg = strerror(errno)
+		}
+		return &Error{Code: IOError, Message: fmt.Sprintf("could not %s %s: %s", pathErr.Op, name, msg), Err: err}
+	}
+	return nil
+}
+
+// strerror is errno's text as C's strerror spells it ("No space left on
+// device"), which PostgreSQL's messages carry.
+func strerror(errno syscall.Errno) string {
+	s := errno.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // Code returns the SQLSTATE From would assign to err ("00000" for nil).

@@ -232,15 +232,24 @@ BEGIN
 END
 $$;
 
--- lakesoul.commit(table, op, partitions [, defer_notify]). With defer_notify
--- the compaction notification a version triggers (see migration 000005) is not
--- sent inside this transaction but returned in compaction_notify, for the
--- caller to send after the commit (lakesoul.notify_compaction): NOTIFY inside a
--- commit serialises all notifying commits of the database through their WAL
--- flush. Without it, the trigger notifies as LakeSoul's does.
+-- lakesoul.commit(table, op, partitions [, defer_notify [, intent, intent_token]]).
+-- With defer_notify the compaction notification a version triggers (see
+-- migration 000005) is not sent inside this transaction but returned in
+-- compaction_notify, for the caller to send after the commit
+-- (lakesoul.notify_compaction): NOTIFY inside a commit serialises all
+-- notifying commits of the database through their WAL flush. Without it, the
+-- trigger notifies as LakeSoul's does.
+--
+-- intent is the write intent the added files were written under
+-- (090_write_intents.sql): the commit consumes it first, so that a
+-- concurrent orphan collection either sees the commit or leaves the files
+-- alone, and fails (55000) if it expired. Writers of new files pass one;
+-- without one, nothing protected the files from orphan collection.
 DROP FUNCTION IF EXISTS lakesoul.commit(text, text, jsonb);
+DROP FUNCTION IF EXISTS lakesoul.commit(text, text, jsonb, boolean);
 CREATE OR REPLACE FUNCTION lakesoul.commit(p_table_id text, p_commit_op text, p_partitions jsonb,
-                                           p_defer_notify boolean DEFAULT false)
+                                           p_defer_notify boolean DEFAULT false,
+                                           p_intent text DEFAULT NULL, p_intent_token uuid DEFAULT NULL)
 RETURNS TABLE (partition_desc text, version int, compaction_notify text) LANGUAGE plpgsql
 SET search_path = pg_catalog, public AS $$
 DECLARE
@@ -249,6 +258,10 @@ DECLARE
 BEGIN
     IF p_commit_op NOT IN ('AppendCommit', 'MergeCommit', 'CompactionCommit', 'UpdateCommit', 'DeleteCommit') THEN
         RAISE EXCEPTION 'unknown commit op %', p_commit_op USING ERRCODE = '22023';
+    END IF;
+    IF p_intent IS NOT NULL THEN
+        PERFORM lakesoul.write_intent_verify(p_table_id, p_partitions, p_intent,
+                                             lakesoul.write_intent_consume(p_intent, p_intent_token));
     END IF;
     SELECT t.domain INTO v_domain FROM public.table_info t WHERE t.table_id = p_table_id FOR SHARE;
     IF NOT FOUND THEN

@@ -13,22 +13,34 @@
 --     later version (later files win on read).
 --
 -- p_commits is a JSON array of {"table_id": text, "commit_op": text,
--- "partitions": [ <partition object as for lakesoul.commit> ]}.
+-- "partitions": [ <partition object as for lakesoul.commit> ]}; p_intent and
+-- p_intent_token are the block's write intent, as for lakesoul.commit.
 -- Result: one row per committed partition with the version it got.
 
-CREATE OR REPLACE FUNCTION lakesoul.commit_many(p_commits jsonb)
+DROP FUNCTION IF EXISTS lakesoul.commit_many(jsonb);
+CREATE OR REPLACE FUNCTION lakesoul.commit_many(p_commits jsonb, p_intent text DEFAULT NULL, p_intent_token uuid DEFAULT NULL)
 RETURNS TABLE (o_table_id text, o_partition_desc text, o_version int) LANGUAGE plpgsql
 SET search_path = pg_catalog, public AS $$
 DECLARE
-    v_commit jsonb;
-    v_part   jsonb;
-    v_table  text;
-    v_op     text;
-    v_domain text;
-    v_key    text;
+    v_commit   jsonb;
+    v_part     jsonb;
+    v_table    text;
+    v_op       text;
+    v_domain   text;
+    v_key      text;
+    v_claimed  text[];
 BEGIN
     IF jsonb_typeof(p_commits) IS DISTINCT FROM 'array' THEN
         RAISE EXCEPTION 'commit_many: expected a JSON array' USING ERRCODE = '22023';
+    END IF;
+    -- The block's write intent, consumed once for all its tables (see
+    -- lakesoul.commit).
+    IF p_intent IS NOT NULL THEN
+        v_claimed := lakesoul.write_intent_consume(p_intent, p_intent_token);
+        FOR v_commit IN SELECT c FROM jsonb_array_elements(p_commits) c LOOP
+            PERFORM lakesoul.write_intent_verify(v_commit->>'table_id', coalesce(v_commit->'partitions', '[]'),
+                                                 p_intent, v_claimed);
+        END LOOP;
     END IF;
     FOR v_table IN SELECT DISTINCT c->>'table_id' FROM jsonb_array_elements(p_commits) c ORDER BY 1 LOOP
         PERFORM 1 FROM public.table_info t WHERE t.table_id = v_table FOR SHARE;

@@ -182,11 +182,15 @@ $$;
 -- files in discard_compressed_file_info (§6.5), re-buckets the table when
 -- p_bucket_num is set (every partition must commit, or nothing does), and
 -- finishes the job. p_discards is a JSON array of
--- {"partition_desc": text, "path": text}. Returns lakesoul.commit's rows:
--- version NULL for a partition whose compaction was dropped because an
--- update or another compaction landed after the read.
+-- {"partition_desc": text, "path": text}; p_intent and p_intent_token are the
+-- write intent the compacted files were written under (see lakesoul.commit).
+-- Returns lakesoul.commit's rows: version NULL for a partition whose
+-- compaction was dropped because an update or another compaction landed
+-- after the read.
+DROP FUNCTION IF EXISTS lakesoul.compaction_commit(uuid, text, jsonb, jsonb, int);
 CREATE OR REPLACE FUNCTION lakesoul.compaction_commit(p_token uuid, p_table_id text, p_parts jsonb,
-                                                      p_discards jsonb, p_bucket_num int DEFAULT NULL)
+                                                      p_discards jsonb, p_bucket_num int DEFAULT NULL,
+                                                      p_intent text DEFAULT NULL, p_intent_token uuid DEFAULT NULL)
 RETURNS TABLE (partition_desc text, version int) LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, public AS $$
 #variable_conflict use_column
@@ -225,7 +229,8 @@ BEGIN
     ELSE
         SELECT t.table_path INTO v_path FROM public.table_info t WHERE t.table_id = p_table_id;
     END IF;
-    FOR r IN SELECT c.partition_desc AS d, c.version AS v FROM lakesoul.commit(p_table_id, 'CompactionCommit', p_parts) c LOOP
+    FOR r IN SELECT c.partition_desc AS d, c.version AS v FROM lakesoul.commit(p_table_id, 'CompactionCommit', p_parts,
+                                                                         p_intent => p_intent, p_intent_token => p_intent_token) c LOOP
         IF r.v IS NOT NULL THEN
             INSERT INTO public.discard_compressed_file_info (file_path, table_path, partition_desc, timestamp, t_date)
             SELECT e->>'path', v_path, r.d, v_now, current_date

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkWriteCCF(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			rec := ccfRecord(n)
 			defer rec.Release()
-			w := &Writer{Store: objstore.Local{}, Table: testTable(b, rec.Schema().Fields(), []string{"uuid"}, 4)}
+			w := &Writer{Store: objstore.Local{}, Table: testTable(b, rec.Schema().Fields(), []string{"uuid"}, 4), Intent: layout.RandomNames{}}
 			b.ResetTimer()
 			for range b.N {
 				if _, err := w.Write(context.Background(), rec); err != nil {

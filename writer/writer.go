@@ -40,6 +40,17 @@ type Writer struct {
 	Store objstore.Store
 	Table *catalog.Table
 	Mem   memory.Allocator
+	// Intent names the files (required). A writer whose files go to a
+	// commit uses its catalog.WriteIntent, registered before the write:
+	// orphan collection leaves files named under a live intent alone, and
+	// the commit under it fails if it expired. layout.RandomNames names
+	// files no intent protects (tests, tools).
+	Intent FileNamer
+}
+
+// FileNamer gives the base name of a new data file of bucket.
+type FileNamer interface {
+	FileName(bucket int) string
 }
 
 // Write writes rec, whose columns are a subset of the table's columns (by
@@ -50,6 +61,9 @@ type Writer struct {
 func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []catalog.PartitionCommit, err error) {
 	if w.Mem == nil {
 		w.Mem = memory.DefaultAllocator
+	}
+	if w.Intent == nil {
+		return nil, errors.New("writer: no write intent names the files")
 	}
 	t := w.Table
 	if err := w.check(rec); err != nil {
@@ -119,7 +133,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		for b, rows := range byBucket {
 			if len(rows) > 0 {
 				jobs = append(jobs, &job{part: pi, bucket: b, rows: rows,
-					path: objstore.Join(dirs[pi], layout.DataFileName(b))})
+					path: objstore.Join(dirs[pi], w.Intent.FileName(b))})
 			}
 		}
 	}
@@ -142,7 +156,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 					chunk := j.rows[start:min(start+maxRows, len(j.rows))]
 					path := j.path
 					if start > 0 {
-						path = objstore.Join(dirs[j.part], layout.DataFileName(j.bucket))
+						path = objstore.Join(dirs[j.part], w.Intent.FileName(j.bucket))
 					}
 					var size int64
 					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk)

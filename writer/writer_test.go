@@ -103,7 +103,7 @@ func TestSortByPK(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := &Writer{Table: testTable(t, c.fields, c.pk, 1)}
+			w := &Writer{Table: testTable(t, c.fields, c.pk, 1), Intent: layout.RandomNames{}}
 			b := array.NewRecordBuilder(memory.DefaultAllocator, w.Table.Schema)
 			defer b.Release()
 			for i := range n {
@@ -161,7 +161,7 @@ func testWriteSortedFiles(t *testing.T, n, buckets int) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	w := &Writer{Store: objstore.Local{}, Table: tbl}
+	w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}}
 	parts, err := w.Write(context.Background(), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestWritePartitionedBuckets(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	parts, err := (&Writer{Store: objstore.Local{}, Table: tbl}).Write(context.Background(), rec)
+	parts, err := (&Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}}).Write(context.Background(), rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,10 @@
+DROP FUNCTION IF EXISTS lakesoul.write_intent_begin(bigint);
+DROP FUNCTION IF EXISTS lakesoul.write_intent_renew(text, uuid, bigint);
+DROP FUNCTION IF EXISTS lakesoul.write_intent_release(text, uuid);
+DROP FUNCTION IF EXISTS lakesoul.write_intent_claim_path(text, uuid, text);
+DROP FUNCTION IF EXISTS lakesoul.write_intent_consume(text, uuid);
+DROP FUNCTION IF EXISTS lakesoul.write_intent_verify(text, jsonb, text, text[]);
+DROP FUNCTION IF EXISTS lakesoul.write_intents_expire();
+DROP FUNCTION IF EXISTS lakesoul.write_intents_live();
+DROP TABLE IF EXISTS lakesoul.write_intent;
+DROP SEQUENCE IF EXISTS lakesoul.write_intent_seq;

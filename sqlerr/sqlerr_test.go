@@ -1,0 +1,87 @@
+package sqlerr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+func TestFromStorageErrors(t *testing.T) {
+	write := &fs.PathError{Op: "write", Path: "/srv/secret/warehouse/ns/t/part-AbCd_0000.parquet", Err: syscall.ENOSPC}
+	for _, c := range []struct {
+		err  error
+		code string
+		msg  string
+	}{
+		{fmt.Errorf("write file:///srv/secret/warehouse/ns/t/part-AbCd_0000.parquet: %w", write), DiskFull,
+			`could not write file "part-AbCd_0000.parquet": No space left on device`},
+		{fmt.Errorf("writer: %w", &fs.PathError{Op: "write", Path: "/srv/secret/x", Err: syscall.EDQUOT}), DiskFull,
+			`could not write file "x": Disk quota exceeded`},
+		{fmt.Errorf("open file:///srv/secret/p.parquet: %w", &fs.PathError{Op: "open", Path: "/srv/secret/p.parquet", Err: syscall.ENOENT}),
+			UndefinedFile, `could not open file "p.parquet": No such file or directory`},
+		{fmt.Errorf("read s3://bucket/secret/key: %w", fs.ErrNotExist), UndefinedFile, "could not open a data file: No such file or directory"},
+		{&fs.PathError{Op: "read", Path: "/srv/secret/p.parquet", Err: syscall.EIO}, IOError, `could not read file "p.parquet": Input/output error`},
+	} {
+		e := From(c.err)
+		if e.Code != c.code || e.Message != c.msg {
+			t.Errorf("From(%v) = %s %q, want %s %q", c.err, e.Code, e.Message, c.code, c.msg)
+		}
+		if strings.Contains(e.Message+e.Detail+e.Hint, "/srv/secret") || strings.Contains(e.Message, "s3://") {
+			t.Errorf("From(%v) shows a path: %q", c.err, e.Message)
+		}
+		if !errors.Is(e, c.err) && e.Err != c.err {
+			t.Errorf("From(%v) lost the cause", c.err)
+		}
+	}
+}
+
+// A connection to the catalog that cannot be made or that broke is 08006,
+// without the driver's text (address, socket, login).
+func TestFromCatalogConnectionLost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := pgconn.Connect(ctx, "host=/nonexistent/secret-socket-dir port=5999 user=secret_login dbname=lakesoul connect_timeout=5")
+	if err == nil {
+		t.Fatal("connected to nothing")
+	}
+	for _, err := range []error{
+		fmt.Errorf("snapshot of t: %w", err),
+		fmt.Errorf("commit: %w", &pgconn.PgError{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}),
+		fmt.Errorf("query: %w", pgconn.ErrConnClosed),
+	} {
+		e := From(err)
+		if e.Code != ConnectionFailure {
+			t.Errorf("From(%v) = %s %q, want %s", err, e.Code, e.Message, ConnectionFailure)
+		}
+		for _, secret := range []string{"secret", "5999", "/nonexistent", "user="} {
+			if strings.Contains(e.Message+e.Detail+e.Hint, secret) {
+				t.Errorf("From(%v) shows %q: %q", err, secret, e.Message)
+			}
+		}
+	}
+	// An ERROR of the catalog is its answer, passed on as it is.
+	if e := From(&pgconn.PgError{Severity: "ERROR", Code: "40001", Message: "conflict"}); e.Code != "40001" || e.Message != "conflict" {
+		t.Errorf("catalog ERROR: %s %q", e.Code, e.Message)
+	}
+	// A cancelled statement is not a lost connection.
+	if e := From(fmt.Errorf("query: %w", context.Canceled)); e.Code == ConnectionFailure {
+		t.Errorf("context.Canceled became %s", e.Code)
+	}
+}
+
+// Errors nobody gave a SQLSTATE are internal: the client learns that, the
+// log (Err) gets the text.
+func TestFromUnclassified(t *testing.T) {
+	err := fmt.Errorf("writer: gather column v: arrow/array: index out of range [3] in /root/go/pkg/mod/x.go:12")
+	e := From(err)
+	if e.Code != InternalError || e.Message != "internal error" || e.Err != err {
+		t.Errorf("From(%v) = %s %q", err, e.Code, e.Message)
+	}
+}
