@@ -65,7 +65,7 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
-	tree, err := pg_query.Parse(text)
+	tree, err := parseSQL(text)
 	if err != nil {
 		return nil, s.fail(parseError(err))
 	}
@@ -168,6 +168,10 @@ func isTxEnd(n *pg_query.Node) bool {
 }
 
 func parseError(err error) error {
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return se // the nesting limit (nesting.go)
+	}
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
 		return &sqlerr.Error{Code: sqlerr.SyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos), Err: err}
