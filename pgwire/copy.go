@@ -108,7 +108,13 @@ func (s *copyInStream) Read(p []byte) (int, error) {
 			s.err = sqlerr.ErrCanceled
 			return 0, s.err
 		}
-		msg, err := s.c.be.Receive()
+		msg, err := s.c.rd.receive()
+		if tooBig, ok := skippedOversized(err); ok {
+			// The COPY fails; the client's remaining COPY messages are
+			// ignored by the message loop.
+			s.err = tooBig.sqlError()
+			return 0, s.err
+		}
 		if err != nil {
 			s.fatal = s.c.receiveError(err)
 			s.err = s.fatal
