@@ -450,7 +450,14 @@ func (b *rowBlock) field(k int) []byte {
 	return b.data[start:b.ends[k]:b.ends[k]]
 }
 
-func (b *rowBlock) reset() { b.size, b.fields, b.rows = 0, 0, 0 }
+// reset empties the block for reuse; a block that grew for a huge row goes
+// back to its normal size, so the COPY does not keep that memory.
+func (b *rowBlock) reset() {
+	b.size, b.fields, b.rows = 0, 0, 0
+	if len(b.data) > 4*copyBlockBytes {
+		b.data = make([]byte, copyBlockBytes)
+	}
+}
 
 // errConvertStopped tells the reading goroutine that the converting one
 // ended early; its error is the ingest's.

@@ -97,6 +97,29 @@ func (e *Engine) SCRAMVerifier(ctx context.Context, role string) (string, error)
 	return *verifier, nil
 }
 
+// Privileged implements pgwire.PrivilegedRoles: the connection slots kept
+// for administrators go to superusers of the catalog and to the role the
+// server's own catalog connections use (the admin).
+func (e *Engine) Privileged(ctx context.Context, role string) (bool, error) {
+	if role == e.catalogRole {
+		return true, nil
+	}
+	return e.isSuperuser(ctx, role)
+}
+
+// isSuperuser reports whether role is a superuser of the catalog.
+func (e *Engine) isSuperuser(ctx context.Context, role string) (bool, error) {
+	var super bool
+	err := e.cat.Pool().QueryRow(ctx, "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = $1", role).Scan(&super)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up role %q: %w", role, err)
+	}
+	return super, nil
+}
+
 // NewSession implements pgwire.SessionFactory.
 func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwire.Session, error) {
 	user := params["user"]
@@ -106,6 +129,12 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwi
 	}
 	if db != DatabaseName {
 		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database %q does not exist", db)
+	}
+	// is_superuser reports what the role is in the catalog, as PostgreSQL
+	// does, not what the client claims.
+	super, err := e.isSuperuser(ctx, user)
+	if err != nil {
+		return nil, err
 	}
 	duck, err := e.duck.Conn(ctx)
 	if err != nil {
@@ -117,10 +146,11 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string) (pgwi
 		return nil, err
 	}
 	s := &Session{
-		e:     e,
-		user:  user,
-		token: hex.EncodeToString(tok[:]),
-		duck:  duck,
+		e:         e,
+		user:      user,
+		superuser: super,
+		token:     hex.EncodeToString(tok[:]),
+		duck:      duck,
 	}
 	s.settings = s.defaultSettings(params)
 	return s, nil

@@ -18,9 +18,11 @@ import (
 
 // Session is one client connection's SQL state. pgwire serialises its calls.
 type Session struct {
-	e     *Engine
-	user  string
-	token string
+	e    *Engine
+	user string
+	// superuser is the role's rolsuper when the session started.
+	superuser bool
+	token     string
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
 	settings settings

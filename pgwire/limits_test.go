@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // readServerError reads from a raw socket until it closes and returns the
@@ -223,4 +225,63 @@ func TestDisconnectWithPipelinedInput(t *testing.T) {
 	if cause := <-h.db.slept; !errors.Is(cause, errConnLost) {
 		t.Fatalf("SLEEP ended with %v, want the lost connection", cause)
 	}
+}
+
+// TestCopyRowLimit: a COPY FROM row beyond the row limit fails with 54000
+// in every format (a text line longer than the read buffer, a CSV record
+// spanning lines, a binary tuple), without reading the rest of the row;
+// rows within the limit decode.
+func TestCopyRowLimit(t *testing.T) {
+	const limit = 1 << 20
+	big := strings.Repeat("x", 3*limit)
+	var bin bytes.Buffer
+	bin.Write(binaryCopySignature)
+	bin.Write(make([]byte, 8))
+	for _, n := range []int{10, limit/2 + 1, 10} { // the second tuple is over
+		binary.Write(&bin, binary.BigEndian, int16(2))
+		binary.Write(&bin, binary.BigEndian, int32(n))
+		bin.WriteString(big[:n])
+		binary.Write(&bin, binary.BigEndian, int32(n))
+		bin.WriteString(big[:n])
+	}
+	for name, tc := range map[string]struct {
+		f    CopyFormat
+		data string
+		ok   int // rows before the long one
+	}{
+		"text":    {CopyFormat{Kind: CopyText}.WithDefaults(false), "1\ta\n2\t" + big + "\n3\tc\n", 1},
+		"csv":     {CopyFormat{Kind: CopyCSV}.WithDefaults(false), "1,a\n2,\"" + strings.Repeat(big[:1000]+"\n", 3*limit/1000) + "\"\n", 1},
+		"binary":  {CopyFormat{Kind: CopyBinary}, bin.String(), 1},
+		"newline": {CopyFormat{Kind: CopyText}.WithDefaults(false), "1\t" + big[:limit-100] + "\n", 1},
+	} {
+		r := newCopyRowReader(strings.NewReader(tc.data), tc.f)
+		r.maxRow = limit
+		var rows int
+		var err error
+		for {
+			if _, err = r.ReadRow(); err != nil {
+				break
+			}
+			rows++
+		}
+		if name == "newline" {
+			if err != io.EOF || rows != 1 {
+				t.Errorf("%s: a row within the limit: %d rows, %v", name, rows, err)
+			}
+			continue
+		}
+		if sqlerr.Code(err) != sqlerr.ProgramLimitExceeded || rows != tc.ok {
+			t.Errorf("%s: %d rows, then %v; want %d rows, then 54000", name, rows, err, tc.ok)
+		}
+	}
+}
+
+// TestResultRowLimit: a result row whose encoding exceeds MaxRowSize fails
+// the statement with 54000; the connection goes on.
+func TestResultRowLimit(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxRowSize = 1000 })
+	r := h.raw(t)
+	expectMsgs(t, r.query("BIGROW 900"), "RowDescription s:0", "DataRow "+strings.Repeat("x", 900), "CommandComplete SELECT 1", "ReadyForQuery I")
+	expectMsgs(t, r.query("BIGROW 2000"), "RowDescription s:0", "ErrorResponse ERROR 54000", "ReadyForQuery I")
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
 }

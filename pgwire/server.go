@@ -24,6 +24,10 @@ const (
 	DefaultMaxConnections = 100
 	// DefaultAuthTimeout is PostgreSQL's authentication_timeout default.
 	DefaultAuthTimeout = time.Minute
+	// DefaultMaxRowSize bounds one row in and out: PostgreSQL allows 1 GB
+	// per field, which a server holding several copies of a row while it
+	// converts it cannot afford per connection.
+	DefaultMaxRowSize = 64 << 20
 )
 
 // Config configures a Server.
@@ -47,6 +51,11 @@ type Config struct {
 	// DefaultMaxMessageSize. Before authentication the bound is 64 KiB and
 	// the startup packet's 10 000 bytes, and exceeding it is fatal.
 	MaxMessageSize int
+	// MaxRowSize bounds one row: a row of COPY FROM (a text line, a CSV
+	// record, a binary tuple) fails the COPY with 54000, and so does a
+	// result row (DataRow, or a CopyData of COPY TO) whose encoding is
+	// larger. 0 means DefaultMaxRowSize.
+	MaxRowSize int
 	// MaxConnections bounds the sessions served at once; the next client to
 	// authenticate gets FATAL 53300. 0 means DefaultMaxConnections. Sockets
 	// are bounded too, to twice as many: beyond that, a new socket gets
@@ -103,6 +112,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.MaxMessageSize <= 0 {
 		cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.MaxRowSize <= 0 {
+		cfg.MaxRowSize = DefaultMaxRowSize
 	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
