@@ -36,6 +36,14 @@ type Config struct {
 	Logger    *slog.Logger
 	// DuckDBThreads bounds DuckDB's worker threads (0 = DuckDB's default).
 	DuckDBThreads int
+	// MemoryLimit is DuckDB's memory_limit in bytes, shared by all sessions
+	// (0 = DuckDB's default, 80% of RAM).
+	MemoryLimit int64
+	// TempDir is where DuckDB spills (empty = DuckDB's default, .tmp in the
+	// working directory); TempLimit bounds what it may put there in bytes
+	// (0 = DuckDB's default, 90% of the free space).
+	TempDir   string
+	TempLimit int64
 }
 
 // Engine is shared by all sessions.
@@ -65,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")
 	}
-	db, err := openDuckDB(ctx, e.scans, cfg.DuckDBThreads, e.warehouseDir)
+	db, err := openDuckDB(ctx, e.scans, cfg, e.warehouseDir)
 	if err != nil {
 		return nil, err
 	}
