@@ -61,6 +61,8 @@ type Engine struct {
 	// catalogRole is the role the catalog pool connects as; sessions of
 	// other roles run their catalog work under SET LOCAL ROLE.
 	catalogRole string
+	// parsing bounds the statement text parsed at once (parsebudget.go).
+	parsing *parseBudget
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.
@@ -68,7 +70,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger}
+	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit)}
 	e.scans = newScanRegistry(cfg.Store)
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")

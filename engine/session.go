@@ -67,7 +67,12 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
+	release, err := s.e.parsing.acquire(ctx, len(text))
+	if err != nil {
+		return nil, s.fail(err)
+	}
 	tree, err := parseSQL(text)
+	release()
 	if err != nil {
 		return nil, s.fail(parseError(err))
 	}
