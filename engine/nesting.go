@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -65,7 +69,92 @@ func parseSQL(text string) (*pg_query.ParseResult, error) {
 		// the one way they fail to decode is the recursion limit.
 		return nil, errTooDeep(err)
 	}
+	if mayNestSubqueries(text) && subqueryCost(tree.ProtoReflect()) > maxSubqueryCost {
+		return nil, &sqlerr.Error{Code: sqlerr.StatementTooComplex, Message: "statement too complex: its subqueries nest too deeply",
+			Hint: fmt.Sprintf("Nest scalar, EXISTS and IN subqueries at most %d deep (fewer where they branch), or use joins or WITH.", maxSubqueryChain)}
+	}
 	return tree, nil
+}
+
+// Subquery nesting. DuckDB plans nested subqueries (SubLinks: scalar,
+// EXISTS, IN, ANY/ALL) in time that doubles with every level — 20 nested
+// scalar subqueries take half a second, 30 an hour — and checks for
+// interruption only between phases, so neither statement_timeout nor a
+// cancel stops such a statement. subqueryCost models that work, and
+// statements beyond maxSubqueryCost are refused with 54001 before planning.
+const (
+	// maxSubqueryChain is the deepest chain of nested subqueries allowed;
+	// maxSubqueryCost is its cost (a few hundred milliseconds of DuckDB
+	// planning at worst).
+	maxSubqueryChain = 16
+	maxSubqueryCost  = 1<<(maxSubqueryChain+1) - 2
+)
+
+// subqueryCost sums 2^d over the SubLinks of a tree, d being the number of
+// SubLinks enclosing it, itself included. It walks with its own stack.
+func subqueryCost(m protoreflect.Message) uint64 {
+	type item struct {
+		m     protoreflect.Message
+		depth int
+	}
+	var cost uint64
+	stack := []item{{m, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		d := it.depth
+		if _, ok := it.m.Interface().(*pg_query.SubLink); ok {
+			d++
+			if d > maxSubqueryChain {
+				return maxSubqueryCost + 1
+			}
+			cost += 1 << d
+			if cost > maxSubqueryCost {
+				return cost
+			}
+		}
+		it.m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Message() == nil, fd.IsMap():
+			case fd.IsList():
+				for i, l := 0, v.List(); i < l.Len(); i++ {
+					stack = append(stack, item{l.Get(i).Message(), d})
+				}
+			default:
+				stack = append(stack, item{v.Message(), d})
+			}
+			return true
+		})
+	}
+	return cost
+}
+
+// mayNestSubqueries reports whether text could hold subqueries costing more
+// than maxSubqueryCost, so that the walk is skipped for nearly all
+// statements. Every subquery holds a SELECT, VALUES or TABLE keyword of its
+// own, and k subqueries cost at most 2^(k+1)-2, reached by a chain.
+func mayNestSubqueries(text string) bool {
+	n := 0
+	for i := 0; i+5 <= len(text); i++ {
+		switch text[i] | 0x20 { // ASCII lower case
+		case 's':
+			if i+6 <= len(text) && strings.EqualFold(text[i:i+6], "select") {
+				n++
+			}
+		case 'v':
+			if i+6 <= len(text) && strings.EqualFold(text[i:i+6], "values") {
+				n++
+			}
+		case 't':
+			if strings.EqualFold(text[i:i+5], "table") {
+				n++
+			}
+		}
+		if n > maxSubqueryChain {
+			return true
+		}
+	}
+	return false
 }
 
 // checkNesting fails with 54001 when nestingEstimate exceeds its limit. Text

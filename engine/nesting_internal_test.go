@@ -163,3 +163,48 @@ func TestShallowStatementsAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestSubqueryNesting: chains of nested subqueries up to maxSubqueryChain
+// parse, deeper ones (and branching ones of equal planning work) are
+// refused with 54001; nested FROM subqueries and many sibling subqueries,
+// which DuckDB plans in linear time, are not.
+func TestSubqueryNesting(t *testing.T) {
+	chain := func(open string, n int) string {
+		return "SELECT 1 FROM t WHERE " + strings.Repeat(open, n) + "1" + strings.Repeat(")", n)
+	}
+	wide := func(n int) string {
+		e := "1"
+		for range n {
+			e = "(SELECT " + e + " + " + e + ")"
+		}
+		return "SELECT " + e
+	}
+	siblings := make([]string, 1000)
+	for i := range siblings {
+		siblings[i] = "(SELECT 1)"
+	}
+	for name, tc := range map[string]struct {
+		text string
+		ok   bool
+	}{
+		"scalar 16":   {chain("(SELECT ", maxSubqueryChain), true},
+		"scalar 17":   {chain("(SELECT ", maxSubqueryChain+1), false},
+		"exists 17":   {chain("EXISTS (SELECT 1 WHERE ", maxSubqueryChain+1), false},
+		"in 17":       {chain("x IN (SELECT ", maxSubqueryChain+1), false},
+		"upper case":  {strings.ToUpper(chain("(select ", maxSubqueryChain+1)), false},
+		"wide 8":      {wide(8), true},
+		"wide 9":      {wide(9), false},
+		"from 40":     {"SELECT * FROM " + strings.Repeat("(SELECT * FROM ", 40) + "t" + strings.Repeat(") x", 40), true},
+		"siblings":    {"SELECT " + strings.Join(siblings, ", "), true},
+		"union 100":   {"SELECT 1" + strings.Repeat(" UNION ALL SELECT (SELECT 1)", 100), true},
+		"in a string": {"SELECT '" + strings.Repeat("(SELECT ", 40) + "'", true},
+	} {
+		_, err := parseSQL(tc.text)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case !tc.ok && sqlerr.Code(err) != sqlerr.StatementTooComplex:
+			t.Errorf("%s: %v, want 54001", name, err)
+		}
+	}
+}
