@@ -409,7 +409,9 @@ func TestDisconnectEndsStatement(t *testing.T) {
 // must pass that on to PostgreSQL.
 func TestCatalogStatementStops(t *testing.T) {
 	t.Parallel()
-	s := sharedServer(t)
+	// A server of its own: a statement that does not stop would hold up
+	// the shared server's shutdown.
+	s := limitsServer(t)
 	ctx := testCtx(t)
 	cat := s.catalogConn(t)
 
