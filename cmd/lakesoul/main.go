@@ -159,8 +159,11 @@ func parseLimits(cfg *server.Config, maxConns, reserved, authTimeout, authDelay,
 	if cfg.MaxConnections, err = strconv.Atoi(maxConns); err != nil || cfg.MaxConnections < 1 {
 		return fmt.Errorf("--max-connections: %q is not a number >= 1", maxConns)
 	}
-	if cfg.ReservedConnections, err = strconv.Atoi(reserved); err != nil || cfg.ReservedConnections < 0 || cfg.ReservedConnections >= cfg.MaxConnections {
-		return fmt.Errorf("--reserved-connections: %q is not a number >= 0 below --max-connections", reserved)
+	if cfg.ReservedConnections, err = strconv.Atoi(reserved); err != nil || cfg.ReservedConnections < 0 {
+		return fmt.Errorf("--reserved-connections: %q is not a number >= 0", reserved)
+	}
+	if cfg.ReservedConnections >= cfg.MaxConnections {
+		return fmt.Errorf("--reserved-connections (%d) must be less than --max-connections (%d)", cfg.ReservedConnections, cfg.MaxConnections)
 	}
 	if cfg.AuthTimeout, err = time.ParseDuration(authTimeout); err != nil || cfg.AuthTimeout <= 0 {
 		return fmt.Errorf("--authentication-timeout: %q is not a positive duration", authTimeout)
