@@ -7,32 +7,18 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/lakesoul-go/lakesoul/internal/pgtree"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // walkNodes calls fn for every *pg_query.Node inside m, parents before
-// children. fn may replace n.Node in place; the walk then descends into the
-// replacement.
+// children (pgtree.Walk: no recursion). fn may replace n.Node in place; the
+// walk then descends into the replacement.
 func walkNodes(m protoreflect.Message, fn func(n *pg_query.Node)) {
-	if n, ok := m.Interface().(*pg_query.Node); ok {
-		fn(n)
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Message() == nil {
-			return true
+	pgtree.Walk(m, func(m protoreflect.Message) {
+		if n, ok := m.Interface().(*pg_query.Node); ok {
+			fn(n)
 		}
-		if fd.IsList() {
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				walkNodes(l.Get(i).Message(), fn)
-			}
-			return true
-		}
-		if fd.IsMap() {
-			return true
-		}
-		walkNodes(v.Message(), fn)
-		return true
 	})
 }
 

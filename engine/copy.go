@@ -58,13 +58,19 @@ func (s *Session) parseCopyOptions(n *pg_query.CopyStmt) (copyOptions, error) {
 		}
 		return v[0], nil
 	}
+	seen := map[string]bool{}
 	for _, opt := range n.Options {
 		d := opt.GetDefElem()
 		if d == nil {
 			continue
 		}
+		name := strings.ToLower(d.Defname)
+		if seen[name] {
+			return o, sqlerr.New(sqlerr.SyntaxError, "conflicting or redundant options")
+		}
+		seen[name] = true
 		var err error
-		switch strings.ToLower(d.Defname) {
+		switch name {
 		case "format":
 			switch strings.ToLower(defElemValue(d)) {
 			case "text":
@@ -112,11 +118,37 @@ func (s *Session) parseCopyOptions(n *pg_query.CopyStmt) (copyOptions, error) {
 	if o.format.Kind != pgwire.CopyCSV && (o.format.Quote != 0 || o.format.Escape != 0) {
 		return o, sqlerr.New(sqlerr.FeatureNotSupported, "COPY QUOTE and ESCAPE are available only in CSV mode")
 	}
-	if o.format.Delimiter == '\n' || o.format.Delimiter == '\r' || o.format.Delimiter == '\\' {
-		return o, sqlerr.New(sqlerr.InvalidParameterValue, "COPY delimiter cannot be newline, carriage return or backslash")
-	}
 	o.format = o.format.WithDefaults(o.nullSet)
+	if o.format.Kind != pgwire.CopyBinary {
+		if err := checkCopyFormat(o.format); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
+}
+
+// checkCopyFormat refuses the text and CSV formats PostgreSQL refuses (all
+// 22023): they could not be read back unambiguously.
+func checkCopyFormat(f pgwire.CopyFormat) error {
+	bad := func(format string, args ...any) error {
+		return sqlerr.New(sqlerr.InvalidParameterValue, format, args...)
+	}
+	switch {
+	case f.Delimiter == '\n' || f.Delimiter == '\r':
+		return bad("COPY delimiter cannot be newline or carriage return")
+	case strings.ContainsAny(f.Null, "\r\n"):
+		return bad("COPY null representation cannot use newline or carriage return")
+	case f.Kind == pgwire.CopyText && strings.IndexByte(`\.abcdefghijklmnopqrstuvwxyz0123456789`, f.Delimiter) >= 0:
+		// Text-format escapes and the end marker use these.
+		return bad("COPY delimiter cannot be %q", string(f.Delimiter))
+	case strings.IndexByte(f.Null, f.Delimiter) >= 0:
+		return bad("COPY delimiter must not appear in the NULL specification")
+	case f.Kind == pgwire.CopyCSV && f.Delimiter == f.Quote:
+		return bad("COPY delimiter and quote must be different")
+	case f.Kind == pgwire.CopyCSV && strings.IndexByte(f.Null, f.Quote) >= 0:
+		return bad("CSV quote character must not appear in the NULL specification")
+	}
+	return nil
 }
 
 func (s *Session) planCopy(ctx context.Context, n *pg_query.CopyStmt) (pgwire.Statement, error) {
@@ -450,7 +482,14 @@ func (b *rowBlock) field(k int) []byte {
 	return b.data[start:b.ends[k]:b.ends[k]]
 }
 
-func (b *rowBlock) reset() { b.size, b.fields, b.rows = 0, 0, 0 }
+// reset empties the block for reuse; a block that grew for a huge row goes
+// back to its normal size, so the COPY does not keep that memory.
+func (b *rowBlock) reset() {
+	b.size, b.fields, b.rows = 0, 0, 0
+	if len(b.data) > 4*copyBlockBytes {
+		b.data = make([]byte, copyBlockBytes)
+	}
+}
 
 // errConvertStopped tells the reading goroutine that the converting one
 // ended early; its error is the ingest's.

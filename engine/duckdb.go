@@ -15,9 +15,9 @@ import (
 
 // openDuckDB opens the in-memory DuckDB that executes queries over lake tables,
 // registers the lake scan function, and then locks DuckDB down: no file or
-// network access of its own (all IO goes through Go and objstore) and no
-// configuration changes by users.
-func openDuckDB(ctx context.Context, reg *scanRegistry, threads int, warehouseDir string) (*sql.DB, error) {
+// network access of its own (all IO goes through Go and objstore), bounded
+// memory and temp space, and no configuration changes by users.
+func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, warehouseDir string) (*sql.DB, error) {
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
@@ -44,9 +44,20 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, threads int, warehouseDi
 		// engine rejects table functions other than its own.
 		setup = append(setup, fmt.Sprintf("SET allowed_directories = ['%s/']", strings.ReplaceAll(warehouseDir, "'", "''")))
 	}
+	// One budget for every session's queries: an operator beyond it spills
+	// to the temp directory, and a query beyond both fails with 53200.
+	if cfg.MemoryLimit > 0 {
+		setup = append(setup, fmt.Sprintf("SET memory_limit = '%dB'", cfg.MemoryLimit))
+	}
+	if cfg.TempDir != "" {
+		setup = append(setup, fmt.Sprintf("SET temp_directory = '%s'", strings.ReplaceAll(cfg.TempDir, "'", "''")))
+	}
+	if cfg.TempLimit > 0 {
+		setup = append(setup, fmt.Sprintf("SET max_temp_directory_size = '%dB'", cfg.TempLimit))
+	}
 	setup = append(setup, "SET enable_external_access = false")
-	if threads > 0 {
-		setup = append(setup, fmt.Sprintf("SET threads = %d", threads))
+	if cfg.DuckDBThreads > 0 {
+		setup = append(setup, fmt.Sprintf("SET threads = %d", cfg.DuckDBThreads))
 	}
 	setup = append(setup, "SET lock_configuration = true")
 	for _, s := range setup {
@@ -91,6 +102,9 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		code = sqlerr.FeatureNotSupported
 	case duckdb.ErrorTypeInterrupt:
 		code = sqlerr.QueryCanceled
+	case duckdb.ErrorTypeOutOfMemory:
+		// The memory limit, or the temp space limit when spilling.
+		code = sqlerr.OutOfMemory
 	case duckdb.ErrorTypePermission:
 		code = sqlerr.InsufficientPrivilege
 	case duckdb.ErrorTypeConstraint:
@@ -117,6 +131,11 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		default:
 			code = sqlerr.SyntaxError
 		}
+	}
+	if strings.Contains(msg, "Max expression depth limit") {
+		// DuckDB's own nesting bound (max_expression_depth), locked.
+		return &sqlerr.Error{Code: sqlerr.StatementTooComplex, Message: "stack depth limit exceeded",
+			Hint: "The statement nests expressions too deeply; simplify it.", Err: err}
 	}
 	// DuckDB prefixes "<Kind> Error: "; PostgreSQL messages have no such prefix.
 	if i := strings.Index(msg, " Error: "); i >= 0 && i < 40 {

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"strings"
-
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
 // duckOnlyKeywords are words DuckDB's grammar reserves (or gives a meaning
@@ -22,25 +20,22 @@ var duckOnlyKeywords = map[string]bool{
 // as they are named, so a lower-case token (not a function call) is an
 // identifier.
 func quoteDuckKeywords(sql string) string {
-	res, err := pg_query.Scan(sql)
-	if err != nil {
-		return sql
-	}
 	var b strings.Builder
 	last := 0
-	for _, tok := range res.Tokens {
-		start, end := int(tok.Start), int(tok.End)
+	err := scanTokens(sql, func(tok scanToken) bool {
+		start, end := tok.start, tok.end
 		if start < last || end > len(sql) || !duckOnlyKeywords[sql[start:end]] {
-			continue
+			return true
 		}
 		if strings.HasPrefix(strings.TrimLeft(sql[end:], " "), "(") {
-			continue
+			return true
 		}
 		b.WriteString(sql[last:start])
 		b.WriteString(`"` + sql[start:end] + `"`)
 		last = end
-	}
-	if last == 0 {
+		return true
+	})
+	if err != nil || last == 0 {
 		return sql
 	}
 	b.WriteString(sql[last:])

@@ -36,6 +36,14 @@ type Config struct {
 	Logger    *slog.Logger
 	// DuckDBThreads bounds DuckDB's worker threads (0 = DuckDB's default).
 	DuckDBThreads int
+	// MemoryLimit is DuckDB's memory_limit in bytes, shared by all sessions
+	// (0 = DuckDB's default, 80% of RAM).
+	MemoryLimit int64
+	// TempDir is where DuckDB spills (empty = DuckDB's default, .tmp in the
+	// working directory); TempLimit bounds what it may put there in bytes
+	// (0 = DuckDB's default, 90% of the free space).
+	TempDir   string
+	TempLimit int64
 }
 
 // Engine is shared by all sessions.
@@ -53,6 +61,8 @@ type Engine struct {
 	// catalogRole is the role the catalog pool connects as; sessions of
 	// other roles run their catalog work under SET LOCAL ROLE.
 	catalogRole string
+	// parsing bounds the statement text parsed at once (parsebudget.go).
+	parsing *parseBudget
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.
@@ -60,12 +70,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger}
+	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit)}
 	e.scans = newScanRegistry(cfg.Store)
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")
 	}
-	db, err := openDuckDB(ctx, e.scans, cfg.DuckDBThreads, e.warehouseDir)
+	db, err := openDuckDB(ctx, e.scans, cfg, e.warehouseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +107,29 @@ func (e *Engine) SCRAMVerifier(ctx context.Context, role string) (string, error)
 	return *verifier, nil
 }
 
+// Privileged implements pgwire.PrivilegedRoles: the connection slots kept
+// for administrators go to superusers of the catalog and to the role the
+// server's own catalog connections use (the admin).
+func (e *Engine) Privileged(ctx context.Context, role string) (bool, error) {
+	if role == e.catalogRole {
+		return true, nil
+	}
+	return e.isSuperuser(ctx, role)
+}
+
+// isSuperuser reports whether role is a superuser of the catalog.
+func (e *Engine) isSuperuser(ctx context.Context, role string) (bool, error) {
+	var super bool
+	err := e.cat.Pool().QueryRow(ctx, "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = $1", role).Scan(&super)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up role %q: %w", role, err)
+	}
+	return super, nil
+}
+
 // NewSession implements pgwire.SessionFactory.
 func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred pgwire.Credential) (pgwire.Session, error) {
 	user := params["user"]
@@ -106,6 +139,12 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 	}
 	if db != DatabaseName {
 		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database %q does not exist", db)
+	}
+	// is_superuser reports what the role is in the catalog, as PostgreSQL
+	// does, not what the client claims.
+	super, err := e.isSuperuser(ctx, user)
+	if err != nil {
+		return nil, err
 	}
 	duck, err := e.duck.Conn(ctx)
 	if err != nil {
@@ -117,12 +156,13 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		return nil, err
 	}
 	s := &Session{
-		e:     e,
-		user:  user,
-		cred:  catalog.Credential{Password: cred.Password, SCRAMClientKey: cred.SCRAMClientKey, SCRAMServerKey: cred.SCRAMServerKey},
-		cat:   e.cat.As(user),
-		token: hex.EncodeToString(tok[:]),
-		duck:  duck,
+		e:         e,
+		user:      user,
+		superuser: super,
+		cred:      catalog.Credential{Password: cred.Password, SCRAMClientKey: cred.SCRAMClientKey, SCRAMServerKey: cred.SCRAMServerKey},
+		cat:       e.cat.As(user),
+		token:     hex.EncodeToString(tok[:]),
+		duck:      duck,
 	}
 	s.settings = s.defaultSettings(params)
 	return s, nil

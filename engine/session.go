@@ -25,8 +25,10 @@ type Session struct {
 	// cat is the catalog as the session's role: every catalog call of the
 	// session goes through it, so the catalog's row-level security applies
 	// to all of them (the engine's own handle, e.cat, is the owner's).
-	cat   *catalog.Catalog
-	token string
+	cat *catalog.Catalog
+	// superuser is the role's rolsuper when the session started.
+	superuser bool
+	token     string
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
 	settings settings
@@ -73,7 +75,12 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
-	tree, err := pg_query.Parse(text)
+	release, err := s.e.parsing.acquire(ctx, len(text))
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	tree, err := parseSQL(text)
+	release()
 	if err != nil {
 		return nil, s.fail(parseError(err))
 	}
@@ -169,6 +176,10 @@ func isTxEnd(n *pg_query.Node) bool {
 }
 
 func parseError(err error) error {
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return se // the nesting limit (nesting.go)
+	}
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
 		return &sqlerr.Error{Code: sqlerr.SyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos), Err: err}

@@ -55,7 +55,7 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("integer_datetimes", "on")
 	set("standard_conforming_strings", "on")
 	set("IntervalStyle", "postgres")
-	set("is_superuser", boolSetting(s.user == s.e.catalogRole))
+	set("is_superuser", boolSetting(s.superuser))
 	set("session_authorization", s.user)
 	set("search_path", catalog.DefaultNamespace)
 	set("extra_float_digits", "1")
@@ -67,10 +67,13 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("lc_messages", "C")
 	set("client_min_messages", "notice")
 	for k, v := range params {
-		switch strings.ToLower(k) {
-		case "user", "database", "options", "replication", "client_encoding":
+		switch lk := strings.ToLower(k); {
+		case lk == "user", lk == "database", lk == "options", lk == "replication", lk == "client_encoding":
+		case readOnlySettings[lk]:
+			// Facts about the server and the role: a startup parameter
+			// cannot change them.
 		default:
-			if cur, ok := st[strings.ToLower(k)]; ok {
+			if cur, ok := st[lk]; ok {
 				set(cur.name, v)
 			} else {
 				set(k, v)

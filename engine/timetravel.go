@@ -163,7 +163,7 @@ func (s *Session) bindTimeTravel(ctx context.Context, n *pg_query.Node, rf *pg_q
 // splitTableName splits 's.t' (or '"S"."t"', or 't') as PostgreSQL parses a
 // qualified name.
 func splitTableName(name string) (schema, rel string, err error) {
-	tree, err := pg_query.Parse("SELECT 1 FROM " + name)
+	tree, err := parseSQL("SELECT 1 FROM " + name)
 	if err == nil && len(tree.Stmts) == 1 {
 		if sel := tree.Stmts[0].Stmt.GetSelectStmt(); sel != nil && len(sel.FromClause) == 1 {
 			if rv := sel.FromClause[0].GetRangeVar(); rv != nil && rv.Alias == nil && rv.Catalogname == "" {

@@ -3,26 +3,16 @@ package pgcatalog
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/lakesoul-go/lakesoul/internal/pgtree"
 )
 
 // walk calls visit on m and then on every message reachable from it, parents
-// before children. visit may change the fields of the message it is given
-// (they are read after it returns) but not replace the message itself.
+// before children (pgtree.Walk: no recursion). visit may change the fields of
+// the message it is given (they are read after it returns) but not replace
+// the message itself.
 func walk(m protoreflect.Message, visit func(any)) {
-	visit(m.Interface())
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Message() == nil || fd.IsMap():
-		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				walk(l.Get(i).Message(), visit)
-			}
-		default:
-			walk(v.Message(), visit)
-		}
-		return true
-	})
+	pgtree.Walk(m, func(m protoreflect.Message) { visit(m.Interface()) })
 }
 
 // walkNode is walk over one parse-tree node; a nil node is skipped.

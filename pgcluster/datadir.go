@@ -66,6 +66,7 @@ func initdb(ctx context.Context, o Options, owner *account) error {
 		"--no-sync",
 	)
 	cmd.Dir = "/"
+	cmd.Env = childEnv()
 	cmd.SysProcAttr = sysProcAttr(owner.cred, false)
 	// On cancellation interrupt rather than kill initdb: it then removes
 	// what it created, so the next Open starts from an empty dir again.

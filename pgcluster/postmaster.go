@@ -90,6 +90,7 @@ func startPostmaster(o Options, owner *account, socketDir string) (*postmaster, 
 	}
 	cmd := exec.Command(filepath.Join(o.BinDir, "postgres"), postmasterArgs(o, socketDir)...)
 	cmd.Dir = "/"
+	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = logOut, logOut
 	cmd.SysProcAttr = sysProcAttr(owner.cred, true)
 

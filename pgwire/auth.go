@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -80,10 +81,8 @@ func (c *conn) authenticateCleartext(user string, verifier *scramVerifier, mock 
 	if err := c.out.flush(); err != nil {
 		return Credential{}, err
 	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
-		return Credential{}, fmt.Errorf("pgwire: %w", err)
-	}
-	msg, err := c.be.Receive()
+	c.rd.authType = pgproto3.AuthTypeCleartextPassword
+	msg, err := c.rd.receive()
 	if err != nil {
 		return Credential{}, c.receiveError(err)
 	}
@@ -102,13 +101,10 @@ func (c *conn) authenticateCleartext(user string, verifier *scramVerifier, mock 
 		case pm.Password == "":
 			reason = "empty password"
 		}
-		c.log.Info("pgwire: password authentication failed", "method", "password", "reason", reason)
-		return Credential{}, fatal(authFailedError(user))
+		return Credential{}, c.authenticationFailed(user, "password", reason)
 	}
 	c.log.Debug("pgwire: authenticated", "method", "password")
-	if err := c.be.SetAuthType(pgproto3.AuthTypeOk); err != nil {
-		return Credential{}, fmt.Errorf("pgwire: %w", err)
-	}
+	c.rd.authType = pgproto3.AuthTypeOk
 	return Credential{Password: pm.Password}, c.out.send(&pgproto3.AuthenticationOk{})
 }
 
@@ -146,8 +142,7 @@ func (c *conn) authenticateSCRAM(user string, verifier *scramVerifier, mock bool
 		if mock {
 			reason = "role does not exist, cannot log in, or has no usable SCRAM secret"
 		}
-		c.log.Info("pgwire: password authentication failed", "method", scramMechanism, "reason", reason)
-		return Credential{}, fatal(authFailedError(user))
+		return Credential{}, c.authenticationFailed(user, scramMechanism, reason)
 	}
 	if err != nil {
 		return Credential{}, fatal(err)
@@ -156,11 +151,34 @@ func (c *conn) authenticateSCRAM(user string, verifier *scramVerifier, mock bool
 	if err := c.out.send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal}); err != nil {
 		return Credential{}, err
 	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeOk); err != nil {
-		return Credential{}, fmt.Errorf("pgwire: %w", err)
-	}
+	c.rd.authType = pgproto3.AuthTypeOk
 	cred := Credential{SCRAMClientKey: scram.clientKey, SCRAMServerKey: verifier.serverKey}
 	return cred, c.out.send(&pgproto3.AuthenticationOk{})
+}
+
+// authenticationFailed logs a failed authentication and returns its fatal
+// error once Config.AuthFailureDelay has passed, as PostgreSQL's auth_delay
+// does: a client guessing passwords gets one answer per delay and socket.
+// The wait holds nothing but this connection (no session slot, no catalog
+// connection); Shutdown cuts it short.
+func (c *conn) authenticationFailed(user, method, reason string) error {
+	c.log.Info("pgwire: password authentication failed", "method", method, "reason", reason)
+	if d := c.srv.cfg.AuthFailureDelay; d > 0 {
+		err := c.call(c.ctx, func(ctx context.Context) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if err != nil && endsConnection(err) {
+			return err
+		}
+	}
+	return fatal(authFailedError(user))
 }
 
 // lookupVerifier asks the Authenticator for user's verifier. For a role that
@@ -189,10 +207,8 @@ func (c *conn) lookupVerifier(ctx context.Context, user string) (v *scramVerifie
 // receiveSASL reads the client's next SASL message (initial response when
 // authType is AuthTypeSASL, a plain response otherwise) and returns its data.
 func (c *conn) receiveSASL(authType uint32) ([]byte, error) {
-	if err := c.be.SetAuthType(authType); err != nil {
-		return nil, fmt.Errorf("pgwire: %w", err)
-	}
-	msg, err := c.be.Receive()
+	c.rd.authType = authType
+	msg, err := c.rd.receive()
 	if err != nil {
 		return nil, c.receiveError(err)
 	}

@@ -20,10 +20,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
-// authTimeout bounds startup and authentication, like PostgreSQL's
-// authentication_timeout.
-const authTimeout = time.Minute
-
 // conn is one client connection. Apart from the fields documented as shared,
 // it is owned by its serving goroutine: only that goroutine calls the
 // Session and writes to the socket.
@@ -39,9 +35,12 @@ type conn struct {
 	ctx        context.Context
 	cancelConn context.CancelCauseFunc
 
-	in  *input
-	be  *pgproto3.Backend
+	in  *input // the socket read ahead, once authenticated
+	rd  msgReader
 	out output
+	// slot is set while the connection holds one of the session slots
+	// (Config.MaxConnections).
+	slot bool
 	// key is written once by keyRegistry.register, under the registry lock.
 	key        backendKey
 	registered bool
@@ -106,7 +105,13 @@ func (c *conn) run() (err error) {
 		}
 	}()
 	c.out.w = c.nc
-	c.raw.SetDeadline(time.Now().Add(authTimeout))
+	// Startup, authentication and opening the session must be done within
+	// the authentication timeout, as in PostgreSQL: the socket deadline
+	// ends a client that stalls, the context a catalog that does.
+	deadline := time.Now().Add(c.srv.cfg.AuthTimeout)
+	c.raw.SetDeadline(deadline)
+	startCtx, cancel := context.WithDeadline(c.ctx, deadline)
+	defer cancel()
 	if c.shutdown.Load() {
 		// Shutdown's read deadline may just have been replaced. No startup
 		// packet has been read, so there is no protocol to answer in: close
@@ -121,27 +126,23 @@ func (c *conn) run() (err error) {
 	c.user = sm.params["user"]
 	c.log = c.log.With("user", c.user, "database", sm.params["database"])
 
-	c.in = startInput(c.nc, func(error) { c.cancelConn(errConnLost) })
-	c.be = pgproto3.NewBackend(c.in, nil)
-	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
-
+	// Until the client is authenticated its messages are read straight from
+	// the socket, byte-exact (nothing read ahead), and small.
+	c.rd = msgReader{r: c.nc, limit: maxAuthMessageLen}
 	if sm.minor > 0 || len(sm.options) > 0 {
 		if err := c.out.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: sm.options}); err != nil {
 			return err
 		}
 	}
-	cred, err := c.authenticate(c.ctx, c.user)
+	cred, err := c.authenticate(startCtx, c.user)
 	if err != nil {
 		return err
 	}
-	if err := c.raw.SetDeadline(time.Time{}); err != nil {
-		return &connLostError{err: fmt.Errorf("pgwire: clear deadline: %w", err)}
-	}
-	if c.shutdown.Load() { // the deadline just cleared may have been Shutdown's
-		return fatal(adminShutdownError())
+	if err := c.takeSlot(startCtx); err != nil {
+		return err
 	}
 
-	err = c.call(c.ctx, func(ctx context.Context) error {
+	err = c.call(startCtx, func(ctx context.Context) error {
 		s, err := c.srv.cfg.Sessions.NewSession(ctx, sm.params, cred)
 		c.sess = s
 		return err
@@ -155,6 +156,16 @@ func (c *conn) run() (err error) {
 	if c.sess == nil {
 		return fatal(errors.New("pgwire: NewSession returned no session"))
 	}
+	if err := c.raw.SetDeadline(time.Time{}); err != nil {
+		return &connLostError{err: fmt.Errorf("pgwire: clear deadline: %w", err)}
+	}
+	if c.shutdown.Load() { // the deadline just cleared may have been Shutdown's
+		return fatal(adminShutdownError())
+	}
+	// From now on the socket is read ahead, so that a client that goes
+	// away is noticed while a statement runs (input.go).
+	c.in = startInput(c.nc, c.raw, func(error) { c.cancelConn(errConnLost) })
+	c.rd = msgReader{r: c.in, limit: c.srv.cfg.MaxMessageSize, skipOversized: true}
 	if _, err := c.srv.keys.register(c); err != nil {
 		return fatal(err)
 	}
@@ -184,7 +195,13 @@ func (c *conn) loop() error {
 		if c.shutdown.Load() {
 			return fatal(adminShutdownError())
 		}
-		msg, err := c.be.Receive()
+		msg, err := c.rd.receive()
+		if tooBig, ok := skippedOversized(err); ok {
+			if err := c.refuseOversized(tooBig); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return c.receiveError(err)
 		}
@@ -253,20 +270,36 @@ func endsConnection(err error) bool {
 	return errors.Is(err, errTerminate) || errors.As(err, new(*fatalError)) || errors.As(err, new(*connLostError))
 }
 
-// receiveError classifies a failure to read a message: the socket failed
-// (the connection just ends) or the client broke the protocol (FATAL 08P01).
+// receiveError is what a failure to read a message ends the connection
+// with: FATAL 57P01 during Shutdown, otherwise the reader's error (a lost
+// connection, or a fatal protocol violation).
 func (c *conn) receiveError(err error) error {
 	if c.shutdown.Load() {
 		return fatal(adminShutdownError())
 	}
-	var tooBig *pgproto3.ExceededMaxBodyLenErr
-	if errors.As(err, &tooBig) {
-		return fatal(protocolViolation("message too large: %d bytes, at most %d allowed", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+	return err
+}
+
+// refuseOversized answers a message that exceeded Config.MaxMessageSize and
+// was skipped: a Query or FunctionCall with ERROR and ReadyForQuery, a
+// message of the extended protocol with ERROR and skipping to Sync, a
+// CopyData outside COPY not at all (such messages are ignored).
+func (c *conn) refuseOversized(tooBig *messageTooLargeError) error {
+	if c.ignoreTillSync || tooBig.typ == 'd' {
+		return nil
 	}
-	if isReadError(err) {
-		return &connLostError{err: fmt.Errorf("pgwire: read: %w", err)}
+	switch tooBig.typ {
+	case 'Q', 'F':
+		if err := c.sendError(tooBig.sqlError()); err != nil {
+			return err
+		}
+		return c.readyForQuery()
 	}
-	return fatal(sqlerr.Wrap(codeProtocolViolation, err, "invalid frontend message"))
+	if err := c.sendError(tooBig.sqlError()); err != nil {
+		return err
+	}
+	c.ignoreTillSync = true
+	return nil
 }
 
 // messageName names a frontend message type for error messages.
@@ -323,11 +356,15 @@ func (c *conn) finish(err error) {
 			c.log.Error("pgwire: panic closing connection", "panic", r, "stack", string(debug.Stack()))
 		}
 		c.cancelConn(errConnLost)
+		if c.in != nil {
+			c.in.stop()
+		}
 		c.nc.Close()
 		c.raw.Close()
 		if c.in != nil {
 			c.in.close()
 		}
+		c.releaseSlot()
 	}()
 
 	var fe *fatalError

@@ -24,6 +24,10 @@ const codeBadCopyFileFormat = "22P04"
 // 1 GB limit does.
 const maxCopyFieldSize = 1<<30 - 1
 
+// keptRowBuffer is the largest row buffer a COPY reader keeps for the next
+// rows.
+const keptRowBuffer = 1 << 20
+
 // binaryCopySignature starts every binary COPY stream.
 var binaryCopySignature = []byte("PGCOPY\n\xff\r\n\x00")
 
@@ -46,6 +50,7 @@ func (c *conn) copyIn(cp CopyInPortal) (string, bool, error) {
 	}
 	src := &copyInStream{c: c}
 	rr := newCopyRowReader(src, f)
+	rr.maxRow = c.srv.cfg.MaxRowSize
 	var tag string
 	err := c.call(c.ctx, func(ctx context.Context) error {
 		src.ctx = ctx
@@ -108,7 +113,13 @@ func (s *copyInStream) Read(p []byte) (int, error) {
 			s.err = sqlerr.ErrCanceled
 			return 0, s.err
 		}
-		msg, err := s.c.be.Receive()
+		msg, err := s.c.rd.receive()
+		if tooBig, ok := skippedOversized(err); ok {
+			// The COPY fails; the client's remaining COPY messages are
+			// ignored by the message loop.
+			s.err = tooBig.sqlError()
+			return 0, s.err
+		}
 		if err != nil {
 			s.fatal = s.c.receiveError(err)
 			s.err = s.fatal
@@ -153,6 +164,9 @@ type copyRowReader struct {
 	nulls  []bool
 	header bool // the header line is still to be skipped
 	done   bool
+	// maxRow bounds the bytes of one row (a text line, a CSV record, a
+	// binary tuple's field data); 0 = no bound.
+	maxRow int
 	// binary state
 	binStarted bool
 }
@@ -171,6 +185,16 @@ func (r *copyRowReader) Line() int64 { return r.line }
 func (r *copyRowReader) ReadRow() ([][]byte, error) {
 	if r.done {
 		return nil, io.EOF
+	}
+	// The buffers of one huge row are not kept for the rest of the COPY.
+	if cap(r.buf) > keptRowBuffer {
+		r.buf = make([]byte, 0, 4<<10)
+	}
+	if cap(r.rec) > keptRowBuffer {
+		r.rec = make([]byte, 0, 4<<10)
+	}
+	if cap(r.long) > keptRowBuffer {
+		r.long = nil
 	}
 	var row [][]byte
 	var err error
@@ -361,6 +385,9 @@ func (r *copyRowReader) readRawLine() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], line...)
 		for err == bufio.ErrBufferFull {
+			if r.maxRow > 0 && len(r.long) > r.maxRow {
+				return nil, r.rowTooLarge(r.line + 1)
+			}
 			line, err = r.r.ReadSlice('\n')
 			r.long = append(r.long, line...)
 		}
@@ -373,7 +400,18 @@ func (r *copyRowReader) readRawLine() ([]byte, error) {
 		return nil, io.EOF
 	}
 	r.line++
+	if r.maxRow > 0 && len(line) > r.maxRow {
+		return nil, r.rowTooLarge(r.line)
+	}
 	return line, nil
+}
+
+// rowTooLarge is the error for a row beyond maxRow at line (row) line.
+func (r *copyRowReader) rowTooLarge(line int64) error {
+	return &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded,
+		Message: fmt.Sprintf("COPY row exceeds the maximum row size of %d bytes", r.maxRow),
+		Hint:    "Raise the server's --max-row-size to load such rows.",
+		Where:   fmt.Sprintf("COPY, line %d", line)}
 }
 
 // readCSV reads one CSV record, which may span lines inside quotes.
@@ -415,6 +453,9 @@ func (r *copyRowReader) splitCSV(line []byte) ([][]byte, error) {
 				}
 				if err != nil {
 					return nil, err
+				}
+				if r.maxRow > 0 && len(rec) > r.maxRow {
+					return nil, r.rowTooLarge(r.line)
 				}
 				line, i = next, 0
 				continue
@@ -519,6 +560,9 @@ func (r *copyRowReader) readBinary() ([][]byte, error) {
 		}
 		if l < 0 || l > maxCopyFieldSize {
 			return nil, badCopy("invalid field size")
+		}
+		if r.maxRow > 0 && len(r.buf)+int(l) > r.maxRow {
+			return nil, r.rowTooLarge(r.line)
 		}
 		// Grow with the data actually received, not with the claimed size.
 		for remaining := int(l); remaining > 0; {
@@ -632,8 +676,11 @@ func (w *copyRowWriter) beginMessage() ([]byte, int) {
 }
 
 func (w *copyRowWriter) endMessage(buf []byte, start int) error {
-	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
 	w.c.out.buf = buf
+	if err := w.c.checkRowSize(start); err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
 	return w.c.out.maybeFlush()
 }
 

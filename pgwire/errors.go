@@ -3,9 +3,6 @@ package pgwire
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"os"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -92,19 +89,6 @@ func errorResponse(err error, severity string) *pgproto3.ErrorResponse {
 		Position:            e.Position,
 		Where:               e.Where,
 	}
-}
-
-// isReadError reports whether err, returned by Backend.Receive, comes from
-// the socket (closed, reset, deadline) rather than from the content of what
-// the client sent. Receive turns a socket EOF into io.ErrUnexpectedEOF; a bare
-// io.EOF comes from decoding a truncated message body and is a protocol error.
-func isReadError(err error) bool {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) ||
-		errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
 }
 
 // panicError is a recovered panic of a Session call.

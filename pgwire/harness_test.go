@@ -172,7 +172,8 @@ func (r *rawClient) expectClosed() []string {
 	for {
 		m, err := r.fe.Receive()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isReadError(err) {
+			var ne net.Error
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &ne) {
 				r.t.Fatalf("receive: %v", err)
 			}
 			return out

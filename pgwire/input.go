@@ -1,63 +1,170 @@
 package pgwire
 
 import (
+	"errors"
 	"io"
 	"net"
+	"sync"
 )
 
-// input reads the client socket on a goroutine of its own and hands the bytes
-// to the connection goroutine through a pipe.
+// errPeerHungUp is the input's error when the client closed its end while
+// unread data was still buffered.
+var errPeerHungUp = errors.New("pgwire: client hung up")
+
+// input reads the client socket on a goroutine of its own, ahead of the
+// connection goroutine, into a bounded buffer.
 //
 // Reading ahead lets the server notice that the client went away while a
-// statement runs: when the socket read fails, onLost is called (it cancels the
-// connection context, and so the running Session call). The pipe is
-// synchronous, so at most one read's worth of bytes waits in the reader:
-// while the connection goroutine is busy the client is back-pressured as
-// with a plain socket. Because the reader may be blocked handing over bytes
-// the connection goroutine has not asked for yet, noticing a lost client is
-// best effort: it works whenever the client sent nothing more after the
-// statement, which is the usual case.
+// statement runs: when the socket read fails (EOF included), onLost is
+// called, which cancels the connection context and so the running Session
+// call. The buffer holds at most inputAhead bytes, so a client that sends
+// faster than the server consumes is back-pressured as with a plain socket.
+// While the buffer is full the socket is not read, and a FIN queued behind
+// unread data would go unseen; the reader then watches the socket for the
+// peer's hangup instead (hangup_linux.go: poll's POLLRDHUP, which reports
+// it whatever data is pending), so a client that pipelined messages and
+// then disappeared is noticed too.
 type input struct {
-	pr   *io.PipeReader
-	done chan struct{} // closed when the reader goroutine has returned
+	mu   sync.Mutex
+	cond *sync.Cond // signalled when data arrives or room is freed
+	buf  []byte     // unread bytes are buf[r:]
+	r    int
+	err  error // why reading stopped; returned once buf is drained
+	// closed is set by close: the connection goroutine is done.
+	closed bool
+	// watching is set while the reader, with the buffer full, waits in
+	// hangup.wait rather than on cond.
+	watching bool
+	hangup   *hangupWatch  // nil where the platform cannot watch
+	done     chan struct{} // closed when the reader goroutine has returned
 }
 
-// inputChunk is the size of one socket read.
-const inputChunk = 32 << 10
+// inputChunk is the size of one socket read; inputAhead bounds what is
+// buffered beyond what the connection goroutine consumed.
+const (
+	inputChunk = 32 << 10
+	inputAhead = 64 << 10
+)
 
-// startInput starts the reader goroutine on conn. onLost runs once, on the
-// reader goroutine, when the socket read fails (EOF included).
-func startInput(conn net.Conn, onLost func(error)) *input {
-	pr, pw := io.Pipe()
-	in := &input{pr: pr, done: make(chan struct{})}
-	go func() {
-		defer close(in.done)
-		buf := make([]byte, inputChunk)
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 {
-				if _, werr := pw.Write(buf[:n]); werr != nil {
-					// The connection goroutine closed its end: it is done.
-					return
-				}
-			}
-			if err != nil {
-				onLost(err)
-				pw.CloseWithError(err)
-				return
-			}
-		}
-	}()
+// startInput starts the reader goroutine on conn; raw is the socket under
+// conn (conn itself for a connection without TLS), watched for hangups.
+// onLost runs once, on the reader goroutine, when the socket read fails or
+// the peer hung up.
+func startInput(conn, raw net.Conn, onLost func(error)) *input {
+	in := &input{done: make(chan struct{}), hangup: newHangupWatch(raw)}
+	in.cond = sync.NewCond(&in.mu)
+	go in.run(conn, onLost)
 	return in
 }
 
-// Read implements io.Reader for the protocol decoder.
-func (in *input) Read(p []byte) (int, error) { return in.pr.Read(p) }
+func (in *input) run(conn net.Conn, onLost func(error)) {
+	defer close(in.done)
+	defer in.hangup.release()
+	chunk := make([]byte, inputChunk)
+	for {
+		ok, lost := in.waitForRoom()
+		if lost != nil {
+			onLost(lost)
+			return
+		}
+		if !ok {
+			return
+		}
+		n, err := conn.Read(chunk)
+		in.mu.Lock()
+		if n > 0 {
+			if in.r > 0 && in.r == len(in.buf) {
+				in.buf, in.r = in.buf[:0], 0
+			}
+			in.buf = append(in.buf, chunk[:n]...)
+		}
+		if err != nil {
+			in.err = err
+		}
+		in.cond.Broadcast()
+		in.mu.Unlock()
+		if err != nil {
+			onLost(err)
+			return
+		}
+	}
+}
 
-// close releases the reader goroutine if it is blocked handing over bytes;
-// it returns once the goroutine has returned. The socket must already be
-// closed (or the goroutine otherwise woken) when close is called.
+// waitForRoom blocks while the buffer is full. It returns ok=false when the
+// connection goroutine closed the input, and lost≠nil (also recorded as the
+// input's error) when the peer hung up meanwhile.
+func (in *input) waitForRoom() (ok bool, lost error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for len(in.buf)-in.r >= inputAhead && !in.closed {
+		if !in.hangup.watches() {
+			in.cond.Wait()
+			continue
+		}
+		in.watching = true
+		in.mu.Unlock()
+		gone := in.hangup.wait()
+		in.mu.Lock()
+		in.watching = false
+		if gone && !in.closed {
+			in.err = errPeerHungUp
+			in.cond.Broadcast()
+			return false, in.err
+		}
+	}
+	return !in.closed, nil
+}
+
+// Read implements io.Reader for the message reader.
+func (in *input) Read(p []byte) (int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for len(in.buf) == in.r && in.err == nil && !in.closed {
+		in.cond.Wait()
+	}
+	if len(in.buf) == in.r {
+		if in.err == nil {
+			return 0, io.ErrClosedPipe
+		}
+		return 0, in.err
+	}
+	wasFull := len(in.buf)-in.r >= inputAhead
+	n := copy(p, in.buf[in.r:])
+	in.r += n
+	if in.r == len(in.buf) {
+		in.buf, in.r = in.buf[:0], 0
+	} else if in.r > inputAhead {
+		// Move the rest to the front so the buffer does not grow.
+		in.buf = in.buf[:copy(in.buf, in.buf[in.r:])]
+		in.r = 0
+	}
+	if wasFull {
+		in.wakeReader()
+	}
+	return n, nil
+}
+
+// wakeReader wakes the reader waiting for room; in.mu is held.
+func (in *input) wakeReader() {
+	if in.watching {
+		in.hangup.wake()
+	}
+	in.cond.Broadcast()
+}
+
+// stop tells the reader goroutine to end: it wakes it if it waits for room
+// and keeps it from reading again. Call it before closing the socket, which
+// wakes a reader blocked in its read.
+func (in *input) stop() {
+	in.mu.Lock()
+	in.closed = true
+	in.wakeReader()
+	in.mu.Unlock()
+}
+
+// close stops the reader goroutine and returns once it has returned. The
+// socket must already be closed when close is called.
 func (in *input) close() {
-	in.pr.Close()
+	in.stop()
 	<-in.done
 }

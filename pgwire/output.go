@@ -68,6 +68,15 @@ func (o *output) flush() error {
 	return nil
 }
 
+// truncate drops what was buffered after offset n (a message being built)
+// and, if the buffer grew large for it, lets the memory go.
+func (o *output) truncate(n int) {
+	o.buf = o.buf[:n]
+	if cap(o.buf) > 4*flushThreshold && n <= flushThreshold {
+		o.buf = append(make([]byte, 0, flushThreshold), o.buf...)
+	}
+}
+
 // discard drops buffered, unsent messages (used before a last FATAL when
 // the buffer may hold a half-encoded message).
 func (o *output) discard() { o.buf = o.buf[:0] }

@@ -1,7 +1,6 @@
 package pgwire
 
 import (
-	"encoding/binary"
 	"net"
 	"slices"
 	"strings"
@@ -298,16 +297,27 @@ func TestMalformedMessageIsFatal(t *testing.T) {
 	h.connect(t)
 }
 
-func TestOversizedMessageIsFatal(t *testing.T) {
+// TestOversizedMessageSkipped: after authentication a message beyond
+// MaxMessageSize is skipped unread and answered with ERROR 54000 (simple
+// query: then ReadyForQuery; extended protocol: skip to Sync), and the
+// connection goes on.
+func TestOversizedMessageSkipped(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxMessageSize = 1024 })
 	r := h.raw(t)
 	r.send(&pgproto3.Query{String: strings.Repeat("x", 1000)})
 	expectMsgs(t, r.until("ReadyForQuery"), "ErrorResponse ERROR 42601", "ReadyForQuery I")
-	r.send(&pgproto3.Query{String: strings.Repeat("x", 2000)})
-	expectMsgs(t, r.expectClosed(), "ErrorResponse FATAL 08P01")
-	// Only the header was needed to refuse it: a length near 2 GiB is refused too.
-	r = h.raw(t)
-	r.sendBytes(binary.BigEndian.AppendUint32([]byte{'Q'}, 0x7fffffff))
+	r.send(&pgproto3.Query{String: strings.Repeat("x", 200000)})
+	expectMsgs(t, r.until("ReadyForQuery"), "ErrorResponse ERROR 54000", "ReadyForQuery I")
+	r.send(&pgproto3.Parse{Query: strings.Repeat("x", 2000)}, &pgproto3.Bind{}, &pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{}, &pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ErrorResponse ERROR 54000", "ReadyForQuery I")
+	r.send(&pgproto3.Parse{Query: "SELECT 1"}, &pgproto3.Bind{Parameters: [][]byte{make([]byte, 5000)}}, &pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ParseComplete", "ErrorResponse ERROR 54000", "ReadyForQuery I")
+	// Outside COPY an oversized CopyData is ignored like any CopyData.
+	r.send(&pgproto3.CopyData{Data: make([]byte, 5000)})
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	// A length that is not even a length is still fatal.
+	r.sendBytes([]byte{'Q', 0, 0, 0, 3})
 	expectMsgs(t, r.expectClosed(), "ErrorResponse FATAL 08P01")
 	h.connect(t)
 }

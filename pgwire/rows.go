@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // rowDescription builds the RowDescription of cols; formats gives each
@@ -122,8 +124,24 @@ func (w *rowWriter) EndRow() error {
 		out.buf = out.buf[:w.rowStart]
 		return out.err
 	}
+	if err := w.c.checkRowSize(w.rowStart); err != nil {
+		return err
+	}
 	binary.BigEndian.PutUint32(out.buf[w.rowStart+1:], uint32(len(out.buf)-w.rowStart-1))
 	return out.maybeFlush()
+}
+
+// checkRowSize fails with 54000, dropping the row, when the message started
+// at offset start of the output buffer is larger than Config.MaxRowSize.
+func (c *conn) checkRowSize(start int) error {
+	n := len(c.out.buf) - start
+	if n <= c.srv.cfg.MaxRowSize {
+		return nil
+	}
+	c.out.truncate(start)
+	return &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded,
+		Message: fmt.Sprintf("result row of %d bytes exceeds the maximum row size of %d bytes", n, c.srv.cfg.MaxRowSize),
+		Hint:    "Select fewer or smaller values per row, or raise the server's --max-row-size."}
 }
 
 // WriteRow implements RowWriter.

@@ -14,9 +14,21 @@ import (
 	"time"
 )
 
-// DefaultMaxMessageSize is the largest frontend message body accepted when
-// Config.MaxMessageSize is zero.
-const DefaultMaxMessageSize = 64 << 20
+// Defaults of the Config fields left zero.
+const (
+	// DefaultMaxMessageSize is the largest frontend message body accepted
+	// after authentication.
+	DefaultMaxMessageSize = 64 << 20
+	// DefaultMaxConnections is the number of sessions served at once,
+	// PostgreSQL's max_connections default.
+	DefaultMaxConnections = 100
+	// DefaultAuthTimeout is PostgreSQL's authentication_timeout default.
+	DefaultAuthTimeout = time.Minute
+	// DefaultMaxRowSize bounds one row in and out: PostgreSQL allows 1 GB
+	// per field, which a server holding several copies of a row while it
+	// converts it cannot afford per connection.
+	DefaultMaxRowSize = 64 << 20
+)
 
 // Config configures a Server.
 type Config struct {
@@ -33,10 +45,41 @@ type Config struct {
 	// value asks every connection for SCRAM-SHA-256. Connections without TLS
 	// always use SCRAM-SHA-256, whatever this says.
 	PasswordAuth PasswordAuth
-	// MaxMessageSize bounds the body of one frontend message in bytes; a
-	// larger message ends the connection with FATAL 08P01. 0 means
-	// DefaultMaxMessageSize.
+	// MaxMessageSize bounds the body of one frontend message in bytes once
+	// the client is authenticated: a larger message is skipped and answered
+	// with ERROR 54000, and the connection goes on. 0 means
+	// DefaultMaxMessageSize. Before authentication the bound is 64 KiB and
+	// the startup packet's 10 000 bytes, and exceeding it is fatal.
 	MaxMessageSize int
+	// MaxRowSize bounds one row: a row of COPY FROM (a text line, a CSV
+	// record, a binary tuple) fails the COPY with 54000, and so does a
+	// result row (DataRow, or a CopyData of COPY TO) whose encoding is
+	// larger. 0 means DefaultMaxRowSize.
+	MaxRowSize int
+	// MaxConnections bounds the sessions served at once; the next client to
+	// authenticate gets FATAL 53300. 0 means DefaultMaxConnections. Sockets
+	// are bounded too, to twice as many: beyond that, a new socket gets
+	// FATAL 53300 before the server reads anything from it.
+	MaxConnections int
+	// ReservedConnections of the MaxConnections slots are kept for roles
+	// the Authenticator calls privileged (see PrivilegedRoles), so an
+	// administrator can still log in when users took all others.
+	ReservedConnections int
+	// AuthTimeout bounds startup and authentication, as PostgreSQL's
+	// authentication_timeout does: a client that has not completed them in
+	// time is disconnected. 0 means DefaultAuthTimeout.
+	AuthTimeout time.Duration
+	// AuthFailureDelay is waited before a failed authentication is
+	// answered (PostgreSQL's auth_delay); 0 answers at once.
+	AuthFailureDelay time.Duration
+}
+
+// PrivilegedRoles may be implemented by an Authenticator to say which roles
+// may take the slots Config.ReservedConnections keeps free. Without it no
+// role can, and the reserved slots just lower the limit.
+type PrivilegedRoles interface {
+	// Privileged reports whether role is an administrator.
+	Privileged(ctx context.Context, role string) (bool, error)
 }
 
 // Server accepts PostgreSQL wire protocol connections and serves each on its
@@ -53,7 +96,12 @@ type Server struct {
 	mu           sync.Mutex
 	listeners    map[net.Listener]struct{}
 	conns        map[*conn]struct{}
-	wg           sync.WaitGroup // one count per live connection goroutine
+	// sessions counts the connections holding a session slot (conn.slot);
+	// len(conns) is the number of sockets served.
+	sessions int
+	wg       sync.WaitGroup // one count per live connection goroutine
+	// lingering bounds the refused sockets being drained (refuseSocket).
+	lingering chan struct{}
 }
 
 // NewServer returns a Server for cfg. It panics if Auth or Sessions is nil,
@@ -65,6 +113,16 @@ func NewServer(cfg Config) *Server {
 	if cfg.MaxMessageSize <= 0 {
 		cfg.MaxMessageSize = DefaultMaxMessageSize
 	}
+	if cfg.MaxRowSize <= 0 {
+		cfg.MaxRowSize = DefaultMaxRowSize
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	cfg.ReservedConnections = min(max(cfg.ReservedConnections, 0), cfg.MaxConnections)
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = DefaultAuthTimeout
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -74,6 +132,7 @@ func NewServer(cfg Config) *Server {
 		log:       log,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
+		lingering: make(chan struct{}, maxLingering),
 	}
 	if cfg.TLSConfig != nil {
 		s.tlsConfig = cfg.TLSConfig.Clone()
@@ -115,8 +174,12 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		backoff = 0
 		c := newConn(s, nc)
-		if !s.trackConn(c) {
+		switch s.trackConn(c) {
+		case errShuttingDown:
 			nc.Close()
+			continue
+		case errTooManySockets:
+			s.refuseSocket(nc)
 			continue
 		}
 		go c.serve()
@@ -183,17 +246,22 @@ func (s *Server) untrackListener(l net.Listener) {
 	l.Close()
 }
 
-// trackConn registers c; it fails once Shutdown has begun. A registered
-// connection must call untrackConn when its goroutine ends.
-func (s *Server) trackConn(c *conn) bool {
+// trackConn registers c. It fails with errShuttingDown once Shutdown has
+// begun and with errTooManySockets when twice Config.MaxConnections sockets
+// are served already. A registered connection must call untrackConn when its
+// goroutine ends.
+func (s *Server) trackConn(c *conn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shuttingDown.Load() {
-		return false
+		return errShuttingDown
+	}
+	if len(s.conns) >= 2*s.cfg.MaxConnections {
+		return errTooManySockets
 	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
-	return true
+	return nil
 }
 
 func (s *Server) untrackConn(c *conn) {

@@ -34,15 +34,25 @@ type testDB struct {
 	verifiers map[string]string // role → SCRAM verifier
 	executes  atomic.Int64      // Portal.Execute calls
 	sessions  atomic.Int64      // open sessions
-	// sleeping receives a value when a SLEEP statement starts waiting.
+	// sleeping receives a value when a SLEEP statement starts waiting,
+	// slept the cause of its context's cancellation when it ends.
 	sleeping chan struct{}
+	slept    chan error
+	// privileged are the roles Privileged reports.
+	privileged map[string]bool
 	// fuzzSafe refuses SLEEP and PANIC and bounds result sizes, so that
 	// arbitrary input cannot block or flag the fuzz target.
 	fuzzSafe bool
 }
 
 func newTestDB() *testDB {
-	return &testDB{verifiers: make(map[string]string), sleeping: make(chan struct{}, 16)}
+	return &testDB{verifiers: make(map[string]string), sleeping: make(chan struct{}, 16), slept: make(chan error, 16),
+		privileged: make(map[string]bool)}
+}
+
+// Privileged implements PrivilegedRoles.
+func (db *testDB) Privileged(_ context.Context, role string) (bool, error) {
+	return db.privileged[role], nil
 }
 
 // SCRAMVerifier implements Authenticator.
@@ -293,6 +303,10 @@ func (p *testPortal) Execute(ctx context.Context, maxRows int, w RowWriter) (str
 	case "sleep":
 		s.db.sleeping <- struct{}{}
 		<-ctx.Done()
+		select {
+		case s.db.slept <- context.Cause(ctx):
+		default:
+		}
 		s.failTx()
 		return "", false, fmt.Errorf("sleep interrupted: %w", context.Cause(ctx))
 	case "fail":

@@ -13,9 +13,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -74,7 +76,28 @@ type Config struct {
 	// CompactionWorkers is the number of compaction workers to run (0: none;
 	// `lakesoul serve` defaults to 1).
 	CompactionWorkers int
-	Logger            *slog.Logger
+
+	// Client limits (package pgwire; zero = its defaults): sessions at once
+	// and the slots of them kept for administrators; time to authenticate;
+	// the delay before a failed authentication is answered; the largest
+	// client message and the largest row in or out.
+	MaxConnections      int
+	ReservedConnections int
+	AuthTimeout         time.Duration
+	AuthFailureDelay    time.Duration
+	MaxMessageSize      int
+	MaxRowSize          int
+	// MemoryLimit is the server's memory budget in bytes: half of it is
+	// DuckDB's memory_limit, shared by all sessions' queries (an operator
+	// beyond it spills, a query beyond spilling fails with 53200), half the
+	// Go runtime's soft limit (runtime/debug.SetMemoryLimit). 0 means half
+	// the physical memory (or of the cgroup's limit); negative, no limit.
+	MemoryLimit int64
+	// TempLimit bounds DuckDB's spill files under <DataDir>/tmp in bytes.
+	// 0 means a quarter of the free space there at start; negative, DuckDB's
+	// default (90% of it).
+	TempLimit int64
+	Logger    *slog.Logger
 	// Announce receives the one-time message with a generated password.
 	Announce io.Writer
 }
@@ -128,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			DataDir:   filepath.Join(cfg.DataDir, "pg"),
 			BinDir:    cfg.PGBinDir,
 			SuperUser: AdminRole,
-			Settings:  cfg.PGSettings,
+			Settings:  privateClusterSettings(cfg.PGSettings),
 			Logger:    cfg.Logger,
 		})
 		if err != nil {
@@ -165,7 +188,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.store = store
-	s.eng, err = engine.New(ctx, engine.Config{Catalog: s.cat, Warehouse: warehouse, Store: store, Logger: cfg.Logger})
+	engCfg, err := s.engineLimits()
+	if err != nil {
+		return nil, err
+	}
+	engCfg.Catalog, engCfg.Warehouse, engCfg.Store, engCfg.Logger = s.cat, warehouse, store, cfg.Logger
+	s.eng, err = engine.New(ctx, engCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -193,13 +221,57 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	}
 	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger, TLSConfig: tlsConfig,
-		PasswordAuth: cfg.PasswordAuth})
+		PasswordAuth: cfg.PasswordAuth, MaxConnections: cfg.MaxConnections, ReservedConnections: cfg.ReservedConnections,
+		AuthTimeout: cfg.AuthTimeout, AuthFailureDelay: cfg.AuthFailureDelay, MaxMessageSize: cfg.MaxMessageSize,
+		MaxRowSize: cfg.MaxRowSize})
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
 	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
 	return s, nil
+}
+
+// privateClusterSettings are the private catalog cluster's settings: extra
+// ones over ours. A backend checks every second that the server's connection
+// to it is still there (client_connection_check_interval), so a statement
+// whose connection the server dropped — a cancelled or timed-out call, or
+// the server gone — stops within a second instead of running to its end.
+func privateClusterSettings(extra map[string]string) map[string]string {
+	out := map[string]string{"client_connection_check_interval": "1s"}
+	maps.Copy(out, extra)
+	return out
+}
+
+// engineLimits resolves the memory and temp space limits into the engine's
+// configuration, sets the Go runtime's share of the memory budget and
+// prepares DuckDB's spill directory <DataDir>/tmp, emptied of what a
+// previous run left.
+func (s *Server) engineLimits() (engine.Config, error) {
+	var c engine.Config
+	budget := s.cfg.MemoryLimit
+	if budget == 0 {
+		budget = physicalMemory() / 2
+	}
+	if budget > 0 {
+		c.MemoryLimit = budget / 2
+		debug.SetMemoryLimit(budget - c.MemoryLimit)
+	}
+	c.TempDir = filepath.Join(s.cfg.DataDir, "tmp")
+	if err := os.RemoveAll(c.TempDir); err != nil {
+		return c, fmt.Errorf("temp dir: %w", err)
+	}
+	if err := os.MkdirAll(c.TempDir, 0o700); err != nil {
+		return c, fmt.Errorf("temp dir: %w", err)
+	}
+	c.TempLimit = s.cfg.TempLimit
+	if c.TempLimit == 0 {
+		c.TempLimit = freeSpace(c.TempDir) / 4
+	}
+	c.TempLimit = max(c.TempLimit, 0)
+	s.log.Info("engine limits", "duckdb_memory_limit", c.MemoryLimit, "go_memory_limit", budget-c.MemoryLimit,
+		"temp_dir", c.TempDir, "temp_limit", c.TempLimit)
+	return c, nil
 }
 
 // openStore builds the warehouse's object store; for S3 with the disk cache

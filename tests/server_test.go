@@ -109,8 +109,13 @@ func serverEnv() []string {
 // log goes to <dataDir>/../lakesoul-<n>.log. Should another process take
 // the chosen port first, it retries on another.
 func startServer(dataDir, password string, extraArgs ...string) (*server, error) {
+	return startServerEnv(dataDir, password, nil, extraArgs...)
+}
+
+// startServerEnv is startServer with env added to the server's environment.
+func startServerEnv(dataDir, password string, env []string, extraArgs ...string) (*server, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := startServerOnce(dataDir, password, extraArgs...)
+		s, err := startServerOnce(dataDir, password, env, extraArgs...)
 		if err != nil && attempt < 3 && strings.Contains(err.Error(), "address already in use") {
 			continue
 		}
@@ -118,7 +123,7 @@ func startServer(dataDir, password string, extraArgs ...string) (*server, error)
 	}
 }
 
-func startServerOnce(dataDir, password string, extraArgs ...string) (*server, error) {
+func startServerOnce(dataDir, password string, env []string, extraArgs ...string) (*server, error) {
 	addr, port, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -143,7 +148,7 @@ func startServerOnce(dataDir, password string, extraArgs ...string) (*server, er
 	}
 	args = append(args, extraArgs...)
 	s.cmd = exec.Command(lakesoulBin, args...)
-	s.cmd.Env = serverEnv()
+	s.cmd.Env = append(serverEnv(), env...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	s.cmd.SysProcAttr = childSysProcAttr()
 	// The parent-death signal follows the thread that started the child, not

@@ -103,7 +103,18 @@ func serve(args []string) error {
 	passwordAuth := fs.String("password-auth", env("LAKESOUL_PASSWORD_AUTH", "scram"), "scram, or cleartext-tls: ask TLS connections for the password in cleartext (others still use SCRAM) [LAKESOUL_PASSWORD_AUTH]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	compactionWorkers := fs.String("compaction-workers", env("LAKESOUL_COMPACTION_WORKERS", "1"), "compaction workers to run; 0 turns automatic compaction off [LAKESOUL_COMPACTION_WORKERS]")
+	maxConns := fs.String("max-connections", env("LAKESOUL_MAX_CONNECTIONS", "100"), "sessions served at once; the next client gets 53300 [LAKESOUL_MAX_CONNECTIONS]")
+	reservedConns := fs.String("reserved-connections", env("LAKESOUL_RESERVED_CONNECTIONS", "3"), "of --max-connections, slots only superusers and the admin may take [LAKESOUL_RESERVED_CONNECTIONS]")
+	authTimeout := fs.String("authentication-timeout", env("LAKESOUL_AUTHENTICATION_TIMEOUT", "1m"), "time a client has to authenticate [LAKESOUL_AUTHENTICATION_TIMEOUT]")
+	authDelay := fs.String("auth-failure-delay", env("LAKESOUL_AUTH_FAILURE_DELAY", "1s"), "wait before answering a failed authentication; 0 answers at once [LAKESOUL_AUTH_FAILURE_DELAY]")
+	maxMessage := fs.String("max-message-size", env("LAKESOUL_MAX_MESSAGE_SIZE", "64MiB"), "largest client message (a query text, a Bind, a CopyData); larger ones get 54000 [LAKESOUL_MAX_MESSAGE_SIZE]")
+	maxRow := fs.String("max-row-size", env("LAKESOUL_MAX_ROW_SIZE", "64MiB"), "largest row of COPY FROM or of a result; larger ones get 54000 [LAKESOUL_MAX_ROW_SIZE]")
+	memoryLimit := fs.String("memory-limit", env("LAKESOUL_MEMORY_LIMIT", ""), "memory budget: half DuckDB's memory_limit, half the Go heap's soft limit (default half the RAM; 0 = no limit) [LAKESOUL_MEMORY_LIMIT]")
+	tempLimit := fs.String("temp-space-limit", env("LAKESOUL_TEMP_SPACE_LIMIT", ""), "bound on DuckDB's spill files in <data-dir>/tmp (default a quarter of the free space; 0 = DuckDB's default) [LAKESOUL_TEMP_SPACE_LIMIT]")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := parseLimits(&cfg, *maxConns, *reservedConns, *authTimeout, *authDelay, *maxMessage, *maxRow, *memoryLimit, *tempLimit); err != nil {
 		return err
 	}
 	workers, err := strconv.Atoi(*compactionWorkers)
@@ -140,6 +151,52 @@ func serve(args []string) error {
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return errors.Join(err, srv.Close(closeCtx))
+}
+
+// parseLimits parses the client and resource limit flags of serve into cfg.
+func parseLimits(cfg *server.Config, maxConns, reserved, authTimeout, authDelay, maxMessage, maxRow, memory, temp string) error {
+	var err error
+	if cfg.MaxConnections, err = strconv.Atoi(maxConns); err != nil || cfg.MaxConnections < 1 {
+		return fmt.Errorf("--max-connections: %q is not a number >= 1", maxConns)
+	}
+	if cfg.ReservedConnections, err = strconv.Atoi(reserved); err != nil || cfg.ReservedConnections < 0 {
+		return fmt.Errorf("--reserved-connections: %q is not a number >= 0", reserved)
+	}
+	if cfg.ReservedConnections >= cfg.MaxConnections {
+		return fmt.Errorf("--reserved-connections (%d) must be less than --max-connections (%d)", cfg.ReservedConnections, cfg.MaxConnections)
+	}
+	if cfg.AuthTimeout, err = time.ParseDuration(authTimeout); err != nil || cfg.AuthTimeout <= 0 {
+		return fmt.Errorf("--authentication-timeout: %q is not a positive duration", authTimeout)
+	}
+	if cfg.AuthFailureDelay, err = time.ParseDuration(authDelay); err != nil || cfg.AuthFailureDelay < 0 {
+		return fmt.Errorf("--auth-failure-delay: %q is not a duration >= 0", authDelay)
+	}
+	for _, f := range []struct {
+		name, v string
+		dst     *int
+	}{{"--max-message-size", maxMessage, &cfg.MaxMessageSize}, {"--max-row-size", maxRow, &cfg.MaxRowSize}} {
+		n, err := objstore.ParseSize(f.v)
+		if err != nil || n < 1024 || n > 1<<30 {
+			return fmt.Errorf("%s: %q is not a size from 1KiB to 1GiB", f.name, f.v)
+		}
+		*f.dst = int(n)
+	}
+	for _, f := range []struct {
+		name, v string
+		dst     *int64
+	}{{"--memory-limit", memory, &cfg.MemoryLimit}, {"--temp-space-limit", temp, &cfg.TempLimit}} {
+		if f.v == "" {
+			continue // the server's default
+		}
+		n, err := objstore.ParseSize(f.v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if *f.dst = n; n == 0 {
+			*f.dst = -1 // no limit of ours
+		}
+	}
+	return nil
 }
 
 func migrateCmd(args []string) error {
