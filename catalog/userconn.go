@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,7 +28,7 @@ import (
 // role switch and privilege against that login. The owner login runs only
 // statements the server wrote, with user values as bind parameters.
 //
-// Connections are pooled per role and credential, at most UserPoolSize per
+// Connections are pooled per role and credential, at most SetUserPoolSize (default 4) per
 // pool, so a user cannot exhaust the owner's pool or another user's; each is
 // reset (DISCARD ALL) before it is handed out again.
 
@@ -39,8 +40,9 @@ type Credential struct {
 	SCRAMClientKey, SCRAMServerKey []byte
 }
 
-// UserPoolSize bounds the catalog connections of one role.
-var UserPoolSize int32 = 4
+// DefaultUserPoolSize bounds the catalog connections of one role unless
+// SetUserPoolSize says otherwise.
+const DefaultUserPoolSize = 4
 
 // userPoolIdle is how long an unused user pool lives.
 const userPoolIdle = 5 * time.Minute
@@ -58,6 +60,7 @@ type userPool struct {
 // userPools holds the pools of user logins.
 type userPools struct {
 	base *pgxpool.Config
+	size atomic.Int32 // connections per pool
 
 	mu        sync.Mutex
 	pools     map[userPoolKey]*userPool
@@ -65,7 +68,15 @@ type userPools struct {
 }
 
 func newUserPools(base *pgxpool.Config) *userPools {
-	return &userPools{base: base, pools: make(map[userPoolKey]*userPool)}
+	u := &userPools{base: base, pools: make(map[userPoolKey]*userPool)}
+	u.size.Store(DefaultUserPoolSize)
+	return u
+}
+
+// SetUserPoolSize sets how many catalog connections one role's sessions may
+// hold at once (pools made from now on).
+func (c *Catalog) SetUserPoolSize(n int) {
+	c.users.size.Store(int32(max(n, 1)))
 }
 
 // AcquireAs returns a catalog connection logged in as role with cred. The
@@ -150,7 +161,7 @@ func (u *userPools) config(role string, cred Credential) (*pgxpool.Config, error
 	}
 	cc.RuntimeParams = cloneParams(cc.RuntimeParams)
 	cc.RuntimeParams["application_name"] = "lakesoul user session"
-	cfg.MaxConns = UserPoolSize
+	cfg.MaxConns = u.size.Load()
 	cfg.MinConns = 0
 	cfg.MaxConnIdleTime = time.Minute
 	cfg.AfterConnect = afterConnect

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,6 +84,9 @@ type Config struct {
 	// client message and the largest row in or out.
 	MaxConnections      int
 	ReservedConnections int
+	// CatalogConnsPerUser bounds the catalog connections one role's sessions
+	// hold for the SQL they write (Catalog.SetUserPoolSize; 0 = its default).
+	CatalogConnsPerUser int
 	AuthTimeout         time.Duration
 	AuthFailureDelay    time.Duration
 	MaxMessageSize      int
@@ -151,7 +155,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			DataDir:   filepath.Join(cfg.DataDir, "pg"),
 			BinDir:    cfg.PGBinDir,
 			SuperUser: AdminRole,
-			Settings:  privateClusterSettings(cfg.PGSettings),
+			Settings:  privateClusterSettings(cfg, cfg.PGSettings),
 			Logger:    cfg.Logger,
 		})
 		if err != nil {
@@ -173,6 +177,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if s.cat, err = catalog.Open(ctx, catalogURL); err != nil {
 		return nil, err
+	}
+	if cfg.CatalogConnsPerUser > 0 {
+		s.cat.SetUserPoolSize(cfg.CatalogConnsPerUser)
 	}
 
 	warehouse := cfg.Warehouse
@@ -237,8 +244,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 // to it is still there (client_connection_check_interval), so a statement
 // whose connection the server dropped — a cancelled or timed-out call, or
 // the server gone — stops within a second instead of running to its end.
-func privateClusterSettings(extra map[string]string) map[string]string {
-	out := map[string]string{"client_connection_check_interval": "1s"}
+// max_connections leaves room for every session's user login (at most one
+// catalog connection per session, catalog.AcquireAs) next to the owner's
+// pool and the workers.
+func privateClusterSettings(cfg Config, extra map[string]string) map[string]string {
+	sessions := cfg.MaxConnections
+	if sessions <= 0 {
+		sessions = 100
+	}
+	out := map[string]string{
+		"client_connection_check_interval": "1s",
+		"max_connections":                  strconv.Itoa(sessions + 64),
+	}
 	maps.Copy(out, extra)
 	return out
 }

@@ -104,6 +104,7 @@ func serve(args []string) error {
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	compactionWorkers := fs.String("compaction-workers", env("LAKESOUL_COMPACTION_WORKERS", "1"), "compaction workers to run; 0 turns automatic compaction off [LAKESOUL_COMPACTION_WORKERS]")
 	maxConns := fs.String("max-connections", env("LAKESOUL_MAX_CONNECTIONS", "100"), "sessions served at once; the next client gets 53300 [LAKESOUL_MAX_CONNECTIONS]")
+	userConns := fs.String("catalog-conns-per-user", env("LAKESOUL_CATALOG_CONNS_PER_USER", "4"), "catalog connections one role's sessions may hold at once for the catalog queries they send [LAKESOUL_CATALOG_CONNS_PER_USER]")
 	reservedConns := fs.String("reserved-connections", env("LAKESOUL_RESERVED_CONNECTIONS", "3"), "of --max-connections, slots only superusers and the admin may take [LAKESOUL_RESERVED_CONNECTIONS]")
 	authTimeout := fs.String("authentication-timeout", env("LAKESOUL_AUTHENTICATION_TIMEOUT", "1m"), "time a client has to authenticate [LAKESOUL_AUTHENTICATION_TIMEOUT]")
 	authDelay := fs.String("auth-failure-delay", env("LAKESOUL_AUTH_FAILURE_DELAY", "1s"), "wait before answering a failed authentication; 0 answers at once [LAKESOUL_AUTH_FAILURE_DELAY]")
@@ -117,6 +118,11 @@ func serve(args []string) error {
 	if err := parseLimits(&cfg, *maxConns, *reservedConns, *authTimeout, *authDelay, *maxMessage, *maxRow, *memoryLimit, *tempLimit); err != nil {
 		return err
 	}
+	perUser, err := strconv.Atoi(*userConns)
+	if err != nil || perUser < 1 {
+		return fmt.Errorf("--catalog-conns-per-user: %q is not a number >= 1", *userConns)
+	}
+	cfg.CatalogConnsPerUser = perUser
 	workers, err := strconv.Atoi(*compactionWorkers)
 	if err != nil || workers < 0 {
 		return fmt.Errorf("--compaction-workers: %q is not a number >= 0", *compactionWorkers)
