@@ -119,21 +119,27 @@ func (p *catalogPortal) start(ctx context.Context) error {
 		}
 		values[i] = b
 	}
-	// The result outlives this call when the portal is suspended, so it is
-	// bound to the portal's context, not this call's.
-	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	p.rr = tx.Conn().PgConn().ExecParams(p.ctx, p.q.sql, values, p.q.params, nil, nil)
 	return nil
 }
 
 func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	if p.ctx == nil {
+		// The result outlives this call when the portal is suspended, so it
+		// is bound to the portal's context, not this call's.
+		p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	// Registered before the query is sent: PostgreSQL runs an extended-
+	// protocol statement before it flushes the RowDescription, so sending
+	// it (start) already waits for the whole execution.
+	stop := context.AfterFunc(ctx, p.cancel)
+	defer stop()
 	if p.rr == nil {
 		if err := p.start(ctx); err != nil {
 			return "", true, err
 		}
 	}
-	stop := context.AfterFunc(ctx, p.cancel)
-	defer stop()
+
 	m := p.tx.Conn().TypeMap()
 	row := make([]any, len(p.q.cols))
 	for n := 0; maxRows == 0 || n < maxRows; n++ {

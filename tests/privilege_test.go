@@ -217,7 +217,7 @@ func TestUserCannotHoldTheCatalog(t *testing.T) {
 	}
 	// Wait until alice's sleeps are running on the catalog.
 	waitFor(t, "alice's sleeps on the catalog", func() bool {
-		return countActive(t, cat, ""+f.tag+"_sleeper") > 0
+		return countActive(t, cat, f.tag+"_sleeper") > 0
 	})
 	// Everyone else still logs in and reaches the catalog.
 	for range 3 {
@@ -234,6 +234,11 @@ func TestUserCannotHoldTheCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The cancel reached the catalog: no sleeper is left running there,
+	// long before pg_sleep(120) would have ended by itself.
+	waitFor(t, "the catalog's sleeps to stop", func() bool {
+		return countActive(t, cat, f.tag+"_sleeper") == 0
+	})
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -241,10 +246,6 @@ func TestUserCannotHoldTheCatalog(t *testing.T) {
 			t.Errorf("a canceled sleep: %v, want 57014", err)
 		}
 	}
-	// The cancel reached the catalog: no sleeper is left running there.
-	waitFor(t, "the catalog's sleeps to stop", func() bool {
-		return countActive(t, cat, ""+f.tag+"_sleeper") == 0
-	})
 }
 
 func countActive(t *testing.T, cat *pgx.Conn, marker string) int {
