@@ -47,6 +47,11 @@ type scanEntry struct {
 	fixed bool
 	// prune, when set, narrows every snapshot given to the entry.
 	prune *pruneSpec
+	// changeFeed marks an incremental read (lakesoul.changes): rows of CDC
+	// tables whose merged op is delete are kept, as LakeSoul's incremental
+	// reads keep them (a change feed that dropped deletes would lose them
+	// downstream).
+	changeFeed bool
 }
 
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
@@ -87,6 +92,14 @@ func (r *scanRegistry) putFixed(handle string, t *catalog.Table, parts []catalog
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true}
+}
+
+// putChangeFeed registers a handle that always scans exactly parts as an
+// incremental read: CDC deletes are rows of the result.
+func (r *scanRegistry) putChangeFeed(handle string, t *catalog.Table, parts []catalog.PartitionFiles) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true, changeFeed: true}
 }
 
 func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles) {
@@ -196,7 +209,8 @@ func newScanSource(ctx context.Context, store objstore.Store, mem memory.Allocat
 	}
 	s := &scanSource{
 		ctx:  ctx,
-		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true},
+		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true,
+			KeepCDCDeletes: e.changeFeed},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
