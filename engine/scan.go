@@ -208,7 +208,7 @@ func newScanSource(ctx context.Context, store objstore.Store, mem memory.Allocat
 		ctx = context.Background()
 	}
 	s := &scanSource{
-		ctx:  ctx,
+		ctx: ctx,
 		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true,
 			KeepCDCDeletes: e.changeFeed},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
