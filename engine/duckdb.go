@@ -137,6 +137,8 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		switch {
 		case strings.Contains(msg, "not found in FROM clause"), strings.Contains(msg, "Referenced column"), strings.Contains(msg, "does not have a column"):
 			code = sqlerr.UndefinedColumn
+		case strings.Contains(msg, "Referenced table"):
+			code = sqlerr.UndefinedTable // PostgreSQL: missing FROM-clause entry
 		case strings.Contains(msg, "No function matches"), strings.Contains(msg, "Could not choose a best candidate function"):
 			code = sqlerr.UndefinedFunction
 		case strings.Contains(msg, "ambiguous"):

@@ -109,7 +109,7 @@ var duckFunctions = map[string]duckScalar{
 				if int64(int(i)) != i {
 					return nil
 				}
-				return v.Index(int(i))
+				return v.Index(int(i), a[2].(bool))
 			})
 		}},
 	"lakesoul_json_path": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},

@@ -363,6 +363,15 @@ func pgColumnName(n *pg_query.Node) string {
 		return typeNameString(n.GetTypeCast().TypeName)
 	case n.GetCaseExpr() != nil:
 		return "case"
+	case n.GetAArrayExpr() != nil:
+		return "array"
+	case n.GetRowExpr() != nil:
+		return "row"
+	case n.GetAIndirection() != nil:
+		if ind := n.GetAIndirection().Indirection; len(ind) > 0 && ind[len(ind)-1].GetString_() != nil {
+			return ind[len(ind)-1].GetString_().Sval
+		}
+		return pgColumnName(n.GetAIndirection().Arg)
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		return "nullif"
 	case n.GetCoalesceExpr() != nil:
@@ -373,8 +382,11 @@ func pgColumnName(n *pg_query.Node) string {
 		}
 		return "least"
 	case n.GetSubLink() != nil:
-		if n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
+		switch n.GetSubLink().SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
 			return "exists"
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array"
 		}
 		return ""
 	}

@@ -41,8 +41,12 @@ func (v *Value) Field(key string) *Value {
 }
 
 // Index is an array's element i, counted from the end when negative; nil
-// when v is not an array or i is out of range.
-func (v *Value) Index(i int) *Value {
+// when v is not an array or i is out of range. jsonb (-> n) takes a scalar
+// for an array of that one element.
+func (v *Value) Index(i int, jsonb bool) *Value {
+	if v != nil && jsonb && v.Kind != Array && v.Kind != Object && (i == 0 || i == -1) {
+		return v
+	}
 	if v == nil || v.Kind != Array {
 		return nil
 	}
@@ -70,7 +74,7 @@ func (v *Value) Path(path []string) *Value {
 			if err != nil {
 				return nil
 			}
-			v = v.Index(i)
+			v = v.Index(i, false)
 		default:
 			return nil
 		}

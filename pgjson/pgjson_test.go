@@ -125,8 +125,12 @@ func TestAccess(t *testing.T) {
 		t.Error("empty path")
 	}
 	arr := mustParse(t, `[1,2,3]`)
-	if arr.Index(-1).Raw != "3" || arr.Index(3) != nil || arr.Index(-4) != nil || arr.Field("0") != nil {
+	if arr.Index(-1, true).Raw != "3" || arr.Index(3, true) != nil || arr.Index(-4, false) != nil || arr.Field("0") != nil {
 		t.Error("array index")
+	}
+	if s := mustParse(t, `"s"`); s.Index(0, true) != s || s.Index(-1, true) != s || s.Index(1, true) != nil || s.Index(0, false) != nil ||
+		s.Path([]string{"0"}) != nil {
+		t.Error("jsonb -> n of a scalar is the scalar for 0 and -1 only; json's and #>'s are NULL")
 	}
 	if mustParse(t, `{"0":5}`).Path([]string{"0"}).Raw != "5" {
 		t.Error(`{"0":5} #> {0}`)
