@@ -68,6 +68,7 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 		}
 		if a := n.GetAExpr(); a != nil {
 			rw.divisor(a)
+			rw.dateDifference(n, a)
 		}
 	case *pg_query.Node_FuncCall:
 		return rw.function(n, x.FuncCall)
@@ -207,8 +208,57 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 		return rw.round(n, fc)
 	case name == "format":
 		return rw.format(n, fc) // pgformat.go
+	case name == "extract" && len(fc.Args) == 2:
+		rw.extract(n, fc)
 	}
 	return nil
+}
+
+// dateDifference makes date - date an integer, as in PostgreSQL (DuckDB's
+// is bigint).
+func (rw *pgRewriter) dateDifference(n *pg_query.Node, a *pg_query.A_Expr) {
+	if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && operatorName(a) == "-" &&
+		rw.ti.typeAt(a.Lexpr).oid == schema.OIDDate && rw.ti.typeAt(a.Rexpr).oid == schema.OIDDate {
+		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "int4") })
+	}
+}
+
+// integralFields are the fields extract() returns as whole numbers.
+var integralFields = map[string]bool{"century": true, "day": true, "decade": true, "dow": true, "doy": true,
+	"hour": true, "isodow": true, "isoyear": true, "microseconds": true, "millennium": true, "minute": true,
+	"month": true, "quarter": true, "week": true, "year": true}
+
+// extract gives extract() PostgreSQL's numeric result: DuckDB's is bigint
+// (seconds without their fraction).
+func (rw *pgRewriter) extract(n *pg_query.Node, fc *pg_query.FuncCall) {
+	field, ok := stringValue(fc.Args[0])
+	if !ok {
+		return
+	}
+	field = strings.ToLower(field)
+	switch arg := rw.ti.typeAt(fc.Args[1]); {
+	case arg.oid != schema.OIDDate && arg.oid != schema.OIDTimestamp && arg.oid != schema.OIDTimestamptz && arg.oid != schema.OIDInterval:
+	case integralFields[field]:
+		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "numeric(38,0)") })
+	case field == "second" || field == "milliseconds":
+		// microseconds × 10⁻⁶ (10⁻³): decimal arithmetic, exact.
+		unit := "0.000001"
+		if field == "milliseconds" {
+			unit = "0.001"
+		}
+		fc.Args[0] = pg_query.MakeAConstStrNode("microseconds", -1)
+		wrap(n, func(inner *pg_query.Node) *pg_query.Node {
+			return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")},
+				makeCast(inner, "numeric(38,0)"), &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+					Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: unit}}}}}, -1)
+		})
+	case field == "epoch" && arg.oid == schema.OIDDate:
+		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "numeric(38,0)") })
+	case field == "epoch" && arg.oid != schema.OIDInterval:
+		n.Node = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")},
+			makeCast(makeCall("epoch_us", fc.Args[1]), "numeric(38,0)"), &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+				Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: "0.000001"}}}}}, -1).Node
+	}
 }
 
 // round gives round() PostgreSQL's result types: numeric with exactly n
@@ -253,6 +303,8 @@ func (rw *pgRewriter) cast(n *pg_query.Node, tc *pg_query.TypeCast) error {
 		}
 	}
 	switch {
+	case target.isNumeric() && len(tc.TypeName.Typmods) == 0 && len(tc.TypeName.ArrayBounds) == 0:
+		rw.bareNumeric(n, tc)
 	case target.isJSON(), schema.ElemOID(target.oid) == schema.OIDJSON, schema.ElemOID(target.oid) == schema.OIDJSONB:
 		tc.TypeName = duckJSONTypeName(len(tc.TypeName.ArrayBounds) > 0) // jsonb is DuckDB's JSON too
 	case target.isText() && len(tc.TypeName.Typmods) == 0:
@@ -264,6 +316,31 @@ func (rw *pgRewriter) cast(n *pg_query.Node, tc *pg_query.TypeCast) error {
 		}
 	}
 	return nil
+}
+
+// bareNumeric re-spells a cast to numeric without precision, which is
+// DuckDB's DECIMAL(18,3) (three fractional digits) but arbitrary precision in
+// PostgreSQL: an integer becomes numeric(38,0), a numeric keeps its type, a
+// literal the digits it has, and a float stays a double (its digits, as in
+// round(x::numeric, n), the usual reason for the cast).
+func (rw *pgRewriter) bareNumeric(n *pg_query.Node, tc *pg_query.TypeCast) {
+	switch arg := rw.ti.typeAt(tc.Arg); {
+	case arg.isInteger():
+		n.Node = makeCast(tc.Arg, "numeric(38,0)").Node
+	case arg.isNumeric():
+		n.Node = tc.Arg.Node
+	case arg.isFloat():
+		n.Node = makeCast(tc.Arg, "float8").Node
+	case arg.literal:
+		if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
+			if _, err := strconv.ParseFloat(sv.Sval, 64); err == nil && !strings.ContainsAny(sv.Sval, "eEnN") {
+				_, frac, _ := strings.Cut(strings.TrimSpace(sv.Sval), ".")
+				if len(frac) <= 37 {
+					n.Node = makeCast(tc.Arg, fmt.Sprintf("numeric(38,%d)", len(frac))).Node
+				}
+			}
+		}
+	}
 }
 
 // dateTimeLiteral spells PostgreSQL date/time input text as DuckDB reads it
