@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -45,7 +46,7 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 			nodes = append(nodes, n)
 		}
 	})
-	rw := &pgRewriter{s: s, ti: ti}
+	rw := &pgRewriter{s: s, ti: ti, compared: comparedRows(stmt)}
 	for i := len(nodes) - 1; i >= 0; i-- {
 		if err := rw.node(nodes[i]); err != nil {
 			return err
@@ -55,8 +56,9 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 }
 
 type pgRewriter struct {
-	s  *Session
-	ti *typeInfo
+	s        *Session
+	ti       *typeInfo
+	compared map[*pg_query.Node]bool // comparedRows
 }
 
 func (rw *pgRewriter) node(n *pg_query.Node) error {
@@ -88,6 +90,10 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 		rw.coerceLiterals(x.MinMaxExpr.Args, rw.ti.typeAt(n))
 	case *pg_query.Node_SelectStmt:
 		rw.values(x.SelectStmt)
+	case *pg_query.Node_RowExpr:
+		if !rw.compared[n] {
+			rw.namedRow(n, x.RowExpr)
+		}
 	case *pg_query.Node_RangeFunction:
 		rw.tableFunction(n, x.RangeFunction)
 	}
@@ -298,8 +304,8 @@ func (rw *pgRewriter) round(n *pg_query.Node, fc *pg_query.FuncCall) error {
 func (rw *pgRewriter) cast(n *pg_query.Node, tc *pg_query.TypeCast) error {
 	target := typeNameType(tc.TypeName)
 	if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
-		if text, ok := rw.s.dateTimeLiteral(target.oid, sv.Sval); ok {
-			sv.Sval = text
+		if err := rw.s.respellLiteral(sv, target.oid); err != nil {
+			return err
 		}
 	}
 	switch {
@@ -341,6 +347,25 @@ func (rw *pgRewriter) bareNumeric(n *pg_query.Node, tc *pg_query.TypeCast) {
 			}
 		}
 	}
+}
+
+// respellLiteral rewrites the text of a string literal of type oid for
+// DuckDB: date/time input in PostgreSQL's forms (dateTimeLiteral), and a
+// uuid in its canonical spelling (a malformed one fails with 22P02, as
+// PostgreSQL reads literals when it parses them).
+func (s *Session) respellLiteral(sv *pg_query.String, oid uint32) error {
+	if oid == schema.OIDUUID {
+		u, err := uuid.Parse(strings.TrimSpace(sv.Sval))
+		if err != nil {
+			return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", sv.Sval)
+		}
+		sv.Sval = u.String()
+		return nil
+	}
+	if text, ok := s.dateTimeLiteral(oid, sv.Sval); ok {
+		sv.Sval = text
+	}
+	return nil
 }
 
 // dateTimeLiteral spells PostgreSQL date/time input text as DuckDB reads it
@@ -396,10 +421,8 @@ func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) {
 	if !ok {
 		return
 	}
-	sv := n.GetAConst().GetSval()
-	if text, ok := rw.s.dateTimeLiteral(t.oid, sv.Sval); ok {
-		sv.Sval = text
-	}
+	// Malformed text is left for DuckDB's cast to refuse (22P02 as well).
+	_ = rw.s.respellLiteral(n.GetAConst().GetSval(), t.oid)
 	wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, name) })
 }
 
@@ -435,6 +458,43 @@ func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) {
 			rw.coerceLiterals(a.Rexpr.GetList().GetItems(), l)
 		}
 	}
+}
+
+// namedRow names the fields of a ROW(…) value f1, f2, … as PostgreSQL
+// names a record's columns: DuckDB's row() is a struct without field names,
+// which its client cannot describe. Rows compared with rows (=, IN, a
+// subquery's row) stay DuckDB's rows.
+func (rw *pgRewriter) namedRow(n *pg_query.Node, r *pg_query.RowExpr) {
+	var args []*pg_query.Node
+	for i, a := range r.Args {
+		args = append(args, &pg_query.Node{Node: &pg_query.Node_NamedArgExpr{NamedArgExpr: &pg_query.NamedArgExpr{
+			Arg: a, Name: fmt.Sprintf("f%d", i+1), Argnumber: -1, Location: -1}}})
+	}
+	n.Node = makeCall("struct_pack", args...).Node
+}
+
+// comparedRows returns the ROW(…) nodes of stmt that are compared with
+// other rows.
+func comparedRows(stmt *pg_query.Node) map[*pg_query.Node]bool {
+	out := map[*pg_query.Node]bool{}
+	mark := func(ns ...*pg_query.Node) {
+		for _, n := range ns {
+			if n.GetRowExpr() != nil {
+				out[n] = true
+			}
+		}
+	}
+	walk(stmt, func(n *pg_query.Node) {
+		switch {
+		case n.GetAExpr() != nil:
+			a := n.GetAExpr()
+			mark(a.Lexpr, a.Rexpr)
+			mark(a.Rexpr.GetList().GetItems()...)
+		case n.GetSubLink() != nil:
+			mark(n.GetSubLink().Testexpr)
+		}
+	})
+	return out
 }
 
 // values resolves the untyped literals of each VALUES column to the

@@ -156,6 +156,8 @@ var diffCorpus = []string{
 	`SELECT id, ARRAY[id, id * 2], ARRAY[name, dept], ARRAY[rating], ARRAY[salary], ARRAY[hired], ARRAY[[id, 1], [2, 3]], ARRAY[active]
 		FROM diff.emp ORDER BY id`,
 	`SELECT dept, array_agg(id ORDER BY id), array_agg(name ORDER BY name) FROM diff.emp GROUP BY dept ORDER BY dept NULLS FIRST`,
+	`SELECT id, ROW(id, name, rating), ARRAY[ROW(id, dept)] FROM diff.emp WHERE (id, name) <> (3, 'x') AND (id, dept) IN (SELECT id, dept FROM diff.emp)
+		ORDER BY id`,
 	`SELECT id, extract(second FROM updated), extract(epoch FROM updated), extract(milliseconds FROM updated), extract(dow FROM hired),
 		extract(epoch FROM hired), extract(hour FROM interval '1 day 02:03:04.5'), extract(second FROM interval '1 day 02:03:04.5'),
 		hired - DATE '2020-01-01' FROM diff.emp ORDER BY id`,
