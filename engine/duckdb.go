@@ -37,10 +37,12 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, threads int, warehouseDi
 		db.Close()
 		return nil, err
 	}
+	// GLOBAL: a plain SET is the setup connection's alone, and every
+	// session has a connection of its own.
 	setup := []string{
-		"SET TimeZone = 'UTC'",
+		"SET GLOBAL TimeZone = 'UTC'",
 		// PostgreSQL divides integers by integers to an integer (7/2 = 3).
-		"SET integer_division = true",
+		"SET GLOBAL integer_division = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 	}

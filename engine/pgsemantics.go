@@ -204,10 +204,14 @@ func (rw *pgRewriter) divisor(a *pg_query.A_Expr) {
 }
 
 func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
-	if fc.FuncVariadic || fc.AggStar || fc.Over != nil {
+	name := funcName(fc)
+	if fc.FuncVariadic && name == "format" {
+		return sqlerr.Unsupported("format() with VARIADIC arguments", "format('… %s …', arg, …)")
+	}
+	if fc.FuncVariadic || fc.AggStar || fc.Over != nil || len(fc.Args) == 0 {
 		return nil
 	}
-	switch name := funcName(fc); {
+	switch {
 	case name == "mod" && len(fc.Args) == 2:
 		checkedDivisor(fc.Args[1])
 	case name == "round":

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -20,8 +19,7 @@ import (
 
 // unqualifyColumns rewrites the schema-qualified column references of stmt.
 func (s *Session) unqualifyColumns(stmt *pg_query.Node) error {
-	var rels []*pg_query.RangeVar
-	collectRangeVars(stmt.ProtoReflect(), &rels)
+	rels := relationRefs(stmt)
 	if len(rels) == 0 {
 		return nil
 	}
@@ -81,25 +79,20 @@ func joinNames(names []string, star bool) string {
 	return out
 }
 
-// collectRangeVars appends every relation reference inside m, DML targets
-// included.
-func collectRangeVars(m protoreflect.Message, out *[]*pg_query.RangeVar) {
-	if rv, ok := m.Interface().(*pg_query.RangeVar); ok {
-		*out = append(*out, rv)
-		return
+// relationRefs returns every relation reference of stmt: FROM items and
+// the target of an INSERT, UPDATE, DELETE or MERGE.
+func relationRefs(stmt *pg_query.Node) []*pg_query.RangeVar {
+	var out []*pg_query.RangeVar
+	for _, rv := range []*pg_query.RangeVar{stmt.GetInsertStmt().GetRelation(), stmt.GetUpdateStmt().GetRelation(),
+		stmt.GetDeleteStmt().GetRelation(), stmt.GetMergeStmt().GetRelation()} {
+		if rv != nil {
+			out = append(out, rv)
+		}
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Message() == nil || fd.IsMap() {
-			return true
+	walk(stmt, func(n *pg_query.Node) {
+		if rv := n.GetRangeVar(); rv != nil {
+			out = append(out, rv)
 		}
-		if fd.IsList() {
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				collectRangeVars(l.Get(i).Message(), out)
-			}
-			return true
-		}
-		collectRangeVars(v.Message(), out)
-		return true
 	})
+	return out
 }

@@ -136,15 +136,8 @@ func TestJDBCSpark(t *testing.T) {
 // named cursors (DECLARE/FETCH/CLOSE), SET TIME ZONE.
 func TestPsycopg2(t *testing.T) {
 	t.Parallel()
-	python := requireClient(t, "python3", "/usr/bin/python3")
-	if err := exec.Command(python, "-c", "import psycopg2").Run(); err != nil {
-		requireClient(t, "psycopg2 (apt-get install python3-psycopg2)", "/nonexistent/psycopg2")
-	}
-	srv := sharedServer(t)
-	ctx := testCtx(t)
-	pw, _ := srv.adminPassword()
-	dsn := "host=127.0.0.1 port=" + strconv.Itoa(srv.port) + " user=" + adminRole + " password=" + pw + " dbname=" + database + " sslmode=disable"
-	got := runClient(t, ctx, nil, python, testdataPath(t, "psycopg2_client.py"), dsn, "psy")
+	python, dsn := psycopg2Client(t)
+	got := runClient(t, testCtx(t), nil, python, testdataPath(t, "psycopg2_client.py"), dsn, "psy")
 	expectLines(t, got,
 		"VERSION 160004",
 		"PARAMS 1 it's 9.99 2026-01-02 2026-01-02T03:04:05+00:00",
@@ -159,20 +152,27 @@ func TestPsycopg2(t *testing.T) {
 	)
 }
 
+// psycopg2Client returns the system python with psycopg2 and a DSN of the
+// shared server (the test skips without them).
+func psycopg2Client(t *testing.T) (python, dsn string) {
+	t.Helper()
+	python = requireClient(t, "python3", "/usr/bin/python3")
+	if err := exec.Command(python, "-c", "import psycopg2").Run(); err != nil {
+		requireClient(t, "psycopg2 (apt-get install python3-psycopg2)", "/nonexistent/psycopg2")
+	}
+	srv := sharedServer(t)
+	pw, _ := srv.adminPassword()
+	return python, "host=127.0.0.1 port=" + strconv.Itoa(srv.port) + " user=" + adminRole + " password=" + pw +
+		" dbname=" + database + " sslmode=disable"
+}
+
 // TestPsycopg2Types checks that psycopg2 parses json, jsonb, arrays, uuid
 // and interval results of lake queries into Python values: PostgreSQL's
 // text forms under PostgreSQL's type OIDs (issue 14, item 7).
 func TestPsycopg2Types(t *testing.T) {
 	t.Parallel()
-	python := requireClient(t, "python3", "/usr/bin/python3")
-	if err := exec.Command(python, "-c", "import psycopg2").Run(); err != nil {
-		requireClient(t, "psycopg2 (apt-get install python3-psycopg2)", "/nonexistent/psycopg2")
-	}
-	srv := sharedServer(t)
-	ctx := testCtx(t)
-	pw, _ := srv.adminPassword()
-	dsn := "host=127.0.0.1 port=" + strconv.Itoa(srv.port) + " user=" + adminRole + " password=" + pw + " dbname=" + database + " sslmode=disable"
-	got := runClient(t, ctx, nil, python, testdataPath(t, "psycopg2_types.py"), dsn, "psytypes")
+	python, dsn := psycopg2Client(t)
+	got := runClient(t, testCtx(t), nil, python, testdataPath(t, "psycopg2_types.py"), dsn, "psytypes")
 	expectLines(t, got,
 		`JSONB dict {'a': {'c': 'x'}, 'b': [1, 2.5]}`,
 		`JSON dict {'k': [1, 2]}`,

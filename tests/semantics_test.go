@@ -82,3 +82,26 @@ func TestResultTypesBinary(t *testing.T) {
 		t.Errorf("column types %v, want jsonb, json, uuid", oids)
 	}
 }
+
+// TestSemanticsEverySession checks PostgreSQL's integer division and
+// division by zero on several sessions open at once: each has a DuckDB
+// connection of its own, and the settings behind them must hold on all.
+func TestSemanticsEverySession(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	first := srv.connect(t)
+	mustExec(t, ctx, first, "CREATE SCHEMA ses", "CREATE TABLE ses.t (id int, PRIMARY KEY (id))", "INSERT INTO ses.t VALUES (7)")
+	conns := []*pgx.Conn{first}
+	for range 3 {
+		conns = append(conns, srv.connect(t))
+	}
+	for i, c := range conns {
+		if got := queryStrings(t, ctx, c, "SELECT id / 2, 7 / 2, -id / 2 FROM ses.t"); len(got) != 1 || got[0] != "3|3|-3" {
+			t.Errorf("session %d: %v, want 3|3|-3", i, got)
+		}
+		if _, err := tryQueryStrings(ctx, c, "SELECT id / (id - 7) FROM ses.t"); pgCode(err) != "22012" {
+			t.Errorf("session %d: division by zero gave %v", i, err)
+		}
+	}
+}
