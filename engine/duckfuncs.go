@@ -21,16 +21,17 @@ import (
 // divisors that fail on zero. They are registered before DuckDB's
 // configuration is locked; users may call them, which is harmless.
 
-// duckMacros are SQL macros. lakesoul_divisor(b) is b, or fails with
-// "division by zero" (22012) when b is zero: PostgreSQL fails where DuckDB
-// divides by zero to NULL or infinity. It names b twice, which DuckDB
-// evaluates once for a deterministic b; lakesoul_divisor_once evaluates b
-// exactly once (a lambda over a one-element list), for divisors that may
-// call volatile functions.
+// duckMacros are SQL macros. lakesoul_divisor(a, b) is b, or fails with
+// "division by zero" (22012) when b is zero and the dividend a is not NULL:
+// PostgreSQL fails there where DuckDB divides by zero to NULL or infinity
+// (and NULL / 0 is NULL in both). It names b twice, which DuckDB evaluates
+// once for a deterministic b; lakesoul_divisor_once evaluates b exactly
+// once (a lambda over a one-element list), for divisors that may call
+// volatile functions.
 var duckMacros = []string{
-	`CREATE MACRO lakesoul_divisor(b) AS CASE WHEN b = 0 THEN error('division by zero') ELSE b END`,
-	`CREATE MACRO lakesoul_divisor_once(b) AS
-		list_transform([b], lambda x: CASE WHEN x = 0 THEN error('division by zero') ELSE x END)[1]`,
+	`CREATE MACRO lakesoul_divisor(a, b) AS CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') ELSE b END`,
+	`CREATE MACRO lakesoul_divisor_once(a, b) AS
+		list_transform([b], lambda x: CASE WHEN x = 0 AND a IS NOT NULL THEN error('division by zero') ELSE x END)[1]`,
 }
 
 // duckScalar is a scalar function with fixed argument and result types.

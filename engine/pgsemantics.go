@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -69,7 +70,9 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 			return err
 		}
 		if a := n.GetAExpr(); a != nil {
-			rw.divisor(a)
+			if err := rw.divisor(a); err != nil {
+				return err
+			}
 			rw.dateDifference(n, a)
 		}
 	case *pg_query.Node_FuncCall:
@@ -182,25 +185,49 @@ func callsFunctions(n *pg_query.Node) bool {
 	return found
 }
 
-// checkedDivisor wraps a divisor so that zero fails with 22012.
-func checkedDivisor(n *pg_query.Node) {
-	if nonZeroConst(n) {
+// checkedDivisor wraps the divisor of dividend / divisor so that zero fails
+// with 22012.
+func checkedDivisor(dividend, divisor *pg_query.Node) {
+	if nonZeroConst(divisor) {
 		return
 	}
 	macro := "lakesoul_divisor"
-	if callsFunctions(n) {
+	if callsFunctions(divisor) {
 		macro = "lakesoul_divisor_once"
 	}
-	wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCall(macro, inner) })
+	a := proto.Clone(dividend).(*pg_query.Node)
+	wrap(divisor, func(inner *pg_query.Node) *pg_query.Node { return makeCall(macro, a, inner) })
 }
 
-func (rw *pgRewriter) divisor(a *pg_query.A_Expr) {
+func (rw *pgRewriter) divisor(a *pg_query.A_Expr) error {
 	if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || a.Lexpr == nil || a.Rexpr == nil {
-		return
+		return nil
 	}
-	if op := operatorName(a); op == "/" || op == "%" {
-		checkedDivisor(a.Rexpr)
+	op := operatorName(a)
+	if op == "%" {
+		// PostgreSQL's % is for integers and numeric only.
+		if l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr); l.isFloat() || r.isFloat() {
+			return &sqlerr.Error{Code: sqlerr.UndefinedFunction,
+				Message: fmt.Sprintf("operator does not exist: %s %% %s", sqlTypeName(l), sqlTypeName(r)),
+				Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
+		}
 	}
+	if op == "/" || op == "%" {
+		checkedDivisor(a.Lexpr, a.Rexpr)
+	}
+	return nil
+}
+
+// sqlTypeName names a type as PostgreSQL's messages do.
+func sqlTypeName(t pgType) string {
+	if name, ok := map[uint32]string{schema.OIDInt2: "smallint", schema.OIDInt4: "integer", schema.OIDInt8: "bigint",
+		schema.OIDFloat4: "real", schema.OIDFloat8: "double precision", schema.OIDNumeric: "numeric"}[t.oid]; ok {
+		return name
+	}
+	if t.literal {
+		return "unknown"
+	}
+	return "text"
 }
 
 func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
@@ -213,7 +240,7 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 	}
 	switch {
 	case name == "mod" && len(fc.Args) == 2:
-		checkedDivisor(fc.Args[1])
+		checkedDivisor(fc.Args[0], fc.Args[1])
 	case name == "round":
 		return rw.round(n, fc)
 	case name == "format":

@@ -119,6 +119,8 @@ var diffCorpus = []string{
 	`SELECT salary / 0.0 FROM diff.emp`,
 	`SELECT id FROM diff.emp WHERE id / (id - 3) > 0`,
 	`SELECT id, 100 / (id - 9), 100 % (id + 1) FROM diff.emp ORDER BY id`,
+	`SELECT id, salary % 0, (salary * 0)::int / 0, id / NULL::int FROM diff.emp WHERE salary IS NULL`, // NULL / 0 is NULL
+	`SELECT rating % 2 FROM diff.emp`,
 	// round keeps numeric's scale; round(float8) rounds half to even; round(float8, n) does not exist.
 	`SELECT id, round(salary, 1), round(salary, 3), round(salary), round(salary, -2), round(rating::numeric, 2) FROM diff.emp ORDER BY id`,
 	`SELECT round(2.5::numeric, 2), round(avg(salary), 2), round(sum(salary) / 3, 2), round(2.5, 2) FROM diff.emp`,
