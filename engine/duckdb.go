@@ -77,6 +77,7 @@ var engineErrorCodes = map[string]string{
 	"invalid input syntax for type json":                   sqlerr.InvalidTextRepresentation,
 	"invalid input syntax for type uuid":                   sqlerr.InvalidTextRepresentation,
 	"null values cannot be formatted as an SQL identifier": "22004",
+	"cannot delete from":                                   sqlerr.InvalidParameterValue,
 }
 
 // engineError finds an engine error in a DuckDB message: its SQLSTATE and

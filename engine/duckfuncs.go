@@ -97,6 +97,22 @@ var duckFunctions = map[string]duckScalar{
 		fn: func(a []driver.Value) (any, error) { return jsonbExistsKeys(a, false) }},
 	"lakesoul_jsonb_exists_all": {args: varchar2, list: 1, result: duckdb.TYPE_BOOLEAN,
 		fn: func(a []driver.Value) (any, error) { return jsonbExistsKeys(a, true) }},
+	"lakesoul_jsonb_concat": {args: varchar2, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			l, r, err := parseJSONB2(a[0], a[1])
+			if err != nil {
+				return nil, err
+			}
+			return pgjson.Concat(l, r).JSONB(), nil
+		}},
+	"lakesoul_jsonb_delete": {args: varchar2, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return jsonbModify(a[0], func(v *pgjson.Value) (*pgjson.Value, error) { return pgjson.DeleteKey(v, a[1].(string)) })
+		}},
+	"lakesoul_jsonb_delete_index": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return jsonbModify(a[0], func(v *pgjson.Value) (*pgjson.Value, error) { return pgjson.DeleteIndex(v, int(a[1].(int64))) })
+		}},
 	"lakesoul_json_field": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},
 		list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) {
@@ -171,6 +187,19 @@ func parseJSONB2(a, b driver.Value) (*pgjson.Value, *pgjson.Value, error) {
 }
 
 func jsonbCanonical(text string) (string, error) { return pgjson.Canonical(text) }
+
+// jsonbModify applies f to the jsonb value v and renders the result.
+func jsonbModify(v driver.Value, f func(*pgjson.Value) (*pgjson.Value, error)) (any, error) {
+	j, err := parseJSON(v, true)
+	if err != nil {
+		return nil, err
+	}
+	out, err := f(j)
+	if err != nil {
+		return nil, err
+	}
+	return out.JSONB(), nil
+}
 
 // textList reads a VARCHAR[] argument; false when an element is NULL.
 func textList(v driver.Value) ([]string, bool) {

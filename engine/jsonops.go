@@ -11,7 +11,8 @@ import (
 
 // json and jsonb over lake tables. DuckDB has one JSON type (text with an
 // alias), and its operators mean other things: ? is a parameter, @> is
-// looser containment, -> with '$…' or '/…' is a path. Where the statement
+// looser containment, -> with '$…' or '/…' is a path, || and - work on
+// text. Where the statement
 // shows that an operand is json or jsonb (pgtypes.go), the operators become
 // calls of the engine's functions (duckfuncs.go, package pgjson), which give
 // PostgreSQL's answers: a json result keeps the text it came from, a jsonb
@@ -88,6 +89,23 @@ func (rw *pgRewriter) jsonOperator(n *pg_query.Node, a *pg_query.A_Expr) error {
 			outer, inner = inner, outer
 		}
 		n.Node = makeCall("lakesoul_jsonb_contains", outer, inner).Node
+	case "||":
+		if !(l.oid == schema.OIDJSONB && (r.oid == schema.OIDJSONB || r.literal) || l.literal && r.oid == schema.OIDJSONB) {
+			return nil
+		}
+		n.Node = makeCast(makeCall("lakesoul_jsonb_concat", a.Lexpr, a.Rexpr), "json").Node
+	case "-":
+		if l.oid != schema.OIDJSONB {
+			return nil
+		}
+		fn := "lakesoul_jsonb_delete"
+		switch {
+		case r.isInteger():
+			fn = "lakesoul_jsonb_delete_index"
+		case !r.isText() && !r.literal:
+			return nil
+		}
+		n.Node = makeCast(makeCall(fn, a.Lexpr, a.Rexpr), "json").Node
 	case "->", "->>", "#>", "#>>":
 		if !l.isJSON() {
 			return nil // DuckDB's operators on text it reads as JSON

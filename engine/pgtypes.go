@@ -669,6 +669,8 @@ func (ty *typer) operator(a *pg_query.A_Expr, sc *typeScope) pgType {
 		switch {
 		case l.oid == schema.OIDJSONB && (r.oid == schema.OIDJSONB || r.literal):
 			return l
+		case l.literal && r.oid == schema.OIDJSONB:
+			return r
 		case schema.ElemOID(l.oid) != 0:
 			return l
 		case schema.ElemOID(r.oid) != 0:
@@ -680,6 +682,9 @@ func (ty *typer) operator(a *pg_query.A_Expr, sc *typeScope) pgType {
 	case "+", "-", "*", "/", "%":
 		if a.Lexpr == nil { // unary
 			return r
+		}
+		if op == "-" && l.oid == schema.OIDJSONB {
+			return l // jsonb - key, jsonb - index
 		}
 		return arithmeticType(op, l, r)
 	}

@@ -139,3 +139,41 @@ func TestAccess(t *testing.T) {
 		t.Error("duplicate keys: the last wins")
 	}
 }
+
+func TestModify(t *testing.T) {
+	for _, c := range []struct{ a, b, want string }{
+		{`{"a":1,"b":2}`, `{"b":3,"c":4}`, `{"a": 1, "b": 3, "c": 4}`},
+		{`[1,2]`, `[3]`, `[1, 2, 3]`},
+		{`[1]`, `2`, `[1, 2]`},
+		{`1`, `[2]`, `[1, 2]`},
+		{`{"a":1}`, `[2]`, `[{"a": 1}, 2]`},
+		{`"x"`, `"y"`, `["x", "y"]`},
+		{`{"a":1}`, `5`, `[{"a": 1}, 5]`},
+	} {
+		if got := Concat(mustParse(t, c.a), mustParse(t, c.b)).JSONB(); got != c.want {
+			t.Errorf("%s || %s = %s, want %s", c.a, c.b, got, c.want)
+		}
+	}
+	for _, c := range []struct{ v, key, want string }{
+		{`{"a":1,"b":2}`, "a", `{"b": 2}`}, {`["a","b","a",1]`, "a", `["b", 1]`},
+	} {
+		if got, err := DeleteKey(mustParse(t, c.v), c.key); err != nil || got.JSONB() != c.want {
+			t.Errorf("%s - %s = %v, %v", c.v, c.key, got, err)
+		}
+	}
+	for _, c := range []struct {
+		v    string
+		i    int
+		want string
+	}{{`[1,2,3]`, 1, `[1, 3]`}, {`[1,2,3]`, -1, `[1, 2]`}, {`[1,2,3]`, 5, `[1, 2, 3]`}} {
+		if got, err := DeleteIndex(mustParse(t, c.v), c.i); err != nil || got.JSONB() != c.want {
+			t.Errorf("%s - %d = %v, %v", c.v, c.i, got, err)
+		}
+	}
+	if _, err := DeleteKey(mustParse(t, `"a"`), "a"); err != ErrDeleteFromScalar {
+		t.Errorf("scalar - text: %v", err)
+	}
+	if _, err := DeleteIndex(mustParse(t, `{"a":1}`), 0); err != ErrDeleteByIndex {
+		t.Errorf("object - int: %v", err)
+	}
+}
