@@ -132,77 +132,71 @@ func (p *parser) value(depth int) (*Value, error) {
 }
 
 func (p *parser) object(depth int) (*Value, error) {
-	start := p.i
-	p.i++
 	v := &Value{Kind: Object}
-	p.space()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		v.Raw = p.s[start:p.i]
-		return v, nil
-	}
-	for {
-		p.space()
+	err := p.container(v, '}', func() error {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
-			return nil, p.fail("expected a string key")
+			return p.fail("expected a string key")
 		}
 		key, err := p.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.space()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return nil, p.fail(`expected ":"`)
+			return p.fail(`expected ":"`)
 		}
 		p.i++
 		p.space()
 		val, err := p.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v.Keys, v.Vals = append(v.Keys, key), append(v.Vals, val)
-		p.space()
-		if p.i < len(p.s) && p.s[p.i] == ',' {
-			p.i++
-			continue
-		}
-		if p.i < len(p.s) && p.s[p.i] == '}' {
-			p.i++
-			v.Raw = p.s[start:p.i]
-			return v, nil
-		}
-		return nil, p.fail(`expected "," or "}"`)
-	}
+		return nil
+	})
+	return v, err
 }
 
 func (p *parser) array(depth int) (*Value, error) {
+	v := &Value{Kind: Array}
+	err := p.container(v, ']', func() error {
+		e, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		v.Elems = append(v.Elems, e)
+		return nil
+	})
+	return v, err
+}
+
+// container reads an object or array at p.i (its opening character) whose
+// items item reads, up to the closing character end; it sets v.Raw.
+func (p *parser) container(v *Value, end byte, item func() error) error {
 	start := p.i
 	p.i++
-	v := &Value{Kind: Array}
 	p.space()
-	if p.i < len(p.s) && p.s[p.i] == ']' {
+	if p.i < len(p.s) && p.s[p.i] == end {
 		p.i++
 		v.Raw = p.s[start:p.i]
-		return v, nil
+		return nil
 	}
 	for {
 		p.space()
-		e, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
+		if err := item(); err != nil {
+			return err
 		}
-		v.Elems = append(v.Elems, e)
 		p.space()
 		if p.i < len(p.s) && p.s[p.i] == ',' {
 			p.i++
 			continue
 		}
-		if p.i < len(p.s) && p.s[p.i] == ']' {
+		if p.i < len(p.s) && p.s[p.i] == end {
 			p.i++
 			v.Raw = p.s[start:p.i]
-			return v, nil
+			return nil
 		}
-		return nil, p.fail(`expected "," or "]"`)
+		return p.fail(`expected "," or "` + string(end) + `"`)
 	}
 }
 
