@@ -12,7 +12,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
-	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
@@ -102,7 +101,7 @@ func castedSelect(inner string, fields []arrow.Field) string {
 		if i > 0 {
 			q += ", "
 		}
-		q += fmt.Sprintf("CAST(__src.c%d AS %s) AS %s", i, schema.DuckDBType(f.Type), quoteIdent(f.Name))
+		q += lakeWriteCast(fmt.Sprintf("__src.c%d", i), f) + " AS " + quoteIdent(f.Name)
 	}
 	q += " FROM (" + inner + ") AS __src("
 	for i := range fields {

@@ -33,8 +33,16 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, warehouseDir
 		db.Close()
 		return nil, err
 	}
+	if err := registerDuckFunctions(ctx, conn); err != nil { // duckfuncs.go
+		db.Close()
+		return nil, err
+	}
+	// GLOBAL: a plain SET is the setup connection's alone, and every
+	// session has a connection of its own.
 	setup := []string{
-		"SET TimeZone = 'UTC'",
+		"SET GLOBAL TimeZone = 'UTC'",
+		// PostgreSQL divides integers by integers to an integer (7/2 = 3).
+		"SET GLOBAL integer_division = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 	}
@@ -71,6 +79,29 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, warehouseDir
 
 func init() { sqlerr.RegisterMapper(mapDuckDBError) }
 
+// engineErrorCodes are the SQLSTATEs of the errors the engine's own DuckDB
+// functions and macros raise (duckfuncs.go), by their message.
+var engineErrorCodes = map[string]string{
+	"division by zero":                                     sqlerr.DivisionByZero,
+	"value overflows numeric format":                       sqlerr.NumericValueOutOfRange,
+	"unsupported Unicode escape sequence":                  "22P05",
+	"invalid input syntax for type json":                   sqlerr.InvalidTextRepresentation,
+	"invalid input syntax for type uuid":                   sqlerr.InvalidTextRepresentation,
+	"null values cannot be formatted as an SQL identifier": "22004",
+	"cannot delete from":                                   sqlerr.InvalidParameterValue,
+}
+
+// engineError finds an engine error in a DuckDB message: its SQLSTATE and
+// its own message (without what DuckDB and duckdb-go put before it).
+func engineError(msg string) (code, message string, ok bool) {
+	for m, code := range engineErrorCodes {
+		if i := strings.Index(msg, m); i >= 0 {
+			return code, msg[i:], true
+		}
+	}
+	return "", "", false
+}
+
 var (
 	dateTimeTarget = regexp.MustCompile(`(?i)invalid (date|timestamp|time)|to (DATE|TIMESTAMP|TIME)\b`)
 	columnNotFound = regexp.MustCompile(`Referenced column "([^"]*)" not found`)
@@ -89,7 +120,8 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		code = sqlerr.SyntaxError
 	case duckdb.ErrorTypeConversion, duckdb.ErrorTypeInvalidInput:
 		code = sqlerr.InvalidTextRepresentation
-		if dateTimeTarget.MatchString(msg) {
+		switch {
+		case dateTimeTarget.MatchString(msg):
 			code = sqlerr.InvalidDatetimeFormat
 		}
 	case duckdb.ErrorTypeOutOfRange:
@@ -122,6 +154,8 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		switch {
 		case strings.Contains(msg, "not found in FROM clause"), strings.Contains(msg, "Referenced column"), strings.Contains(msg, "does not have a column"):
 			code = sqlerr.UndefinedColumn
+		case strings.Contains(msg, "Referenced table"):
+			code = sqlerr.UndefinedTable // PostgreSQL: missing FROM-clause entry
 		case strings.Contains(msg, "No function matches"), strings.Contains(msg, "Could not choose a best candidate function"):
 			code = sqlerr.UndefinedFunction
 		case strings.Contains(msg, "ambiguous"):
@@ -140,6 +174,9 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	// DuckDB prefixes "<Kind> Error: "; PostgreSQL messages have no such prefix.
 	if i := strings.Index(msg, " Error: "); i >= 0 && i < 40 {
 		msg = msg[i+len(" Error: "):]
+	}
+	if c, m, ok := engineError(msg); ok { // raised by duckfuncs.go and scans
+		code, msg = c, m
 	}
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]

@@ -29,8 +29,8 @@ type duckQuery struct {
 }
 
 // describeDuck prepares sql in DuckDB without executing it and reports its
-// result columns and parameter types.
-func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
+// result columns (with their DuckDB types) and parameter types.
+func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire.Column, convs []valueConv, types []duckdb.TypeInfo, params []uint32, err error) {
 	err = s.duck.Raw(func(dc any) error {
 		pc, ok := dc.(driver.ConnPrepareContext)
 		if !ok {
@@ -58,6 +58,7 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 			c, conv := duckResultColumn(name, ti)
 			cols = append(cols, c)
 			convs = append(convs, conv)
+			types = append(types, ti)
 		}
 		for i := 1; i <= ds.NumInput(); i++ {
 			t, err := ds.ParamType(i)
@@ -68,16 +69,23 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 		}
 		return nil
 	})
-	return cols, convs, params, err
+	return cols, convs, types, params, err
 }
 
 // prepareDuck types the statement's parameters (declared types, then text for
-// any DuckDB cannot infer), deparses it and describes it.
+// any DuckDB cannot infer), re-spells what DuckDB would answer differently
+// from PostgreSQL (bytealit.go, pgsemantics.go, pgfuncs.go), deparses it and
+// describes it. The result columns carry PostgreSQL's types (resultcols.go);
+// text is what DuckDB executes.
 func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared []uint32) (text string, cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
 	if err := castDeclaredParams(stmt, declared); err != nil {
 		return "", nil, nil, nil, err
 	}
 	if err := rewriteByteaLiterals(stmt); err != nil {
+		return "", nil, nil, nil, err
+	}
+	types := s.inferTypes(stmt)
+	if err := s.rewritePGSemantics(stmt, types); err != nil {
 		return "", nil, nil, nil, err
 	}
 	if err := rewritePGFunctions(stmt); err != nil {
@@ -87,7 +95,8 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 		if text, err = deparseNode(stmt); err != nil {
 			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
 		}
-		if cols, convs, params, err = s.describeDuck(ctx, text); err != nil {
+		var duckTypes []duckdb.TypeInfo
+		if cols, convs, duckTypes, params, err = s.describeDuck(ctx, text); err != nil {
 			return "", nil, nil, nil, err
 		}
 		var untyped []int
@@ -97,6 +106,10 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 			}
 		}
 		if len(untyped) == 0 || attempt > 0 {
+			refineColumns(cols, convs, types.output)
+			if wrapped, ok := jsonAsText(text, duckTypes); ok {
+				text = wrapped
+			}
 			return text, cols, convs, params, nil
 		}
 		if err := castUntypedParams(stmt, untyped); err != nil {
@@ -350,6 +363,15 @@ func pgColumnName(n *pg_query.Node) string {
 		return typeNameString(n.GetTypeCast().TypeName)
 	case n.GetCaseExpr() != nil:
 		return "case"
+	case n.GetAArrayExpr() != nil:
+		return "array"
+	case n.GetRowExpr() != nil:
+		return "row"
+	case n.GetAIndirection() != nil:
+		if ind := n.GetAIndirection().Indirection; len(ind) > 0 && ind[len(ind)-1].GetString_() != nil {
+			return ind[len(ind)-1].GetString_().Sval
+		}
+		return pgColumnName(n.GetAIndirection().Arg)
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		return "nullif"
 	case n.GetCoalesceExpr() != nil:
@@ -360,8 +382,11 @@ func pgColumnName(n *pg_query.Node) string {
 		}
 		return "least"
 	case n.GetSubLink() != nil:
-		if n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
+		switch n.GetSubLink().SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
 			return "exists"
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array"
 		}
 		return ""
 	}

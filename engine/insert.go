@@ -96,7 +96,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 					continue
 				}
 				f := t.Schema.Field(t.Schema.FieldIndices(target[j])[0])
-				if err := castParam(item, lakeTypeName(f.Type)); err != nil {
+				if err := castParam(item, lakeFieldTypeName(f)); err != nil {
 					return nil, err
 				}
 			}
@@ -120,7 +120,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		i := slices.Index(target, f.Name)
 		switch {
 		case i >= 0:
-			exprs = append(exprs, fmt.Sprintf("CAST(__src.c%d AS %s) AS %s", i, schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+			exprs = append(exprs, lakeWriteCast(fmt.Sprintf("__src.c%d", i), f)+" AS "+quoteIdent(f.Name))
 		case !t.HasPK() || slices.Contains(t.RangeCols, f.Name):
 			exprs = append(exprs, fmt.Sprintf("CAST(NULL AS %s) AS %s", schema.DuckDBType(f.Type), quoteIdent(f.Name)))
 		default:

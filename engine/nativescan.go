@@ -12,7 +12,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
-	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -94,7 +93,7 @@ func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles
 			case have[f.Name]:
 				expr = quoteIdent(f.Name)
 			}
-			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", expr, schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", expr, duckReadType(f), quoteIdent(f.Name)))
 		}
 		selects = append(selects, fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true)",
 			strings.Join(cols, ", "), strings.Join(paths, ", ")))
@@ -102,7 +101,7 @@ func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles
 	if len(selects) == 0 {
 		var cols []string
 		for _, f := range t.Schema.Fields() {
-			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", duckReadType(f), quoteIdent(f.Name)))
 		}
 		return "SELECT " + strings.Join(cols, ", ") + " WHERE false", true
 	}

@@ -8,7 +8,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -148,8 +147,8 @@ func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []s
 		if e, ok := sets[f.Name]; ok {
 			oldVal = e
 		}
-		exprs = append(exprs, fmt.Sprintf("CAST(CASE WHEN __old.__exists IS NULL THEN %s ELSE %s END AS %s) AS %s",
-			newVal, oldVal, schema.DuckDBType(f.Type), quoteIdent(f.Name)))
+		exprs = append(exprs, lakeWriteCast(fmt.Sprintf("CASE WHEN __old.__exists IS NULL THEN %s ELSE %s END", newVal, oldVal), f)+
+			" AS "+quoteIdent(f.Name))
 		cols = append(cols, f.Name)
 	}
 	where := ""

@@ -22,6 +22,12 @@ func FuzzParse(f *testing.F) {
 		"DELETE FROM fz.t", "MERGE INTO fz.t USING fz.t s ON s.id = t.id WHEN MATCHED THEN DELETE", "CREATE TABLE fz.u (LIKE fz.t)",
 		"SELECT $1, $2::int, $3::text[]", "WITH x AS (SELECT 1) SELECT * FROM x, fz.t", "EXPLAIN SELECT * FROM fz.t", ";;;", "",
 		"SELECT * FROM fz.t t1 NATURAL JOIN fz.t t2 WHERE 1=0", "VALUES (1), (2)", "TABLE fz.t", "LISTEN x", "PREPARE p AS SELECT 1",
+		// PostgreSQL semantics re-spelled for DuckDB (pgsemantics.go).
+		"SELECT format('%s %1$s %-*s|%I|%L', v, id, 3, v) FROM fz.t", "SELECT id / 0, id % (id - 1), mod(id, 0), round(id::float8, 2) FROM fz.t",
+		"SELECT v::jsonb -> 'a' #>> '{b,1}', v::jsonb @> '{}', v::jsonb ? 'x', v::jsonb || '[1]', v::jsonb - 0 FROM fz.t",
+		"SELECT g FROM fz.t, generate_series(1, id) g", "SELECT fz.t.id, lakesoul.fz.t.v, fz.t.* FROM fz.t",
+		"SELECT * FROM (VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), (gen_random_uuid())) v(u), fz.t",
+		"SELECT timestamptz '2026-05-17 10:00+00', ROW(id, v), ARRAY[ROW(id)], extract(epoch FROM now()), round(avg(id), 2) FROM fz.t GROUP BY id, v",
 	} {
 		f.Add(seed)
 	}

@@ -96,6 +96,9 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	if err := s.checkTableFunctions(stmt); err != nil {
 		return nil, err
 	}
+	if err := s.unqualifyColumns(stmt); err != nil { // qualified.go
+		return nil, err
+	}
 	ctes := cteRefs(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)

@@ -16,11 +16,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/google/uuid"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -47,6 +49,11 @@ type scanEntry struct {
 	fixed bool
 	// prune, when set, narrows every snapshot given to the entry.
 	prune *pruneSpec
+	// changeFeed marks an incremental read (lakesoul.changes): rows of CDC
+	// tables whose merged op is delete are kept, as LakeSoul's incremental
+	// reads keep them (a change feed that dropped deletes would lose them
+	// downstream).
+	changeFeed bool
 }
 
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
@@ -87,6 +94,14 @@ func (r *scanRegistry) putFixed(handle string, t *catalog.Table, parts []catalog
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true}
+}
+
+// putChangeFeed registers a handle that always scans exactly parts as an
+// incremental read: CDC deletes are rows of the result.
+func (r *scanRegistry) putChangeFeed(handle string, t *catalog.Table, parts []catalog.PartitionFiles) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true, changeFeed: true}
 }
 
 func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles) {
@@ -195,13 +210,14 @@ func newScanSource(ctx context.Context, store objstore.Store, mem memory.Allocat
 		ctx = context.Background()
 	}
 	s := &scanSource{
-		ctx:  ctx,
-		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true},
+		ctx: ctx,
+		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true,
+			KeepCDCDeletes: e.changeFeed},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
 	for _, f := range e.table.Schema.Fields() {
-		ti, set, err := duckColumn(f.Type)
+		ti, set, err := duckColumn(f)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
@@ -327,13 +343,31 @@ func setNullable[T any](get func(arrow.Array, int) T) chunkSetter {
 	}
 }
 
-// duckColumn returns the DuckDB type of a lake column and its setter.
-func duckColumn(dt arrow.DataType) (duckdb.TypeInfo, chunkSetter, error) {
+// duckColumn returns the DuckDB type of a lake column and its setter. A
+// uuid column (text in its files) is DuckDB's UUID, so it compares, sorts
+// and combines as PostgreSQL's uuid does; text that is no uuid fails the
+// scan with 22P02.
+func duckColumn(f arrow.Field) (duckdb.TypeInfo, chunkSetter, error) {
 	simple := func(t duckdb.Type, set chunkSetter) (duckdb.TypeInfo, chunkSetter, error) {
 		ti, err := duckdb.NewTypeInfo(t)
 		return ti, set, err
 	}
-	switch t := dt.(type) {
+	if oid, _ := schema.PGTypeOf(f); oid == schema.OIDUUID {
+		if _, ok := f.Type.(*arrow.StringType); ok {
+			return simple(duckdb.TYPE_UUID, func(chunk duckdb.DataChunk, col, row int, arr arrow.Array, i int) error {
+				if arr.IsNull(i) {
+					return chunk.SetValue(col, row, nil)
+				}
+				s := arr.(*array.String).Value(i)
+				u, err := uuid.Parse(s)
+				if err != nil {
+					return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", s)
+				}
+				return duckdb.SetChunkValue(chunk, col, row, duckdb.UUID(u))
+			})
+		}
+	}
+	switch t := f.Type.(type) {
 	case *arrow.Int64Type:
 		return simple(duckdb.TYPE_BIGINT, setNullable(func(a arrow.Array, i int) int64 { return a.(*array.Int64).Value(i) }))
 	case *arrow.Int32Type:
@@ -375,5 +409,5 @@ func duckColumn(dt arrow.DataType) (duckdb.TypeInfo, chunkSetter, error) {
 			return duckdb.Decimal{Width: w, Scale: sc, Value: new(big.Int).Set(a.(*array.Decimal128).Value(i).BigInt())}
 		}), err
 	}
-	return nil, nil, fmt.Errorf("type %s cannot be scanned", dt)
+	return nil, nil, fmt.Errorf("type %s cannot be scanned", f.Type)
 }

@@ -189,6 +189,13 @@ func parseError(err error) error {
 
 // plan turns one parsed statement into an executable Statement.
 func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	switch stmt.Node.(type) {
+	case *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt, *pg_query.Node_MergeStmt:
+		// s.t.c naming the target (qualified.go), before the target is bound.
+		if err := s.unqualifyColumns(stmt); err != nil {
+			return nil, err
+		}
+	}
 	switch n := stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		return s.planSelect(ctx, stmt, paramOIDs)

@@ -151,7 +151,11 @@ func (s *Session) bindTimeTravel(ctx context.Context, n *pg_query.Node, rf *pg_q
 	}
 	sum := sha256.Sum256([]byte(key))
 	handle := s.token + ":tt:" + hex.EncodeToString(sum[:12])
-	s.e.scans.putFixed(handle, t, parts)
+	if name == "changes" {
+		s.e.scans.putChangeFeed(handle, t, parts)
+	} else {
+		s.e.scans.putFixed(handle, t, parts)
+	}
 	alias := rf.Alias
 	if alias == nil {
 		alias = &pg_query.Alias{Aliasname: name}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -20,62 +22,176 @@ type valueConv func(any) any
 // conversion of its values.
 func duckResultColumn(name string, ti duckdb.TypeInfo) (pgwire.Column, valueConv) {
 	col := pgwire.Column{Name: name, TypeModifier: -1, TypeSize: -1}
-	conv := identity
+	col.TypeOID, col.TypeModifier, col.TypeSize, _ = duckPGType(ti)
+	return col, duckValueConv(ti)
+}
+
+// duckPGType is the PostgreSQL type of values of DuckDB type ti: OID,
+// typmod and size; isJSON reports DuckDB's JSON type anywhere inside ti
+// (its values must be read as text, see jsonAsText).
+func duckPGType(ti duckdb.TypeInfo) (oid uint32, typmod int32, size int16, isJSON bool) {
+	typmod, size = -1, -1
 	switch ti.InternalType() {
 	case duckdb.TYPE_BOOLEAN:
-		col.TypeOID, col.TypeSize = schema.OIDBool, 1
+		return schema.OIDBool, -1, 1, false
 	case duckdb.TYPE_TINYINT, duckdb.TYPE_UTINYINT, duckdb.TYPE_SMALLINT:
-		col.TypeOID, col.TypeSize = schema.OIDInt2, 2
-		conv = toInt16
+		return schema.OIDInt2, -1, 2, false
 	case duckdb.TYPE_USMALLINT, duckdb.TYPE_INTEGER:
-		col.TypeOID, col.TypeSize = schema.OIDInt4, 4
-		conv = toInt32
+		return schema.OIDInt4, -1, 4, false
 	case duckdb.TYPE_UINTEGER, duckdb.TYPE_BIGINT:
-		col.TypeOID, col.TypeSize = schema.OIDInt8, 8
-		conv = toInt64
+		return schema.OIDInt8, -1, 8, false
 	case duckdb.TYPE_UBIGINT, duckdb.TYPE_HUGEINT, duckdb.TYPE_UHUGEINT, duckdb.TYPE_BIGNUM:
-		col.TypeOID = schema.OIDNumeric
-		conv = toNumericText
+		return schema.OIDNumeric, -1, -1, false
 	case duckdb.TYPE_FLOAT:
-		col.TypeOID, col.TypeSize = schema.OIDFloat4, 4
+		return schema.OIDFloat4, -1, 4, false
 	case duckdb.TYPE_DOUBLE:
-		col.TypeOID, col.TypeSize = schema.OIDFloat8, 8
+		return schema.OIDFloat8, -1, 8, false
 	case duckdb.TYPE_DECIMAL:
-		col.TypeOID = schema.OIDNumeric
 		if d, ok := ti.Details().(*duckdb.DecimalDetails); ok {
-			col.TypeModifier = int32(d.Width)<<16 | int32(d.Scale) + 4
+			typmod = int32(d.Width)<<16 | int32(d.Scale) + 4
 		}
-		conv = toNumericText
-	case duckdb.TYPE_VARCHAR, duckdb.TYPE_ENUM:
-		col.TypeOID = schema.OIDText
+		return schema.OIDNumeric, typmod, -1, false
+	case duckdb.TYPE_VARCHAR:
 		if ti.Alias() == "JSON" {
-			col.TypeOID = schema.OIDJSON
+			return schema.OIDJSON, -1, -1, true
 		}
-		conv = toText
+		return schema.OIDText, -1, -1, false
 	case duckdb.TYPE_BLOB:
-		col.TypeOID = schema.OIDBytea
+		return schema.OIDBytea, -1, -1, false
 	case duckdb.TYPE_DATE:
-		col.TypeOID, col.TypeSize = schema.OIDDate, 4
+		return schema.OIDDate, -1, 4, false
 	case duckdb.TYPE_TIME:
-		col.TypeOID, col.TypeSize = schema.OIDTime, 8
-		conv = toTimeOfDay
+		return schema.OIDTime, -1, 8, false
 	case duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_S, duckdb.TYPE_TIMESTAMP_MS, duckdb.TYPE_TIMESTAMP_NS:
-		col.TypeOID, col.TypeSize = schema.OIDTimestamp, 8
+		return schema.OIDTimestamp, -1, 8, false
 	case duckdb.TYPE_TIMESTAMP_TZ:
-		col.TypeOID, col.TypeSize = schema.OIDTimestamptz, 8
+		return schema.OIDTimestamptz, -1, 8, false
 	case duckdb.TYPE_UUID:
-		col.TypeOID, col.TypeSize = schema.OIDUUID, 16
-		conv = toUUID
+		return schema.OIDUUID, -1, 16, false
 	case duckdb.TYPE_INTERVAL:
-		col.TypeOID = schema.OIDText
-		conv = toText
-	default:
-		// Lists, structs, maps and the rest are shown as text until the wire
-		// layer encodes PostgreSQL arrays.
-		col.TypeOID = schema.OIDText
-		conv = toText
+		return schema.OIDInterval, -1, 16, false
+	case duckdb.TYPE_LIST, duckdb.TYPE_ARRAY:
+		child := listChild(ti)
+		eoid, _, _, j := duckPGType(child)
+		if e := schema.ElemOID(eoid); e != 0 {
+			eoid = e // a list of lists is a multidimensional array
+		}
+		if a := schema.ArrayOID(eoid); a != 0 {
+			return a, -1, -1, j
+		}
+		return schema.OIDText, -1, -1, j
+	case duckdb.TYPE_STRUCT:
+		for _, e := range ti.Details().(*duckdb.StructDetails).Entries {
+			if _, _, _, j := duckPGType(e.Info()); j {
+				isJSON = true
+			}
+		}
+		return schema.OIDRecord, -1, -1, isJSON
+	case duckdb.TYPE_MAP:
+		d := ti.Details().(*duckdb.MapDetails)
+		_, _, _, jk := duckPGType(d.Key)
+		_, _, _, jv := duckPGType(d.Value)
+		return schema.OIDText, -1, -1, jk || jv
 	}
-	return col, conv
+	return schema.OIDText, -1, -1, false // ENUM, BIT, TIME_TZ, UNION …: their text
+}
+
+// listChild is the element type of a LIST or ARRAY type.
+func listChild(ti duckdb.TypeInfo) duckdb.TypeInfo {
+	switch d := ti.Details().(type) {
+	case *duckdb.ListDetails:
+		return d.Child
+	case *duckdb.ArrayDetails:
+		return d.Child
+	}
+	return nil
+}
+
+// duckValueConv converts values of DuckDB type ti as scanned by duckdb-go
+// into values pgwire encodes as duckPGType(ti): lists become []any of
+// converted elements (pgwire's arrays), structs pgwire.Records.
+func duckValueConv(ti duckdb.TypeInfo) valueConv {
+	switch ti.InternalType() {
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_UTINYINT, duckdb.TYPE_SMALLINT:
+		return toInt16
+	case duckdb.TYPE_USMALLINT, duckdb.TYPE_INTEGER:
+		return toInt32
+	case duckdb.TYPE_UINTEGER, duckdb.TYPE_BIGINT:
+		return toInt64
+	case duckdb.TYPE_UBIGINT, duckdb.TYPE_HUGEINT, duckdb.TYPE_UHUGEINT, duckdb.TYPE_BIGNUM, duckdb.TYPE_DECIMAL:
+		return toNumericText
+	case duckdb.TYPE_VARCHAR, duckdb.TYPE_ENUM:
+		return toText
+	case duckdb.TYPE_TIME:
+		return toTimeOfDay
+	case duckdb.TYPE_UUID:
+		return toUUID
+	case duckdb.TYPE_INTERVAL:
+		return toInterval
+	case duckdb.TYPE_LIST, duckdb.TYPE_ARRAY:
+		elem := duckValueConv(listChild(ti))
+		return func(v any) any {
+			l, ok := v.([]any)
+			if !ok {
+				return toText(v)
+			}
+			out := make([]any, len(l))
+			for i, e := range l {
+				if e != nil {
+					out[i] = elem(e)
+				}
+			}
+			return out
+		}
+	case duckdb.TYPE_STRUCT:
+		entries := ti.Details().(*duckdb.StructDetails).Entries
+		oids := make([]uint32, len(entries))
+		convs := make([]valueConv, len(entries))
+		for i, e := range entries {
+			oids[i], _, _, _ = duckPGType(e.Info())
+			convs[i] = duckValueConv(e.Info())
+		}
+		return func(v any) any {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return toText(v)
+			}
+			r := pgwire.Record{OIDs: oids, Values: make([]any, len(entries))}
+			for i, e := range entries {
+				if x := m[e.Name()]; x != nil {
+					r.Values[i] = convs[i](x)
+				}
+			}
+			return r
+		}
+	case duckdb.TYPE_MAP:
+		return mapText
+	case duckdb.TYPE_BOOLEAN, duckdb.TYPE_FLOAT, duckdb.TYPE_DOUBLE, duckdb.TYPE_BLOB, duckdb.TYPE_DATE,
+		duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_S, duckdb.TYPE_TIMESTAMP_MS, duckdb.TYPE_TIMESTAMP_NS,
+		duckdb.TYPE_TIMESTAMP_TZ:
+		return identity
+	}
+	return toText
+}
+
+// mapText renders a DuckDB MAP as DuckDB prints it ({k=v, …}); PostgreSQL
+// has no such type.
+func mapText(v any) any {
+	m, ok := v.(duckdb.OrderedMap)
+	if !ok {
+		return toText(v)
+	}
+	var sb strings.Builder
+	sb.WriteByte('{')
+	vals := m.Values()
+	for i, k := range m.Keys() {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%v=%v", toText(k), toText(vals[i]))
+	}
+	sb.WriteByte('}')
+	return sb.String()
 }
 
 func identity(v any) any { return v }
@@ -126,8 +242,6 @@ func toText(v any) any {
 		return x
 	case []byte:
 		return string(x)
-	case duckdb.Interval:
-		return formatInterval(x)
 	}
 	return fmt.Sprint(v)
 }
@@ -149,52 +263,20 @@ func toUUID(v any) any {
 		var u [16]byte
 		copy(u[:], x)
 		return u
+	case string: // a uuid column read straight from its files (directscan.go)
+		if u, err := uuid.Parse(x); err == nil {
+			return [16]byte(u)
+		}
 	}
 	return v
 }
 
-// formatInterval renders an interval in PostgreSQL's "postgres" style.
-func formatInterval(iv duckdb.Interval) string {
-	out := ""
-	if iv.Months != 0 {
-		y, m := iv.Months/12, iv.Months%12
-		if y != 0 {
-			out += fmt.Sprintf("%d year%s ", y, plural(int64(y)))
-		}
-		if m != 0 {
-			out += fmt.Sprintf("%d mon%s ", m, plural(int64(m)))
-		}
+// toInterval converts a DuckDB interval to pgwire's.
+func toInterval(v any) any {
+	if iv, ok := v.(duckdb.Interval); ok {
+		return pgtype.Interval{Months: iv.Months, Days: iv.Days, Microseconds: iv.Micros, Valid: true}
 	}
-	if iv.Days != 0 {
-		out += fmt.Sprintf("%d day%s ", iv.Days, plural(int64(iv.Days)))
-	}
-	if iv.Micros != 0 || out == "" {
-		us := iv.Micros
-		sign := ""
-		if us < 0 {
-			sign, us = "-", -us
-		}
-		h, m, s, frac := us/3600e6, (us/60e6)%60, (us/1e6)%60, us%1e6
-		out += fmt.Sprintf("%s%02d:%02d:%02d", sign, h, m, s)
-		if frac != 0 {
-			out += fmt.Sprintf(".%06d", frac)
-		}
-	}
-	return trimSpace(out)
-}
-
-func plural(n int64) string {
-	if n == 1 || n == -1 {
-		return ""
-	}
-	return "s"
-}
-
-func trimSpace(s string) string {
-	for len(s) > 0 && s[len(s)-1] == ' ' {
-		s = s[:len(s)-1]
-	}
-	return s
+	return v
 }
 
 // duckArg converts a decoded wire parameter into a value DuckDB binds.

@@ -17,11 +17,16 @@ import (
 var zonedDateTimeLayouts = []string{
 	"2006-01-02 15:04:05Z07:00:00",
 	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05Z0700",
 	"2006-01-02 15:04:05Z07",
 	"2006-01-02 15:04:05 Z07:00",
+	"2006-01-02 15:04:05 Z0700",
 	"2006-01-02 15:04:05 Z07",
 	"2006-01-02 15:04Z07:00",
+	"2006-01-02 15:04Z0700",
 	"2006-01-02 15:04Z07",
+	"2006-01-02 15:04 Z07:00",
+	"2006-01-02 15:04 Z07",
 	// A date with an offset, as pgjdbc sends setDate values ("2026-01-01 +00").
 	"2006-01-02 Z07:00",
 	"2006-01-02 Z07",
@@ -62,6 +67,12 @@ func parseDateTimeText(oid uint32, text string, loc *time.Location) (time.Time, 
 		return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC), true
 	}
 	return t, true
+}
+
+// ParseDateTime is parseDateTimeText for the engine, which re-spells
+// date/time literals for DuckDB the way PostgreSQL reads them.
+func ParseDateTime(oid uint32, text string, loc *time.Location) (time.Time, bool) {
+	return parseDateTimeText(oid, text, loc)
 }
 
 // parseFirst parses s with the first layout that fits; loc nil means the

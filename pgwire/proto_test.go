@@ -70,7 +70,7 @@ func TestFloatText(t *testing.T) {
 		{float64(float32(1e6)), 32, "1e+06"}, {100000, 32, "100000"}, {float64(float32(0.1)), 32, "0.1"},
 	}
 	for _, c := range cases {
-		if got := string(appendFloatText(nil, c.f, c.bits)); got != c.want {
+		if got := string(AppendFloatText(nil, c.f, c.bits)); got != c.want {
 			t.Errorf("float%d %v = %q, want %q", c.bits, c.f, got, c.want)
 		}
 	}

@@ -14,14 +14,24 @@ import (
 // encodeValue appends the wire form of v, a value of a column of type oid, in
 // format to buf. It returns nil for SQL NULL (the caller writes length -1).
 //
-// pgtype.Map does the work, with three exceptions where its text output
-// differs from PostgreSQL's: float4/float8 (PostgreSQL's shortest-exact
-// output, "Infinity", "NaN"), timestamptz (rendered in the session's
-// TimeZone, with PostgreSQL's offset notation), and numeric given as a string
-// in binary format (parsed first).
+// pgtype.Map does the work, with these exceptions where its output differs
+// from PostgreSQL's: float4/float8 (PostgreSQL's shortest-exact output,
+// "Infinity", "NaN"), timestamptz (rendered in the session's TimeZone, with
+// PostgreSQL's offset notation), intervals (IntervalStyle postgres), arrays
+// and records (composite.go: elements encoded by these rules), and numeric
+// given as a string in binary format (parsed first).
 func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte, error) {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return nil, nil
+	case []any:
+		return c.appendArray(oid, format, x, buf)
+	case Record:
+		return c.appendRecord(format, x, buf)
+	case pgtype.Interval:
+		if format == pgproto3.TextFormat && x.Valid {
+			return appendIntervalText(buf, x), nil
+		}
 	}
 	if format == pgproto3.TextFormat {
 		switch oid {
@@ -31,7 +41,7 @@ func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte,
 				if oid == pgtype.Float4OID {
 					bits = 32
 				}
-				return appendFloatText(buf, f, bits), nil
+				return AppendFloatText(buf, f, bits), nil
 			}
 		case pgtype.TimestamptzOID:
 			if t, ok := v.(time.Time); ok && t.Year() >= 1 && t.Year() <= 9999 {
@@ -61,11 +71,11 @@ func floatValue(v any) (float64, bool) {
 	return 0, false
 }
 
-// appendFloatText appends f as PostgreSQL (12 and later) prints a float of
+// AppendFloatText appends f as PostgreSQL (12 and later) prints a float of
 // bits 32 or 64: the shortest digits that read back exactly, in positional
 // notation when the decimal exponent is in [-4, precision), where precision
 // is 6 for float4 and 15 for float8, and in exponent notation otherwise.
-func appendFloatText(buf []byte, f float64, bits int) []byte {
+func AppendFloatText(buf []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(buf, "NaN"...)

@@ -136,15 +136,8 @@ func TestJDBCSpark(t *testing.T) {
 // named cursors (DECLARE/FETCH/CLOSE), SET TIME ZONE.
 func TestPsycopg2(t *testing.T) {
 	t.Parallel()
-	python := requireClient(t, "python3", "/usr/bin/python3")
-	if err := exec.Command(python, "-c", "import psycopg2").Run(); err != nil {
-		requireClient(t, "psycopg2 (apt-get install python3-psycopg2)", "/nonexistent/psycopg2")
-	}
-	srv := sharedServer(t)
-	ctx := testCtx(t)
-	pw, _ := srv.adminPassword()
-	dsn := "host=127.0.0.1 port=" + strconv.Itoa(srv.port) + " user=" + adminRole + " password=" + pw + " dbname=" + database + " sslmode=disable"
-	got := runClient(t, ctx, nil, python, testdataPath(t, "psycopg2_client.py"), dsn, "psy")
+	python, dsn := psycopg2Client(t)
+	got := runClient(t, testCtx(t), nil, python, testdataPath(t, "psycopg2_client.py"), dsn, "psy")
 	expectLines(t, got,
 		"VERSION 160004",
 		"PARAMS 1 it's 9.99 2026-01-02 2026-01-02T03:04:05+00:00",
@@ -155,6 +148,49 @@ func TestPsycopg2(t *testing.T) {
 		"FETCHMANY [4991, 4992, 4993]",
 		"TZ 2026-01-02T04:04:05+01:00",
 		"SHOW Europe/Berlin",
+		"DONE",
+	)
+}
+
+// psycopg2Client returns the system python with psycopg2 and a DSN of the
+// shared server (the test skips without them).
+func psycopg2Client(t *testing.T) (python, dsn string) {
+	t.Helper()
+	python = requireClient(t, "python3", "/usr/bin/python3")
+	if err := exec.Command(python, "-c", "import psycopg2").Run(); err != nil {
+		requireClient(t, "psycopg2 (apt-get install python3-psycopg2)", "/nonexistent/psycopg2")
+	}
+	srv := sharedServer(t)
+	pw, _ := srv.adminPassword()
+	return python, "host=127.0.0.1 port=" + strconv.Itoa(srv.port) + " user=" + adminRole + " password=" + pw +
+		" dbname=" + database + " sslmode=disable"
+}
+
+// TestPsycopg2Types checks that psycopg2 parses json, jsonb, arrays, uuid
+// and interval results of lake queries into Python values: PostgreSQL's
+// text forms under PostgreSQL's type OIDs (issue 14, item 7).
+func TestPsycopg2Types(t *testing.T) {
+	t.Parallel()
+	python, dsn := psycopg2Client(t)
+	got := runClient(t, testCtx(t), nil, python, testdataPath(t, "psycopg2_types.py"), dsn, "psytypes")
+	expectLines(t, got,
+		`JSONB dict {'a': {'c': 'x'}, 'b': [1, 2.5]}`,
+		`JSON dict {'k': [1, 2]}`,
+		`UUID UUID UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')`,
+		`ARROW list [1, 2.5]`,
+		`ARROW_TEXT str '{"c": "x"}'`,
+		`INT8_ARRAY list [1, 2]`,
+		`TEXT_ARRAY list ['a', None]`,
+		`INTERVAL timedelta datetime.timedelta(days=1, seconds=7384, microseconds=500000)`,
+		`UUID_ARRAY list [UUID('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')]`,
+		`CONTAINS bool True`,
+		`EXISTS bool True`,
+		`PATH_TEXT str 'x'`,
+		`JSONB_LITERAL dict {'y': [True, None], 'z': 1}`,
+		`JSONB_ARRAY list [{'q': 1}]`,
+		`OIDS [3802, 114, 2950, 3802, 25, 1016, 1009, 1186, 2951, 16, 16, 25, 3802, 3807]`,
+		"NO_OPERATOR 42883",
+		"AFTER_ERROR 1",
 		"DONE",
 	)
 }

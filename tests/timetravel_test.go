@@ -109,3 +109,40 @@ func TestTimeTravelPgx(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesKeepCDCDeletes is LakeSoul's scenario 29: on a CDC table an
+// incremental read keeps the op column and does not filter deletes. A range
+// holding insert(1,a), update(1,b) and delete(1) yields one row, id 1 with op
+// delete (the files of the range are merged); ranges of one commit each yield
+// insert, update and delete in turn. A snapshot read has no id 1.
+func TestChangesKeepCDCDeletes(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	c := srv.connect(t)
+	ctx := testCtx(t)
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA ttc",
+		"CREATE TABLE ttc.t (id bigint, v text, op text, PRIMARY KEY (id)) WITH (cdc_column = 'op')",
+		"INSERT INTO ttc.t VALUES (2, 'x', 'insert')",
+		"INSERT INTO ttc.t VALUES (1, 'a', 'insert')",
+		"UPDATE ttc.t SET v = 'b' WHERE id = 1",
+		"DELETE FROM ttc.t WHERE id = 1")
+	at := func(version int) string {
+		return queryStrings(t, ctx, c, `SELECT committed_at::text FROM lakesoul.history('ttc.t') WHERE version = $1`, version)[0]
+	}
+	t1, t2, t3 := at(1), at(2), at(3)
+	check := func(q string, want ...string) {
+		t.Helper()
+		got := queryStrings(t, ctx, c, q)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
+		}
+	}
+	check(`SELECT id, v, op FROM ttc.t ORDER BY id`, "2|x|insert")
+	check(`SELECT id, op FROM lakesoul.changes('ttc.t', TIMESTAMPTZ '`+t1+`') ORDER BY id`, "1|delete")
+	check(`SELECT id, v, op FROM lakesoul.changes('ttc.t', TIMESTAMPTZ '`+t1+`', TIMESTAMPTZ '`+t2+`')`, "1|a|insert")
+	check(`SELECT id, v, op FROM lakesoul.changes('ttc.t', TIMESTAMPTZ '`+t2+`', TIMESTAMPTZ '`+t3+`')`, "1|b|update")
+	check(`SELECT id, op FROM lakesoul.changes('ttc.t', TIMESTAMPTZ '`+t3+`')`, "1|delete")
+	// The snapshot functions still drop deletes.
+	check(`SELECT id FROM lakesoul.snapshot('ttc.t', version => 3)`, "2")
+}

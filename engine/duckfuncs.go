@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/pgjson"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+)
+
+// Functions the engine adds to DuckDB so that rewritten statements
+// (pgsemantics.go) compute PostgreSQL's answers: jsonb operators with
+// PostgreSQL's meaning (package pgjson), PostgreSQL's text of floats, and
+// divisors that fail on zero. They are registered before DuckDB's
+// configuration is locked; users may call them, which is harmless.
+
+// duckMacros are SQL macros. lakesoul_divisor(a, b) is b, or fails with
+// "division by zero" (22012) when b is zero and the dividend a is not NULL:
+// PostgreSQL fails there where DuckDB divides by zero to NULL or infinity
+// (and NULL / 0 is NULL in both). It names b twice, which DuckDB evaluates
+// once for a deterministic b; lakesoul_divisor_once evaluates b exactly
+// once (a lambda over a one-element list), for divisors that may call
+// volatile functions.
+var duckMacros = []string{
+	`CREATE MACRO lakesoul_divisor(a, b) AS CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') ELSE b END`,
+	`CREATE MACRO lakesoul_divisor_once(a, b) AS
+		list_transform([b], lambda x: CASE WHEN x = 0 AND a IS NOT NULL THEN error('division by zero') ELSE x END)[1]`,
+}
+
+// duckScalar is a scalar function with fixed argument and result types.
+type duckScalar struct {
+	args   []duckdb.Type
+	list   int // index of an argument that is a list of VARCHAR, or -1
+	result duckdb.Type
+	// nulls: fn sees NULL arguments (nil) instead of DuckDB answering NULL.
+	nulls bool
+	fn    func(args []driver.Value) (any, error)
+}
+
+func (f duckScalar) Config() duckdb.ScalarFuncConfig {
+	var in []duckdb.TypeInfo
+	for i, t := range f.args {
+		ti, err := duckdb.NewTypeInfo(t)
+		if err != nil {
+			panic(err) // a bug in duckFunctions
+		}
+		if i == f.list {
+			if ti, err = duckdb.NewListInfo(ti); err != nil {
+				panic(err)
+			}
+		}
+		in = append(in, ti)
+	}
+	out, err := duckdb.NewTypeInfo(f.result)
+	if err != nil {
+		panic(err)
+	}
+	return duckdb.ScalarFuncConfig{InputTypeInfos: in, ResultTypeInfo: out, SpecialNullHandling: f.nulls}
+}
+
+func (f duckScalar) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: f.fn}
+}
+
+var varchar2 = []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}
+
+// duckFunctions are the scalar functions, by name. Arguments are never NULL
+// (DuckDB's default NULL handling: NULL in, NULL out, as PostgreSQL's strict
+// operators).
+var duckFunctions = map[string]duckScalar{
+	"lakesoul_jsonb_canonical": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) { return jsonbCanonical(a[0].(string)) }},
+	"lakesoul_jsonb_contains": {args: varchar2, list: -1, result: duckdb.TYPE_BOOLEAN,
+		fn: func(a []driver.Value) (any, error) {
+			l, r, err := parseJSONB2(a[0], a[1])
+			if err != nil {
+				return nil, err
+			}
+			return pgjson.Contains(l, r), nil
+		}},
+	"lakesoul_jsonb_exists": {args: varchar2, list: -1, result: duckdb.TYPE_BOOLEAN,
+		fn: func(a []driver.Value) (any, error) {
+			v, err := parseJSON(a[0], true)
+			if err != nil {
+				return nil, err
+			}
+			return v.Exists(a[1].(string)), nil
+		}},
+	"lakesoul_jsonb_exists_any": {args: varchar2, list: 1, result: duckdb.TYPE_BOOLEAN,
+		fn: func(a []driver.Value) (any, error) { return jsonbExistsKeys(a, false) }},
+	"lakesoul_jsonb_exists_all": {args: varchar2, list: 1, result: duckdb.TYPE_BOOLEAN,
+		fn: func(a []driver.Value) (any, error) { return jsonbExistsKeys(a, true) }},
+	"lakesoul_jsonb_concat": {args: varchar2, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			l, r, err := parseJSONB2(a[0], a[1])
+			if err != nil {
+				return nil, err
+			}
+			return pgjson.Concat(l, r).JSONB(), nil
+		}},
+	"lakesoul_jsonb_delete": {args: varchar2, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return jsonbModify(a[0], func(v *pgjson.Value) (*pgjson.Value, error) { return pgjson.DeleteKey(v, a[1].(string)) })
+		}},
+	"lakesoul_jsonb_delete_index": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return jsonbModify(a[0], func(v *pgjson.Value) (*pgjson.Value, error) { return pgjson.DeleteIndex(v, int(a[1].(int64))) })
+		}},
+	"lakesoul_json_field": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},
+		list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return jsonAccess(a, func(v *pgjson.Value) *pgjson.Value { return v.Field(a[1].(string)) })
+		}},
+	"lakesoul_json_index": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},
+		list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return jsonAccess(a, func(v *pgjson.Value) *pgjson.Value {
+				i := a[1].(int64)
+				if int64(int(i)) != i {
+					return nil
+				}
+				return v.Index(int(i), a[2].(bool))
+			})
+		}},
+	"lakesoul_json_path": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},
+		list: 1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			path, ok := textList(a[1])
+			if !ok {
+				return nil, nil // a NULL path element: PostgreSQL returns NULL
+			}
+			return jsonAccess(a, func(v *pgjson.Value) *pgjson.Value { return v.Path(path) })
+		}},
+	"lakesoul_quote_ident": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR, nulls: true,
+		fn: func(a []driver.Value) (any, error) {
+			s, ok := a[0].(string)
+			if !ok {
+				return nil, errors.New("null values cannot be formatted as an SQL identifier")
+			}
+			return quoteIdentifier(s), nil
+		}},
+	"lakesoul_quote_literal": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) { return quoteLiteralPG(a[0].(string)), nil }},
+	"lakesoul_float8_text": {args: []duckdb.Type{duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return string(pgwire.AppendFloatText(nil, a[0].(float64), 64)), nil
+		}},
+	"lakesoul_float4_text": {args: []duckdb.Type{duckdb.TYPE_FLOAT}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return string(pgwire.AppendFloatText(nil, float64(a[0].(float32)), 32)), nil
+		}},
+}
+
+// registerDuckFunctions adds duckMacros and duckFunctions to DuckDB.
+func registerDuckFunctions(ctx context.Context, conn *sql.Conn) error {
+	for _, m := range duckMacros {
+		if _, err := conn.ExecContext(ctx, m); err != nil {
+			return fmt.Errorf("duckdb macro: %w", err)
+		}
+	}
+	for name, f := range duckFunctions {
+		if err := duckdb.RegisterScalarUDF(conn, name, f); err != nil {
+			return fmt.Errorf("duckdb function %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func parseJSON(v driver.Value, jsonb bool) (*pgjson.Value, error) {
+	return pgjson.Parse(v.(string), jsonb)
+}
+
+func parseJSONB2(a, b driver.Value) (*pgjson.Value, *pgjson.Value, error) {
+	l, err := parseJSON(a, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := parseJSON(b, true)
+	return l, r, err
+}
+
+func jsonbCanonical(text string) (string, error) { return pgjson.Canonical(text) }
+
+// jsonbModify applies f to the jsonb value v and renders the result.
+func jsonbModify(v driver.Value, f func(*pgjson.Value) (*pgjson.Value, error)) (any, error) {
+	j, err := parseJSON(v, true)
+	if err != nil {
+		return nil, err
+	}
+	out, err := f(j)
+	if err != nil {
+		return nil, err
+	}
+	return out.JSONB(), nil
+}
+
+// textList reads a VARCHAR[] argument; false when an element is NULL.
+func textList(v driver.Value) ([]string, bool) {
+	l, _ := v.([]any)
+	out := make([]string, len(l))
+	for i, e := range l {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// jsonbExistsKeys is ?| (all false) and ?& (all true); NULL keys never match.
+func jsonbExistsKeys(a []driver.Value, all bool) (any, error) {
+	v, err := parseJSON(a[0], true)
+	if err != nil {
+		return nil, err
+	}
+	keys, _ := a[1].([]any)
+	for _, k := range keys {
+		s, ok := k.(string)
+		found := ok && v.Exists(s)
+		if found != all {
+			return !all, nil
+		}
+	}
+	return all, nil
+}
+
+// jsonAccess applies an access step to a[0] (json, or jsonb when a[2]) and
+// renders the result as -> does, or as ->> when a[3]; NULL when the step
+// finds nothing.
+func jsonAccess(a []driver.Value, step func(*pgjson.Value) *pgjson.Value) (any, error) {
+	jsonb, text := a[2].(bool), a[3].(bool)
+	v, err := parseJSON(a[0], jsonb)
+	if err != nil {
+		return nil, err
+	}
+	r := step(v)
+	if r == nil {
+		return nil, nil
+	}
+	if text {
+		s, ok := r.Unquoted(jsonb)
+		if !ok {
+			return nil, nil
+		}
+		return s, nil
+	}
+	return r.Text(jsonb), nil
+}
+
+// quoteIdentifier is PostgreSQL's quote_ident: s as is when it is a lower
+// case identifier that is no keyword (unreserved keywords excepted), else
+// in double quotes.
+func quoteIdentifier(s string) string {
+	safe := s != "" && (s[0] >= 'a' && s[0] <= 'z' || s[0] == '_')
+	for i := 0; safe && i < len(s); i++ {
+		c := s[i]
+		safe = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if safe {
+		if r, err := pg_query.Scan(s); err == nil && len(r.Tokens) == 1 &&
+			r.Tokens[0].KeywordKind != pg_query.KeywordKind_NO_KEYWORD && r.Tokens[0].KeywordKind != pg_query.KeywordKind_UNRESERVED_KEYWORD {
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// quoteLiteralPG is PostgreSQL's quote_literal: quotes doubled, and a
+// string with backslashes written as E'…' with them doubled.
+func quoteLiteralPG(s string) string {
+	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if strings.Contains(s, `\`) {
+		return "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
+}
