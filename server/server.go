@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/cdc"
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/engine"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -74,7 +75,10 @@ type Config struct {
 	// CompactionWorkers is the number of compaction workers to run (0: none;
 	// `lakesoul serve` defaults to 1).
 	CompactionWorkers int
-	Logger            *slog.Logger
+	// SyncWorkers is how many subscriptions (package cdc) this server
+	// applies at once (0: none).
+	SyncWorkers int
+	Logger      *slog.Logger
 	// Announce receives the one-time message with a generated password.
 	Announce io.Writer
 }
@@ -90,6 +94,7 @@ type Server struct {
 	wire       *pgwire.Server
 	store      objstore.Store
 	compactor  *compaction.Service
+	sync       *cdc.Service
 	s3proxy    *s3proxy.Server
 	ln         net.Listener
 	serveErr   chan error
@@ -176,6 +181,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	s.sync = cdc.Start(ctx, &cdc.Env{Catalog: s.cat, Store: store, Warehouse: warehouse, Logger: cfg.Logger}, cfg.SyncWorkers)
 	var tlsConfig *tls.Config
 	switch {
 	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
@@ -281,6 +287,7 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.compactor != nil {
 		s.compactor.Close()
 	}
+	s.sync.Close()
 	if s.eng != nil {
 		errs = append(errs, s.eng.Close())
 	}

@@ -103,9 +103,15 @@ func serve(args []string) error {
 	passwordAuth := fs.String("password-auth", env("LAKESOUL_PASSWORD_AUTH", "scram"), "scram, or cleartext-tls: ask TLS connections for the password in cleartext (others still use SCRAM) [LAKESOUL_PASSWORD_AUTH]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	compactionWorkers := fs.String("compaction-workers", env("LAKESOUL_COMPACTION_WORKERS", "1"), "compaction workers to run; 0 turns automatic compaction off [LAKESOUL_COMPACTION_WORKERS]")
+	syncWorkers := fs.String("sync-workers", env("LAKESOUL_SYNC_WORKERS", "4"), "subscriptions (CDC syncs) this server applies at once; 0 turns them off here [LAKESOUL_SYNC_WORKERS]")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	sync, err := strconv.Atoi(*syncWorkers)
+	if err != nil || sync < 0 {
+		return fmt.Errorf("--sync-workers: %q is not a number >= 0", *syncWorkers)
+	}
+	cfg.SyncWorkers = sync
 	workers, err := strconv.Atoi(*compactionWorkers)
 	if err != nil || workers < 0 {
 		return fmt.Errorf("--compaction-workers: %q is not a number >= 0", *compactionWorkers)
