@@ -213,6 +213,8 @@ func (a *applier) commit(ctx context.Context) error {
 	if _, err := b.commit(ctx, a.sub.Name, a.token, a.position, a.sourcePos); err != nil {
 		return err
 	}
+	a.env.logger().Debug("subscription committed", "subscription", a.sub.Name, "from", a.position, "to", b.end,
+		"transactions", b.txns, "rows", b.rows, "tables", len(b.tables))
 	a.position = b.end
 	if a.committed != nil {
 		a.committed(a.position)

@@ -124,8 +124,8 @@ func publicationTables(ctx context.Context, c *pgx.Conn, pubs []string) ([]sourc
 
 // tableColumns reads a source table's columns with its primary key.
 func tableColumns(ctx context.Context, c *pgx.Conn, oid uint32) ([]Column, error) {
-	rows, err := c.Query(ctx, `SELECT a.attname::text, a.atttypid::int8, a.atttypmod,
-			coalesce(array_position(i.indkey::int2[], a.attnum), 0)
+	rows, err := c.Query(ctx, `SELECT a.attname::text, a.atttypid::int8, a.atttypmod, a.attnum::int8,
+			coalesce((SELECT k.n FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n) WHERE k.attnum = a.attnum), 0)::int8
 		FROM pg_catalog.pg_attribute a
 		LEFT JOIN pg_catalog.pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
 		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
@@ -136,7 +136,9 @@ func tableColumns(ctx context.Context, c *pgx.Conn, oid uint32) ([]Column, error
 	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Column, error) {
 		var col Column
 		var typ int64
-		err := r.Scan(&col.Name, &typ, &col.TypeMod, &col.Key)
+		var key, num int64
+		err := r.Scan(&col.Name, &typ, &col.TypeMod, &num, &key)
+		col.Key, col.Num = int(key), int(num)
 		col.TypeOID = uint32(typ)
 		return col, err
 	})

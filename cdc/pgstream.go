@@ -32,7 +32,10 @@ import (
 // has been seen: an idle subscription may store that position.
 
 const (
-	statusInterval = 5 * time.Second
+	// statusInterval is how often the receiver reports its position; each
+	// report asks for a keepalive back, whose WAL end lets an idle
+	// subscription move on.
+	statusInterval = time.Second
 	// idleAdvance is how often an idle subscription stores the source's
 	// newer position.
 	idleAdvance = 2 * time.Second
@@ -133,7 +136,7 @@ func (a *applier) pgStream(ctx context.Context) error {
 func receive(ctx context.Context, rc *pgconn.PgConn, msgs chan<- walMsg, flushed *atomic.Uint64) error {
 	status := func() error {
 		pos := pglogrepl.LSN(flushed.Load())
-		err := pglogrepl.SendStandbyStatusUpdate(ctx, rc, pglogrepl.StandbyStatusUpdate{WALWritePosition: pos})
+		err := pglogrepl.SendStandbyStatusUpdate(ctx, rc, pglogrepl.StandbyStatusUpdate{WALWritePosition: pos, ReplyRequested: true})
 		return sourceError("send a status update", err)
 	}
 	next := time.Now().Add(statusInterval)
@@ -335,11 +338,21 @@ func (s *pgState) relation(ctx context.Context, m *pglogrepl.RelationMessage) er
 	}
 	// pgoutput marks the replica identity, which may be every column
 	// (REPLICA IDENTITY FULL): the key is the one the table was created with.
+	changed := len(cols) != len(ts.cols)
 	for i := range cols {
+		found := false
 		for _, o := range ts.cols {
 			if o.Name == cols[i].Name {
-				cols[i].Key = o.Key
+				cols[i].Key, cols[i].Num, found = o.Key, o.Num, true
 			}
+		}
+		changed = changed || !found
+	}
+	if changed {
+		// Columns came or went: their numbers at the source tell a rename
+		// from a drop and an add.
+		if err := a.numberColumns(ctx, m.RelationID, cols); err != nil {
+			return err
 		}
 	}
 	nt, err := evolve(ts.t, ts.cols, cols)
@@ -383,6 +396,28 @@ func splitSource(k string) sourceTable {
 		}
 	}
 	return sourceTable{Name: k}
+}
+
+// numberColumns sets the source's column numbers of cols (table oid) as
+// the source's catalog has them now.
+func (a *applier) numberColumns(ctx context.Context, oid uint32, cols []Column) error {
+	nc, err := connectPG(ctx, a.sub.Connection)
+	if err != nil {
+		return err
+	}
+	defer nc.Close(context.WithoutCancel(ctx))
+	current, err := tableColumns(ctx, nc, oid)
+	if err != nil {
+		return err
+	}
+	for i := range cols {
+		for _, c := range current {
+			if c.Name == cols[i].Name {
+				cols[i].Num = c.Num
+			}
+		}
+	}
+	return nil
 }
 
 func tupleValues(t *pglogrepl.TupleData) []value {

@@ -95,14 +95,15 @@ func evolve(t *catalog.Table, old, cols []Column) (*catalog.Table, error) {
 	byName := func(cs []Column, name string) int {
 		return slices.IndexFunc(cs, func(c Column) bool { return c.Name == name })
 	}
-	// A column gone whose place another, new, column of the same type took
-	// is a rename.
-	for i, o := range old {
-		if byName(cols, o.Name) >= 0 {
+	// A column gone whose number a new column has is a rename.
+	for _, o := range old {
+		if byName(cols, o.Name) >= 0 || o.Num == 0 {
 			continue
 		}
-		if i < len(cols) && byName(old, cols[i].Name) < 0 && cols[i].TypeOID == o.TypeOID {
-			return nil, incompatible("column %q was renamed to %q; renames are not replicated", o.Name, cols[i].Name)
+		for _, c := range cols {
+			if c.Num == o.Num && byName(old, c.Name) < 0 {
+				return nil, incompatible("column %q was renamed to %q; renames are not replicated", o.Name, c.Name)
+			}
 		}
 	}
 	nt := *t

@@ -19,6 +19,9 @@ type Column struct {
 	// Key is the column's place in the primary key (1, 2, …), 0 for other
 	// columns.
 	Key int `json:"key,omitempty"`
+	// Num is the column's number at the source (PostgreSQL's attnum), 0
+	// when unknown; a rename keeps it, a drop and an add do not.
+	Num int `json:"num,omitempty"`
 }
 
 // columnsJSON is how a table's source columns are recorded in
