@@ -3,8 +3,11 @@ package tests
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,4 +252,179 @@ func TestCDCPostgresSubscription(t *testing.T) {
 	wantRows(t, "subscriptions after DROP", queryStrings(t, ctx, c, "SELECT count(*) FROM lakesoul.subscriptions"), []string{"0"})
 	sameRows(t, "ledger after DROP", c, src, ledger)
 	mustExec(t, ctx, c, "DROP SUBSCRIPTION IF EXISTS app_sync")
+}
+
+// TestCDCPostgresCrashAndTakeover: two servers share a catalog and a
+// warehouse; a stream of transfers runs on the source while a reader polls
+// the lake through the server that does not apply the subscription. The
+// one that applies it is killed with SIGKILL mid-stream: the other takes
+// the subscription over when its lease runs out and resumes at the stored
+// position, and the killed one comes back. Throughout, every read sees the
+// source's invariants — the total balance, each account's balance equal to
+// its ledger (one source transaction touches both tables), no ledger entry
+// twice (an append table) — and at the end the lake equals the source.
+func TestCDCPostgresCrashAndTakeover(t *testing.T) {
+	requirePG(t)
+	ctx := testCtx(t)
+	src := newCDCSource(t)
+	const accounts, start = 200, 1000
+	mustExec(t, ctx, src.conn,
+		"CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL)",
+		"CREATE TABLE ledger (transfer int NOT NULL, from_id int NOT NULL, to_id int NOT NULL, amount bigint NOT NULL)",
+		fmt.Sprintf("INSERT INTO accounts SELECT g, %d FROM generate_series(1, %d) g", start, accounts),
+		"CREATE PUBLICATION bank FOR TABLE accounts, ledger")
+	catURL := externalCatalog(t)
+	base := testBaseDir(t)
+	warehouse := "file://" + filepath.Join(base, "a", "warehouse")
+	servers := make([]*server, 2)
+	for i, dir := range []string{"a", "b"} {
+		s, err := startServer(filepath.Join(base, dir), "cdc-Secret1", "--catalog-url", catURL, "--warehouse", warehouse)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[i] = s
+	}
+	defer func() {
+		for _, s := range servers {
+			s.stopT(t)
+		}
+	}()
+	c := servers[0].connect(t)
+	mustExec(t, ctx, c, "CREATE SUBSCRIPTION bank_sync CONNECTION '"+src.dsn+"' PUBLICATION bank WITH (target_schema = 'bank', commit_interval = '100ms')")
+	waitSubscription(t, c, src, "bank_sync", src.lsn(t))
+
+	// The holder, from its worker id (host-pid-…).
+	catalogDB, err := pgx.Connect(ctx, catURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer catalogDB.Close(ctx)
+	holder := func() int {
+		var by string
+		if err := catalogDB.QueryRow(ctx, "SELECT coalesce(claimed_by, '') FROM lakesoul.subscription WHERE name = 'bank_sync'").Scan(&by); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range servers {
+			if strings.Contains(by, fmt.Sprintf("-%d-", s.cmd.Process.Pid)) {
+				return i
+			}
+		}
+		t.Fatalf("subscription held by %q, neither server", by)
+		return -1
+	}
+	victim := holder()
+	other := servers[1-victim]
+	reader := other.connect(t)
+
+	stopLoad := make(chan struct{})
+	loadDone := make(chan error, 1)
+	var transfers atomic.Int64
+	go func() {
+		conn, err := pgx.Connect(context.Background(), src.dsn)
+		if err != nil {
+			loadDone <- err
+			return
+		}
+		defer conn.Close(context.Background())
+		rng := rand.New(rand.NewSource(1))
+		for i := 1; i <= 20000; i++ {
+			select {
+			case <-stopLoad:
+				loadDone <- nil
+				return
+			default:
+			}
+			from, to := 1+rng.Intn(accounts), 1+rng.Intn(accounts)
+			amount := 1 + rng.Intn(50)
+			err := pgx.BeginFunc(context.Background(), conn, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(context.Background(), "UPDATE accounts SET balance = balance - $1 WHERE id = $2", amount, from); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(context.Background(), "UPDATE accounts SET balance = balance + $1 WHERE id = $2", amount, to); err != nil {
+					return err
+				}
+				_, err := tx.Exec(context.Background(), "INSERT INTO ledger VALUES ($1, $2, $3, $4)", i, from, to, amount)
+				return err
+			})
+			if err != nil {
+				loadDone <- err
+				return
+			}
+			transfers.Add(1)
+			time.Sleep(2 * time.Millisecond)
+		}
+		loadDone <- nil
+	}()
+
+	var checks int
+	check := func() {
+		t.Helper()
+		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM bank.accounts), (SELECT sum(balance)::bigint FROM bank.accounts),
+			(SELECT count(*) - count(DISTINCT transfer) FROM bank.ledger),
+			(SELECT count(*) FROM bank.accounts a WHERE a.balance <> %d
+				+ coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.to_id = a.id), 0)
+				- coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.from_id = a.id), 0))`, start)
+		got := queryStrings(t, ctx, reader, q)
+		want := fmt.Sprintf("%d|%d|0|0", accounts, accounts*start)
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("read %d saw %v, want [%s] (count, total, duplicate ledger entries, accounts off their ledger)", checks, got, want)
+		}
+		checks++
+	}
+	// Let some transfers reach the lake, then kill the applying server.
+	for transfers.Load() < 300 {
+		check()
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitSubscription(t, reader, src, "bank_sync", src.lsn(t))
+	check()
+	if err := syscall.Kill(servers[victim].cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-servers[victim].exited
+	// The stream goes on while nobody applies it; the other server takes
+	// over once the lease runs out.
+	before := transfers.Load()
+	for transfers.Load() < before+300 {
+		check()
+		time.Sleep(20 * time.Millisecond)
+	}
+	restarted, err := startServer(servers[victim].dataDir, "cdc-Secret1", "--catalog-url", catURL, "--warehouse", warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers[victim] = restarted
+	target := src.lsn(t)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		check()
+		var caughtUp bool
+		var pos string
+		if err := reader.QueryRow(ctx, "SELECT coalesce(position, '') FROM lakesoul.subscriptions WHERE name = 'bank_sync'").Scan(&pos); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.conn.QueryRow(ctx, "SELECT $1 <> '' AND $1::pg_lsn >= $2::pg_lsn", pos, target).Scan(&caughtUp); err != nil {
+			t.Fatal(err)
+		}
+		if caughtUp {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no server resumed the subscription: position %s, want %s", pos, target)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stopLoad)
+	if err := <-loadDone; err != nil {
+		t.Fatal(err)
+	}
+	waitSubscription(t, reader, src, "bank_sync", src.lsn(t))
+	check()
+	t.Logf("%d transfers, %d consistent reads", transfers.Load(), checks)
+	wantLake := func(lakeQ, srcQ string) {
+		t.Helper()
+		wantRows(t, lakeQ, queryStrings(t, ctx, reader, lakeQ), queryStrings(t, ctx, src.conn, srcQ))
+	}
+	wantLake("SELECT id, balance FROM bank.accounts ORDER BY id", "SELECT id, balance FROM accounts ORDER BY id")
+	wantLake("SELECT transfer, from_id, to_id, amount FROM bank.ledger ORDER BY transfer", "SELECT transfer, from_id, to_id, amount FROM ledger ORDER BY transfer")
 }
