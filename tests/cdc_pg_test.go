@@ -428,3 +428,89 @@ func TestCDCPostgresCrashAndTakeover(t *testing.T) {
 	wantLake("SELECT id, balance FROM bank.accounts ORDER BY id", "SELECT id, balance FROM accounts ORDER BY id")
 	wantLake("SELECT transfer, from_id, to_id, amount FROM bank.ledger ORDER BY transfer", "SELECT transfer, from_id, to_id, amount FROM ledger ORDER BY transfer")
 }
+
+// TestCDCPostgresFaults: a publisher that goes down puts the subscription
+// in state error with a last_error, and it resumes by itself when the
+// publisher is back, missing nothing; a slot dropped behind the
+// subscription's back is an error that stays (no silent gap).
+func TestCDCPostgresFaults(t *testing.T) {
+	requirePG(t)
+	ctx := testCtx(t)
+	src := newCDCSource(t)
+	mustExec(t, ctx, src.conn,
+		"CREATE TABLE t (id int PRIMARY KEY, v text)",
+		"INSERT INTO t VALUES (1, 'a')",
+		"CREATE PUBLICATION p FOR TABLE t")
+	s, err := startServer(filepath.Join(testBaseDir(t), "data"), "cdc-Secret1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.stopT(t)
+	c := s.connect(t)
+	mustExec(t, ctx, c, "CREATE SUBSCRIPTION f CONNECTION '"+src.dsn+"' PUBLICATION p WITH (target_schema = 'f', commit_interval = '100ms')")
+	waitSubscription(t, c, src, "f", src.lsn(t))
+	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (2, 'b')")
+	waitSubscription(t, c, src, "f", src.lsn(t))
+
+	waitState := func(want, errPart string) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			var state, lastErr string
+			if err := c.QueryRow(ctx, "SELECT state, coalesce(last_error, '') FROM lakesoul.subscriptions WHERE name = 'f'").Scan(&state, &lastErr); err != nil {
+				t.Fatal(err)
+			}
+			if state == want && strings.Contains(lastErr, errPart) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("state %s (last_error %q), want %s with %q", state, lastErr, want, errPart)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// The publisher goes down: error, last_error.
+	src.conn.Close(ctx)
+	opts := src.cluster.Options()
+	if err := src.cluster.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitState("error", "publisher")
+	// It comes back: the subscription resumes by itself.
+	restarted, err := pgcluster.Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { restarted.Stop(context.Background()) })
+	src.cluster = restarted
+	src.connect(t)
+	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (3, 'c')", "UPDATE t SET v = 'A' WHERE id = 1")
+	waitSubscription(t, c, src, "f", src.lsn(t))
+	waitState("streaming", "")
+	wantRows(t, "after the publisher came back", queryStrings(t, ctx, c, "SELECT id, v FROM f.t ORDER BY id"),
+		queryStrings(t, ctx, src.conn, "SELECT id, v FROM t ORDER BY id"))
+
+	// The slot is dropped on the publisher: the subscription cannot go on
+	// without a gap, so it stays in error.
+	var slot string
+	if err := src.conn.QueryRow(ctx, "SELECT slot_name FROM pg_replication_slots").Scan(&slot); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, _ = src.conn.Exec(ctx, "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL", slot)
+		if _, err := src.conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("could not drop the subscription's slot")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (4, 'd')")
+	waitState("error", "no longer exists")
+	time.Sleep(3 * time.Second) // retries keep failing: still error, no row 4
+	waitState("error", "no longer exists")
+	wantRows(t, "after the slot was dropped", queryStrings(t, ctx, c, "SELECT count(*) FROM f.t WHERE id = 4"), []string{"0"})
+	mustExec(t, ctx, c, "DROP SUBSCRIPTION f")
+}
