@@ -173,8 +173,19 @@ func (s *Service) run(ctx context.Context, name string, token uuid.UUID) error {
 	if err := a.loadTables(ctx); err != nil {
 		return err
 	}
-	if sub.Kind != "postgres" {
-		return sqlerr.Unsupported("MySQL/MariaDB sources", "PostgreSQL publishers")
+	if sub.Kind == "mysql" {
+		if a.position == "" {
+			if _, err := s.env.Catalog.SetSubscriptionState(ctx, name, token, "copying", "", ""); err != nil {
+				return err
+			}
+			if err := a.myCopy(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := s.env.Catalog.SetSubscriptionState(ctx, name, token, "streaming", "", ""); err != nil {
+			return err
+		}
+		return a.myStream(ctx)
 	}
 	if a.position == "" {
 		if _, err := s.env.Catalog.SetSubscriptionState(ctx, name, token, "copying", "", ""); err != nil {

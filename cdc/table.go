@@ -85,7 +85,7 @@ func incompatible(format string, args ...any) error {
 // with the same type), a change of the key or any other type change is
 // errIncompatible.
 func evolve(t *catalog.Table, old, cols []Column) (*catalog.Table, error) {
-	if slices.Equal(old, cols) {
+	if slices.EqualFunc(old, cols, sameColumn) {
 		return nil, nil
 	}
 	keys := keyColumns
@@ -215,4 +215,9 @@ func keyColumns(cols []Column) []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+func sameColumn(a, b Column) bool {
+	return a.Name == b.Name && a.TypeOID == b.TypeOID && a.TypeMod == b.TypeMod && a.Key == b.Key && a.Num == b.Num &&
+		a.MySQL == b.MySQL && a.Unsigned == b.Unsigned && slices.Equal(a.Labels, b.Labels)
 }

@@ -22,6 +22,11 @@ type Column struct {
 	// Num is the column's number at the source (PostgreSQL's attnum), 0
 	// when unknown; a rename keeps it, a drop and an add do not.
 	Num int `json:"num,omitempty"`
+	// MySQL sources: the MySQL data type (information_schema's DATA_TYPE),
+	// unsigned, and the labels of an enum or set.
+	MySQL    string   `json:"mysql,omitempty"`
+	Unsigned bool     `json:"unsigned,omitempty"`
+	Labels   []string `json:"labels,omitempty"`
 }
 
 // columnsJSON is how a table's source columns are recorded in
