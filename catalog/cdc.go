@@ -60,10 +60,27 @@ func (c *Catalog) CreateSubscription(ctx context.Context, sub *Subscription) err
 		src[i], names[i] = t.SourceTable, t.TableName
 	}
 	owner := c.As("")
-	return owner.run(ctx, func(q querier) error {
+	err := owner.run(ctx, func(q querier) error {
 		_, err := q.Exec(ctx, `SELECT lakesoul.cdc_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			sub.Name, sub.Kind, sub.Connection, sub.Source, sub.Publications, sub.TargetSchema, sub.HashBucketNum,
 			sub.CopyData, sub.Enabled, sub.CommitInterval.Milliseconds(), nullString(sub.SlotName), src, names)
+		return err
+	})
+	if err == nil {
+		c.wakeSubscriptions(ctx, sub.Name)
+	}
+	return err
+}
+
+// SubscriptionsChannel is the channel on which subscription changes are
+// notified (package cdc's workers LISTEN).
+const SubscriptionsChannel = "lakesoul_subscriptions"
+
+// wakeSubscriptions notifies the workers after a change of subscription
+// name (best effort: they also poll).
+func (c *Catalog) wakeSubscriptions(ctx context.Context, name string) {
+	_ = c.As("").run(context.WithoutCancel(ctx), func(q querier) error {
+		_, err := q.Exec(ctx, "SELECT pg_notify($1, $2)", SubscriptionsChannel, name)
 		return err
 	})
 }
@@ -160,6 +177,9 @@ func (c *Catalog) updateSubscription(ctx context.Context, name, set string, args
 	})
 	if err == nil && n == 0 {
 		return sqlerr.New(sqlerr.UndefinedObject, "subscription %q does not exist", name)
+	}
+	if err == nil {
+		c.wakeSubscriptions(ctx, name)
 	}
 	return err
 }

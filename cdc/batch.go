@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,7 +35,7 @@ import (
 // copyRunRows during the initial copy (fewer, larger files).
 const (
 	runRows     = 64 << 10
-	copyRunRows = 512 << 10
+	copyRunRows = 256 << 10
 )
 
 // value is one column of a source row.
@@ -85,6 +86,13 @@ type batch struct {
 	opened   time.Time
 	// copying: the initial copy (larger runs).
 	copying bool
+
+	// The file writer (flushRun): jobs, the runs not yet written, its
+	// first error.
+	jobs    chan writeJob
+	pending sync.WaitGroup
+	mu      sync.Mutex
+	err     error
 }
 
 func newBatch(env *Env) *batch { return &batch{env: env} }
@@ -172,8 +180,10 @@ func (b *batch) add(ctx context.Context, ts *tableState, op string, vals []value
 	return nil
 }
 
-// flushRun writes tb's buffered rows as data files under the batch's
-// intent.
+// flushRun hands tb's buffered rows to the batch's file writer, which
+// writes them as data files under the batch's intent on its own goroutine
+// while the next rows are decoded. At most one run waits for the writer
+// (the hand-over blocks), so memory holds about two runs.
 func (b *batch) flushRun(ctx context.Context, tb *tableBatch) error {
 	r := tb.run
 	if r == nil {
@@ -182,10 +192,11 @@ func (b *batch) flushRun(ctx context.Context, tb *tableBatch) error {
 	tb.run = nil
 	defer r.rb.Release()
 	if r.n == 0 {
-		return nil
+		return b.writeErr()
 	}
-	rec := r.rb.NewRecordBatch()
-	defer rec.Release()
+	if err := b.writeErr(); err != nil {
+		return err
+	}
 	if b.intent == nil {
 		intent, err := b.env.Catalog.BeginWrite(ctx)
 		if err != nil {
@@ -196,12 +207,57 @@ func (b *batch) flushRun(ctx context.Context, tb *tableBatch) error {
 	if tb.w == nil || tb.w.Table != tb.ts.t {
 		tb.w = &writer.Writer{Store: b.env.Store, Table: tb.ts.t, Intent: b.intent}
 	}
-	parts, err := tb.w.Write(ctx, rec)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", tb.ts.t.QualifiedName(), err)
+	if b.jobs == nil {
+		b.jobs = make(chan writeJob)
+		go b.writeFiles(context.WithoutCancel(ctx), b.jobs)
 	}
-	tb.parts = mergeParts(tb.parts, parts)
-	return nil
+	b.pending.Add(1)
+	select {
+	case b.jobs <- writeJob{tb: tb, w: tb.w, rec: r.rb.NewRecordBatch()}:
+		return nil
+	case <-ctx.Done():
+		b.pending.Done()
+		return ctx.Err()
+	}
+}
+
+// writeJob is one run for the file writer.
+type writeJob struct {
+	tb  *tableBatch
+	w   *writer.Writer
+	rec arrow.RecordBatch
+}
+
+// writeFiles writes runs in the order they came (so later rows' files come
+// later); after its first error it only releases them.
+func (b *batch) writeFiles(ctx context.Context, jobs <-chan writeJob) {
+	for j := range jobs {
+		if b.writeErr() == nil {
+			parts, err := j.w.Write(ctx, j.rec)
+			if err != nil {
+				b.mu.Lock()
+				b.err = fmt.Errorf("write %s: %w", j.w.Table.QualifiedName(), err)
+				b.mu.Unlock()
+			} else {
+				j.tb.parts = mergeParts(j.tb.parts, parts)
+			}
+		}
+		j.rec.Release()
+		b.pending.Done()
+	}
+}
+
+func (b *batch) writeErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// drain waits until the file writer wrote every run handed to it; only
+// then may the tables' parts be read. It returns the writer's error.
+func (b *batch) drain() error {
+	b.pending.Wait()
+	return b.writeErr()
 }
 
 func mergeParts(dst, more []catalog.PartitionCommit) []catalog.PartitionCommit {
@@ -226,6 +282,7 @@ func (b *batch) truncate(ctx context.Context, ts *tableState) {
 		tb.run.rb.Release()
 		tb.run = nil
 	}
+	_ = b.drain()
 	deleteFiles(ctx, b.env, tb.parts)
 	tb.parts = nil
 	tb.truncated = true
@@ -256,7 +313,9 @@ func (b *batch) dropTable(ctx context.Context, ts *tableState) {
 	tb := b.tables[i]
 	if tb.run != nil {
 		tb.run.rb.Release()
+		tb.run = nil
 	}
+	_ = b.drain()
 	deleteFiles(ctx, b.env, tb.parts)
 	b.tables = slices.Delete(b.tables, i, i+1)
 	b.alters = slices.DeleteFunc(b.alters, func(t *tableState) bool { return t == ts })
@@ -283,6 +342,10 @@ func (b *batch) commit(ctx context.Context, sub string, token uuid.UUID, prev, s
 			b.abort(ctx)
 			return false, err
 		}
+	}
+	if err := b.drain(); err != nil {
+		b.abort(ctx)
+		return false, err
 	}
 	for _, tb := range b.tables {
 		t := tb.ts.t
@@ -326,19 +389,26 @@ func (b *batch) commit(ctx context.Context, sub string, token uuid.UUID, prev, s
 
 // abort deletes the batch's files.
 func (b *batch) abort(ctx context.Context) {
+	_ = b.drain()
 	for _, tb := range b.tables {
 		deleteFiles(ctx, b.env, tb.parts)
 		tb.parts = nil
 	}
 }
 
-// release frees the builders and ends the write intent.
+// release frees the builders, stops the file writer and ends the write
+// intent.
 func (b *batch) release(ctx context.Context) {
 	for _, tb := range b.tables {
 		if tb.run != nil {
 			tb.run.rb.Release()
 			tb.run = nil
 		}
+	}
+	_ = b.drain()
+	if b.jobs != nil {
+		close(b.jobs)
+		b.jobs = nil
 	}
 	b.intent.Release(ctx)
 	b.intent = nil

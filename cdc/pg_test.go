@@ -324,3 +324,44 @@ func TestPGCreateErrors(t *testing.T) {
 		t.Errorf("second subscription onto the same tables: SQLSTATE %s (%v), want 42710", got, err)
 	}
 }
+
+// TestPGRefreshPublication: a table with rows added to the publication
+// after the subscription started is copied by REFRESH PUBLICATION (in a
+// snapshot of its own, its earlier changes skipped), then followed.
+func TestPGRefreshPublication(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.exec(
+		"CREATE TABLE a (id int PRIMARY KEY, v text)",
+		"CREATE TABLE b (id int PRIMARY KEY, v text)",
+		"INSERT INTO a VALUES (1, 'a')",
+		"INSERT INTO b SELECT g, 'b' || g FROM generate_series(1, 100) g",
+		"CREATE PUBLICATION p FOR TABLE a",
+	)
+	if err := cdc.Create(ctx, h.env, cdc.CreateSpec{Name: "r", Connection: h.srcDSN, Publications: []string{"p"},
+		Options: map[string]string{"commit_interval": "100ms", "target_schema": "r"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.waitCaughtUp("r")
+	h.exec("ALTER PUBLICATION p ADD TABLE b", "UPDATE b SET v = 'changed' WHERE id <= 10", "DELETE FROM b WHERE id > 90")
+	if err := cdc.Alter(ctx, h.env, "r", "refresh"); err != nil {
+		t.Fatal(err)
+	}
+	h.exec("INSERT INTO b VALUES (1000, 'after')", "INSERT INTO a VALUES (2, 'a2')")
+	h.waitCaughtUp("r")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := h.cat.TableByName(ctx, "r", "b"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table b never appeared: %s", h.status("r"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.exec("UPDATE b SET v = 'later' WHERE id = 1")
+	h.waitCaughtUp("r")
+	h.same("b after REFRESH", h.lake("r", "b"), h.source("SELECT id::text AS id, v FROM b"))
+	h.same("a goes on", h.lake("r", "a"), h.source("SELECT id::text AS id, v FROM a"))
+}

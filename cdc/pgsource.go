@@ -214,6 +214,7 @@ func (a *applier) pgSnapshotCopy(ctx context.Context, slotName string, temporary
 	if err != nil {
 		return 0, sourceError("create replication slot", err)
 	}
+	a.env.logger().Debug("subscription slot created", "subscription", a.sub.Name, "slot", slotName, "consistent_point", slot.ConsistentPoint)
 	at, err := pglogrepl.ParseLSN(slot.ConsistentPoint)
 	if err != nil {
 		return 0, fmt.Errorf("publisher: consistent point %q: %w", slot.ConsistentPoint, err)
@@ -268,11 +269,13 @@ func (a *applier) pgSnapshotCopy(ctx context.Context, slotName string, temporary
 		if !copyRows {
 			continue
 		}
+		began := time.Now()
 		if err := a.copyTable(ctx, nc, st, ts); err != nil {
 			if err := a.tableError(ctx, ts, err); err != nil {
 				return 0, err
 			}
 		}
+		a.env.logger().Debug("subscription table copied", "subscription", a.sub.Name, "table", st.key(), "took", time.Since(began))
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, sourceError("end the copy", err)

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -23,9 +25,15 @@ type Service struct {
 	id     string
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// Poll is how often an idle worker looks for a subscription to take.
+	// poll is how often an idle worker looks for a subscription to take
+	// without a notification (a lease that ran out is found this way).
 	poll time.Duration
+	wake chan struct{}
 }
+
+// NotifyChannel is the catalog channel on which subscription changes
+// (CREATE, ENABLE, REFRESH) wake idle workers.
+const NotifyChannel = catalog.SubscriptionsChannel
 
 // Start starts n workers (n < 1: none, nil Service).
 func Start(ctx context.Context, env *Env, n int) *Service {
@@ -33,8 +41,11 @@ func Start(ctx context.Context, env *Env, n int) *Service {
 		return nil
 	}
 	host, _ := os.Hostname()
-	s := &Service{env: env, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8]), poll: min(2*time.Second, env.lease()/2)}
+	s := &Service{env: env, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8]),
+		poll: min(5*time.Second, env.lease()/2), wake: make(chan struct{}, n)}
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.wg.Add(1)
+	go s.listen(ctx)
 	for i := 0; i < n; i++ {
 		s.wg.Add(1)
 		go func() {
@@ -54,6 +65,48 @@ func (s *Service) Close() {
 	s.wg.Wait()
 }
 
+// listen wakes idle workers on notifications of NotifyChannel, on a
+// connection of its own, reconnecting after failures.
+func (s *Service) listen(ctx context.Context) {
+	defer s.wg.Done()
+	wait := time.Second
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.env.logger().Warn("subscription notification listener failed; reconnecting", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+func (s *Service) listenOnce(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, s.env.Catalog.Pool().Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
+		return err
+	}
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		for i := 0; i < cap(s.wake); i++ {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 func (s *Service) work(ctx context.Context) {
 	log := s.env.logger()
 	for ctx.Err() == nil {
@@ -64,6 +117,7 @@ func (s *Service) work(ctx context.Context) {
 		if name == "" {
 			select {
 			case <-ctx.Done():
+			case <-s.wake:
 			case <-time.After(s.poll):
 			}
 			continue
@@ -170,6 +224,10 @@ func (s *Service) run(ctx context.Context, name string, token uuid.UUID) error {
 		return err
 	}
 	a := newApplier(s.env, sub, token)
+	defer func() { // the open batch of a run that ended is not committed
+		a.batch.abort(ctx)
+		a.batch.release(ctx)
+	}()
 	if err := a.loadTables(ctx); err != nil {
 		return err
 	}
