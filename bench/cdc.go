@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -31,9 +32,9 @@ func init() { Register("cdc", runCDC) }
 // second PostgreSQL, in the same run:
 //
 //   - copy: a source table of 1 M rows (× scale) taken by each subscription's
-//     initial copy (one after the other): rows/s until the copy is visible
-//     (lakesoul: the copy's commit; PostgreSQL: the table sync reaching
-//     state ready);
+//     initial copy (one after the other, --copies times each): rows/s until
+//     the copy is visible (lakesoul: the copy's commit; PostgreSQL: the table
+//     sync reaching state ready);
 //   - apply: then, both subscriptions streaming, a steady load of updates,
 //     inserts and deletes at --rate row changes per second for --duration;
 //     each transaction also stamps a probe row with the source's clock, and
@@ -44,7 +45,8 @@ func init() { Register("cdc", runCDC) }
 //     last stamp. One row per rate in --rates.
 //
 // Every PostgreSQL has its default (durable) settings, wal_level = logical
-// on the source. The lake side is the cdc package in this process with a
+// on the source, wal_retrieve_retry_interval = 50ms on the subscriber (its
+// launcher otherwise waits 5 s before each repeated copy's workers start). The lake side is the cdc package in this process with a
 // compaction worker, as `lakesoul serve` runs it; commit_interval is
 // --commit-interval. Checksums (count, sum of v) of source, subscriber and
 // lake are compared at the end of each phase.
@@ -54,6 +56,7 @@ func runCDC(ctx context.Context, o Options) error {
 	ratesFlag := fs.String("rates", "2000,8000", "comma-separated rates of the steady load (row changes per second)")
 	duration := fs.Duration("duration", 60*time.Second, "duration of each steady load")
 	interval := fs.Duration("commit-interval", 200*time.Millisecond, "the lake subscription's commit_interval")
+	copies := fs.Int("copies", 3, "initial copies per system (the row reports the median, runs_s each run)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -78,7 +81,9 @@ func runCDC(ctx context.Context, o Options) error {
 		return err
 	}
 	defer src.Stop(context.WithoutCancel(ctx))
-	sub, err := open("cdc-subscriber", nil)
+	// The launcher waits wal_retrieve_retry_interval (5 s) between worker
+	// starts: repeated copies would measure that wait, not the copy.
+	sub, err := open("cdc-subscriber", map[string]string{"wal_retrieve_retry_interval": "50ms"})
 	if err != nil {
 		return err
 	}
@@ -135,26 +140,9 @@ func runCDC(ctx context.Context, o Options) error {
 		}
 	}
 
-	// Copy: PostgreSQL's table sync, then the lake's initial copy.
-	fmt.Fprintf(o.Log, "cdc: PostgreSQL subscription copy\n")
-	start := time.Now()
-	if _, err := subConn.Exec(ctx, "CREATE SUBSCRIPTION bench CONNECTION '"+srcDSN+"' PUBLICATION bench"); err != nil {
-		return err
-	}
-	for {
-		var pending int
-		if err := subConn.QueryRow(ctx, "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate <> 'r'").Scan(&pending); err != nil {
-			return err
-		}
-		if pending == 0 {
-			break
-		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	pgCopy := time.Since(start)
-	fmt.Fprintf(o.Log, "cdc: lake subscription copy\n")
+	// Copy: PostgreSQL's table sync, then the lake's initial copy, --copies
+	// times each (alternating, so both see the same machine); the last
+	// subscriptions stay for the steady load.
 	svc := cdc.Start(ctx, env, 1)
 	defer svc.Close()
 	comp, err := compaction.Start(ctx, compaction.Config{Catalog: bc.cat, Store: env.Store, Workers: 1, LifecycleInterval: -1,
@@ -163,32 +151,72 @@ func runCDC(ctx context.Context, o Options) error {
 		return err
 	}
 	defer comp.Close()
-	start = time.Now()
-	if err := cdc.Create(ctx, env, cdc.CreateSpec{Name: "bench", Connection: srcDSN, Publications: []string{"bench"},
-		Options: map[string]string{"target_schema": "bench", "commit_interval": fmt.Sprint(interval.Milliseconds())}}); err != nil {
-		return err
-	}
-	for {
-		s, err := bc.cat.SubscriptionByName(ctx, "bench")
-		if err != nil {
+	var pgRuns, lakeRuns []float64
+	for i := 0; i < *copies; i++ {
+		name := fmt.Sprintf("bench%d", i)
+		if i > 0 {
+			prev := fmt.Sprintf("bench%d", i-1)
+			// New subscriber tables: PostgreSQL throttles table syncs of a
+			// relation that synced moments ago (wal_retrieve_retry_interval).
+			for _, q := range append([]string{"DROP SUBSCRIPTION " + prev, "DROP TABLE t, probe"}, schema...) {
+				if _, err := subConn.Exec(ctx, q); err != nil {
+					return err
+				}
+			}
+			if err := cdc.Drop(ctx, env, prev, false); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(o.Log, "cdc: copy %d: PostgreSQL subscription\n", i+1)
+		start := time.Now()
+		if _, err := subConn.Exec(ctx, "CREATE SUBSCRIPTION "+name+" CONNECTION '"+srcDSN+"' PUBLICATION bench"); err != nil {
 			return err
 		}
-		if s.Position != "" {
-			break
+		for {
+			var pending int
+			if err := subConn.QueryRow(ctx, "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate <> 'r'").Scan(&pending); err != nil {
+				return err
+			}
+			if pending == 0 {
+				break
+			}
+			if err := sleep(ctx, 10*time.Millisecond); err != nil {
+				return err
+			}
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		pgRuns = append(pgRuns, time.Since(start).Seconds())
+		fmt.Fprintf(o.Log, "cdc: copy %d: lake subscription\n", i+1)
+		start = time.Now()
+		cpu0 := cpuSeconds()
+		if err := cdc.Create(ctx, env, cdc.CreateSpec{Name: name, Connection: srcDSN, Publications: []string{"bench"},
+			Options: map[string]string{"target_schema": "bench", "commit_interval": fmt.Sprint(interval.Milliseconds())}}); err != nil {
 			return err
 		}
+		for {
+			s, err := bc.cat.SubscriptionByName(ctx, name)
+			if err != nil {
+				return err
+			}
+			if s.Position != "" {
+				break
+			}
+			if err := sleep(ctx, 10*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		lakeRuns = append(lakeRuns, time.Since(start).Seconds())
+		fmt.Fprintf(o.Log, "cdc: copy %d: lake %.2fs, this process's CPU %.2fs\n", i+1, lakeRuns[i], cpuSeconds()-cpu0)
 	}
-	lakeCopy := time.Since(start)
 	sums, err := cdcChecksums(ctx, srcConn, subConn, env)
 	if err != nil {
 		return err
 	}
-	o.Out.Emit(Row{Bench: "cdc", Phase: "copy", System: "postgres", Rows: int64(n), Seconds: pgCopy.Seconds(),
-		Extra: map[string]any{"checksum": sums["postgres"], "source_checksum": sums["source"]}})
-	o.Out.Emit(Row{Bench: "cdc", Phase: "copy", System: "lakesoul", Rows: int64(n), Seconds: lakeCopy.Seconds(),
-		Extra: map[string]any{"checksum": sums["lakesoul"], "source_checksum": sums["source"], "speedup_vs_postgres": round(pgCopy.Seconds() / lakeCopy.Seconds())}})
+	pgMedian, lakeMedian := percentile(pgRuns, 0.5), percentile(lakeRuns, 0.5)
+	o.Out.Emit(Row{Bench: "cdc", Phase: "copy", System: "postgres", Rows: int64(n), Seconds: pgMedian,
+		Extra: map[string]any{"runs_s": pgRuns, "checksum": sums["postgres"], "source_checksum": sums["source"]}})
+	o.Out.Emit(Row{Bench: "cdc", Phase: "copy", System: "lakesoul", Rows: int64(n), Seconds: lakeMedian,
+		Extra: map[string]any{"runs_s": lakeRuns, "checksum": sums["lakesoul"], "source_checksum": sums["source"],
+			"speedup_vs_postgres": round(pgMedian / lakeMedian)}})
 
 	next := int64(n)
 	for _, rate := range rates {
@@ -246,7 +274,7 @@ func cdcLoad(ctx context.Context, srcConn, subConn *pgx.Conn, env *cdc.Env, rate
 		for lctx.Err() == nil {
 			stamp, err := read(lctx)
 			now := time.Now()
-			if err == nil && stamp.After(last) {
+			if err == nil && stamp.After(last) && !stamp.Before(start) {
 				last = stamp
 				mu.Lock()
 				out[sys].lags = append(out[sys].lags, float64(now.Sub(stamp).Microseconds())/1000)
@@ -426,4 +454,13 @@ func scanLake(ctx context.Context, env *cdc.Env, name string, fn func(arrow.Reco
 		it.Close()
 	}
 	return nil
+}
+
+// cpuSeconds is this process's user and system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }

@@ -48,6 +48,7 @@ const (
 	valNull      = 'n'
 	valText      = 't'
 	valUnchanged = 'u' // a TOASTed value the source did not send: keep the old one
+	valBinary    = 'b' // PostgreSQL's binary send format (the initial copy)
 )
 
 // Row ops, the values of the CDC column.
@@ -58,9 +59,12 @@ const (
 )
 
 type run struct {
-	cols []int // source columns present, in source order
-	rb   *array.RecordBuilder
-	n    int
+	cols  []int // source columns present, in source order
+	rb    *array.RecordBuilder
+	n     int
+	bs    []array.Builder // rb's field builders and their types
+	types []arrow.DataType
+	op    *array.StringBuilder // the CDC column's, or nil
 }
 
 type tableBatch struct {
@@ -149,24 +153,35 @@ func (b *batch) add(ctx context.Context, ts *tableState, op string, vals []value
 		if cdc {
 			fields = append(fields, arrow.Field{Name: OpColumn, Type: arrow.BinaryTypes.String, Nullable: true})
 		}
-		tb.run = &run{cols: cols, rb: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))}
+		r := &run{cols: cols, rb: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))}
+		for j := range cols {
+			r.bs = append(r.bs, r.rb.Field(j))
+			r.types = append(r.types, fields[j].Type)
+		}
+		if cdc {
+			r.op = r.rb.Field(len(cols)).(*array.StringBuilder)
+		}
+		tb.run = r
 	}
 	r := tb.run
 	for j, i := range cols {
-		fb := r.rb.Field(j)
 		v := vals[i]
 		if v.kind == valNull {
-			fb.AppendNull()
+			r.bs[j].AppendNull()
 			continue
 		}
-		if err := appendText(fb, r.rb.Schema().Field(j).Type, v.data); err != nil {
+		appendValue := appendText
+		if v.kind == valBinary {
+			appendValue = appendBinary
+		}
+		if err := appendValue(r.bs[j], r.types[j], v.data); err != nil {
 			// Keep the builders' columns the same length: the row is lost
 			// with the table, which stops.
 			return incompatible("column %q: %v", ts.cols[i].Name, err)
 		}
 	}
-	if cdc {
-		r.rb.Field(len(cols)).(*array.StringBuilder).Append(op)
+	if r.op != nil {
+		r.op.Append(op)
 	}
 	r.n++
 	b.rows++

@@ -296,22 +296,22 @@ func checkTargetNames(tables []sourceTable) error {
 	return nil
 }
 
-// copyTable copies one table's rows into the batch (COPY … TO STDOUT, text
-// format).
+// copyTable copies one table's rows into the batch (COPY … TO STDOUT in
+// binary, copybinary.go).
 func (a *applier) copyTable(ctx context.Context, nc *pgx.Conn, st sourceTable, ts *tableState) error {
-	names := make([]string, len(ts.cols))
+	exprs := make([]string, len(ts.cols))
 	for i, c := range ts.cols {
-		names[i] = quoteIdent(c.Name)
+		exprs[i] = copyColumn(c)
 	}
 	var rowErr error
-	w := &copyRowWriter{ncols: len(ts.cols), row: func(vals []value) error {
+	w := &copyBinaryWriter{cols: ts.cols, row: func(vals []value) error {
 		err := a.batch.add(ctx, ts, opInsert, vals)
 		if err != nil {
 			rowErr = err
 		}
 		return err
 	}}
-	_, err := nc.PgConn().CopyTo(ctx, w, "COPY "+st.ident()+" ("+strings.Join(names, ", ")+") TO STDOUT")
+	_, err := nc.PgConn().CopyTo(ctx, w, "COPY (SELECT "+strings.Join(exprs, ", ")+" FROM ONLY "+st.ident()+") TO STDOUT (FORMAT binary)")
 	if rowErr != nil {
 		return rowErr
 	}

@@ -1,6 +1,8 @@
 package cdc
 
 import (
+	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,38 +69,90 @@ func TestAppendText(t *testing.T) {
 	}
 }
 
-// TestCopyRowWriter: COPY's text format split across writes, escapes,
-// NULLs.
-func TestCopyRowWriter(t *testing.T) {
+// TestCopyBinaryWriter: COPY's binary format split across writes, NULLs,
+// binary and text columns, the trailer.
+func TestCopyBinaryWriter(t *testing.T) {
+	cols := []Column{{Name: "id", TypeOID: schema.OIDInt8}, {Name: "s", TypeOID: schema.OIDText}, {Name: "n", TypeOID: schema.OIDNumeric}}
 	var rows []string
-	w := &copyRowWriter{ncols: 3, row: func(vals []value) error {
+	w := &copyBinaryWriter{cols: cols, row: func(vals []value) error {
 		var cells []string
 		for _, v := range vals {
-			if v.kind == valNull {
-				cells = append(cells, "NULL")
-			} else {
-				cells = append(cells, string(v.data))
-			}
+			cells = append(cells, fmt.Sprintf("%c:%x", v.kind, v.data))
 		}
 		rows = append(rows, strings.Join(cells, "|"))
 		return nil
 	}}
-	data := "1\ta\\tb\t\\N\n2\t\\\\x\\n\\101\\x42\t\n3\t\t\\N\n"
-	for i := 0; i < len(data); i += 5 { // arbitrary splits
-		if _, err := w.Write([]byte(data[i:min(i+5, len(data))])); err != nil {
+	var data []byte
+	data = append(data, copySignature...)
+	data = binary.BigEndian.AppendUint32(data, 0)
+	data = binary.BigEndian.AppendUint32(data, 0)
+	field := func(b []byte) {
+		if b == nil {
+			data = binary.BigEndian.AppendUint32(data, 0xffffffff)
+			return
+		}
+		data = binary.BigEndian.AppendUint32(data, uint32(len(b)))
+		data = append(data, b...)
+	}
+	data = binary.BigEndian.AppendUint16(data, 3)
+	field(binary.BigEndian.AppendUint64(nil, 7))
+	field([]byte("a\tb"))
+	field([]byte("1.50"))
+	data = binary.BigEndian.AppendUint16(data, 3)
+	field(binary.BigEndian.AppendUint64(nil, 8))
+	field(nil)
+	field([]byte{})
+	data = binary.BigEndian.AppendUint16(data, 0xffff)
+	for i := 0; i < len(data); i += 7 { // arbitrary splits
+		if _, err := w.Write(data[i:min(i+7, len(data))]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.finish(); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"1|a\tb|NULL", "2|\\x\nAB|", "3||NULL"}
+	want := []string{"b:0000000000000007|b:610962|t:312e3530", "b:0000000000000008|n:|t:"}
 	if strings.Join(rows, ";") != strings.Join(want, ";") {
 		t.Fatalf("rows %q, want %q", rows, want)
 	}
-	if _, err := w.Write([]byte("1\t2\n")); err == nil {
-		t.Fatal("a short row was accepted")
+	bad := &copyBinaryWriter{cols: cols, row: func([]value) error { return nil }}
+	if _, err := bad.Write(append(append([]byte(nil), data[:len(copySignature)+8]...), 0, 2)); err == nil {
+		t.Fatal("a row with the wrong field count was accepted")
 	}
+}
+
+// TestAppendBinary: PostgreSQL's binary send format of dates and
+// timestamps (days and microseconds since 2000-01-01).
+func TestAppendBinary(t *testing.T) {
+	for _, c := range []struct {
+		oid  uint32
+		in   []byte
+		want string
+	}{
+		{schema.OIDDate, binary.BigEndian.AppendUint32(nil, 0), "2000-01-01"},
+		{schema.OIDDate, binary.BigEndian.AppendUint32(nil, uint32(0xffffffff)), "1999-12-31"},
+		{schema.OIDTimestamptz, binary.BigEndian.AppendUint64(nil, 1_500_000), "2000-01-01T00:00:01.5Z"},
+		{schema.OIDInt2, binary.BigEndian.AppendUint16(nil, 0xffff), "-1"},
+		{schema.OIDBool, []byte{1}, "true"},
+	} {
+		f := lakeField(Column{TypeOID: c.oid})
+		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
+		if err := appendBinary(b, f.Type, c.in); err != nil {
+			t.Fatal(err)
+		}
+		arr := b.NewArray()
+		if got := arr.ValueStr(0); got != c.want {
+			t.Errorf("%s %x: got %q, want %q", f.Type, c.in, got, c.want)
+		}
+		arr.Release()
+		b.Release()
+	}
+	f := lakeField(Column{TypeOID: schema.OIDDate})
+	b := array.NewBuilder(memory.DefaultAllocator, f.Type)
+	if err := appendBinary(b, f.Type, binary.BigEndian.AppendUint32(nil, 0x7fffffff)); err == nil {
+		t.Error("infinity date accepted")
+	}
+	b.Release()
 }
 
 // TestEvolve: which source schema changes the lake follows.
