@@ -2,8 +2,8 @@ package cdc
 
 import (
 	"context"
-	"math/rand/v2"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"

@@ -131,6 +131,9 @@ func (s *myState) handle(ctx context.Context, ev mysql.BinlogEvent) error {
 	f := s.format
 	a := s.a
 	end := func() string { return fmt.Sprintf("%s:%d", s.file, ev.NextPosition()) }
+	if ev.NextPosition() > 0 {
+		a.sourcePos = end() // the newest position read (lag_seconds is 0 at it)
+	}
 	switch {
 	case ev.IsRotate():
 		file, _, err := ev.NextLogFile(f)

@@ -84,7 +84,7 @@ func mysqlColumn(name, dataType, columnType string, precision, scale, length int
 	return c
 }
 
-// enumLabels parses the labels of enum('a','b''c') / set(…).
+// enumLabels parses the labels of enum('a','b”c') / set(…).
 func enumLabels(columnType string) []string {
 	i := strings.IndexByte(columnType, '(')
 	if i < 0 {

@@ -185,7 +185,6 @@ func Drop(ctx context.Context, env *Env, name string, missingOK bool) error {
 	return err
 }
 
-
 // refresh registers the publications' tables the subscription does not
 // know yet and restarts its worker's run, which copies them.
 func refresh(ctx context.Context, env *Env, name string) error {

@@ -37,8 +37,8 @@ func TestAppendText(t *testing.T) {
 		{Column{TypeOID: schema.OIDTimestamptz}, "2026-03-04 05:06:07.5-08", "2026-03-04T13:06:07.5Z"},
 		{Column{TypeOID: schema.OIDNumeric, TypeMod: (12<<16 | 3) + 4}, "-123456789.125", "-123456789.125"},
 		{Column{TypeOID: schema.OIDNumeric, TypeMod: -1}, "1e1000", "1e1000"}, // unconstrained: text
-		{Column{TypeOID: 1186}, "1 day 02:03:04", "1 day 02:03:04"},     // interval: text
-		{Column{TypeOID: 1007}, "{1,2,NULL}", "{1,2,NULL}"},              // int4[]: text
+		{Column{TypeOID: 1186}, "1 day 02:03:04", "1 day 02:03:04"},           // interval: text
+		{Column{TypeOID: 1007}, "{1,2,NULL}", "{1,2,NULL}"},                   // int4[]: text
 		{Column{TypeOID: schema.OIDUUID}, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
 	}
 	for _, c := range cases {
