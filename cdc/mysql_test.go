@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"vitess.io/vitess/go/mysql"
-
 	"github.com/lakesoul-go/lakesoul/cdc"
 	"github.com/lakesoul-go/lakesoul/internal/mariadbtest"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -20,24 +18,12 @@ import (
 // mysqlRows reads a MariaDB query's rows as sorted "col=value …" strings.
 func mysqlRows(t *testing.T, my *mariadbtest.Server, q string) []string {
 	t.Helper()
-	c, err := mysql.Connect(context.Background(), my.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r, err := c.ExecuteFetch(q, 100000, true)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	names, rows := my.Query(t, q)
 	var out []string
-	for _, row := range r.Rows {
-		var cells []string
+	for _, row := range rows {
+		cells := make([]string, len(row))
 		for i, v := range row {
-			s := "NULL"
-			if !v.IsNull() {
-				s = v.ToString()
-			}
-			cells = append(cells, r.Fields[i].Name+"="+s)
+			cells[i] = names[i] + "=" + v
 		}
 		out = append(out, strings.Join(cells, " "))
 	}

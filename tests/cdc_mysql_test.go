@@ -1,12 +1,9 @@
 package tests
 
 import (
-	"context"
 	"fmt"
-	"math/rand"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,25 +16,10 @@ import (
 // mysqlStrings runs a query on MariaDB and returns its rows as "a|b" strings.
 func mysqlStrings(t *testing.T, my *mariadbtest.Server, q string) []string {
 	t.Helper()
-	c, err := mysql.Connect(context.Background(), my.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r, err := c.ExecuteFetch(q, 1<<20, false)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	out := make([]string, len(r.Rows))
-	for i, row := range r.Rows {
-		cells := make([]string, len(row))
-		for j, v := range row {
-			cells[j] = "NULL"
-			if !v.IsNull() {
-				cells[j] = v.ToString()
-			}
-		}
-		out[i] = strings.Join(cells, "|")
+	_, rows := my.Query(t, q)
+	out := make([]string, len(rows))
+	for i, row := range rows {
+		out[i] = strings.Join(row, "|")
 	}
 	return out
 }
@@ -111,58 +93,30 @@ func TestCDCMySQL(t *testing.T) {
 	wantRows(t, "accounts after the copy", queryStrings(t, ctx, c, "SELECT id, balance, owner FROM bank.accounts ORDER BY id"),
 		mysqlStrings(t, my, "SELECT id, balance, owner FROM bank.accounts ORDER BY id"))
 
-	var transfers atomic.Int64
-	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		conn, err := mysql.Connect(context.Background(), my.Params())
-		if err != nil {
-			done <- err
-			return
-		}
-		defer conn.Close()
-		rng := rand.New(rand.NewSource(2))
-		for i := 1; i <= 20000; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
+	conn, err := mysql.Connect(ctx, my.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	load := startBankLoad(accounts, 2, func(i, from, to, amount int) error {
+		for _, q := range []string{"START TRANSACTION",
+			fmt.Sprintf("UPDATE bank.accounts SET balance = balance - %d WHERE id = %d", amount, from),
+			fmt.Sprintf("UPDATE bank.accounts SET balance = balance + %d WHERE id = %d", amount, to),
+			fmt.Sprintf("INSERT INTO bank.ledger VALUES (%d, %d, %d, %d)", i, from, to, amount),
+			"COMMIT"} {
+			if _, err := conn.ExecuteFetch(q, 0, false); err != nil {
+				return err
 			}
-			from, to, amount := 1+rng.Intn(accounts), 1+rng.Intn(accounts), 1+rng.Intn(50)
-			for _, q := range []string{"START TRANSACTION",
-				fmt.Sprintf("UPDATE bank.accounts SET balance = balance - %d WHERE id = %d", amount, from),
-				fmt.Sprintf("UPDATE bank.accounts SET balance = balance + %d WHERE id = %d", amount, to),
-				fmt.Sprintf("INSERT INTO bank.ledger VALUES (%d, %d, %d, %d)", i, from, to, amount),
-				"COMMIT"} {
-				if _, err := conn.ExecuteFetch(q, 0, false); err != nil {
-					done <- err
-					return
-				}
-			}
-			transfers.Add(1)
-			time.Sleep(2 * time.Millisecond)
 		}
-		done <- nil
-	}()
+		return nil
+	})
 	var checks int
 	check := func() {
 		t.Helper()
-		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM bank.accounts), (SELECT sum(balance)::bigint FROM bank.accounts),
-			(SELECT count(*) - count(DISTINCT transfer) FROM bank.ledger),
-			(SELECT count(*) FROM bank.accounts a WHERE a.balance <> %d
-				+ coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.to_id = a.id), 0)
-				- coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.from_id = a.id), 0))`, start)
-		got, err := tryQueryStrings(ctx, reader, q)
-		if err != nil {
-			t.Fatalf("read %d: %v", checks, err)
-		}
-		if want := fmt.Sprintf("%d|%d|0|0", accounts, accounts*start); len(got) != 1 || got[0] != want {
-			t.Fatalf("read %d saw %v, want [%s]", checks, got, want)
-		}
+		checkBank(t, ctx, reader, accounts, start, checks)
 		checks++
 	}
-	for transfers.Load() < 300 {
+	for load.transfers.Load() < 300 {
 		check()
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -171,25 +125,24 @@ func TestCDCMySQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-s.exited
-	before := transfers.Load()
-	for transfers.Load() < before+200 {
+	before := load.transfers.Load()
+	for load.transfers.Load() < before+200 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if s, err = startServer(filepath.Join(base, "data"), "cdc-Secret1", "--catalog-url", catURL); err != nil {
 		t.Fatal(err)
 	}
 	reader = s.connect(t)
-	for transfers.Load() < before+500 {
+	for load.transfers.Load() < before+500 {
 		check()
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(stop)
-	if err := <-done; err != nil {
+	if err := load.finish(); err != nil {
 		t.Fatal(err)
 	}
 	waitPos(posOf, binlogPos())
 	check()
-	t.Logf("%d transfers, %d consistent reads", transfers.Load(), checks)
+	t.Logf("%d transfers, %d consistent reads", load.transfers.Load(), checks)
 	wantRows(t, "accounts", queryStrings(t, ctx, reader, "SELECT id, balance, owner FROM bank.accounts ORDER BY id"),
 		mysqlStrings(t, my, "SELECT id, balance, owner FROM bank.accounts ORDER BY id"))
 	wantRows(t, "ledger", queryStrings(t, ctx, reader, "SELECT transfer, from_id, to_id, amount FROM bank.ledger ORDER BY transfer"),

@@ -316,63 +316,31 @@ func TestCDCPostgresCrashAndTakeover(t *testing.T) {
 	other := servers[1-victim]
 	reader := other.connect(t)
 
-	stopLoad := make(chan struct{})
-	loadDone := make(chan error, 1)
-	var transfers atomic.Int64
-	go func() {
-		conn, err := pgx.Connect(context.Background(), src.dsn)
-		if err != nil {
-			loadDone <- err
-			return
-		}
-		defer conn.Close(context.Background())
-		rng := rand.New(rand.NewSource(1))
-		for i := 1; i <= 20000; i++ {
-			select {
-			case <-stopLoad:
-				loadDone <- nil
-				return
-			default:
-			}
-			from, to := 1+rng.Intn(accounts), 1+rng.Intn(accounts)
-			amount := 1 + rng.Intn(50)
-			err := pgx.BeginFunc(context.Background(), conn, func(tx pgx.Tx) error {
-				if _, err := tx.Exec(context.Background(), "UPDATE accounts SET balance = balance - $1 WHERE id = $2", amount, from); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(context.Background(), "UPDATE accounts SET balance = balance + $1 WHERE id = $2", amount, to); err != nil {
-					return err
-				}
-				_, err := tx.Exec(context.Background(), "INSERT INTO ledger VALUES ($1, $2, $3, $4)", i, from, to, amount)
+	conn, err := pgx.Connect(ctx, src.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	load := startBankLoad(accounts, 1, func(i, from, to, amount int) error {
+		return pgx.BeginFunc(context.Background(), conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(context.Background(), "UPDATE accounts SET balance = balance - $1 WHERE id = $2", amount, from); err != nil {
 				return err
-			})
-			if err != nil {
-				loadDone <- err
-				return
 			}
-			transfers.Add(1)
-			time.Sleep(2 * time.Millisecond)
-		}
-		loadDone <- nil
-	}()
-
+			if _, err := tx.Exec(context.Background(), "UPDATE accounts SET balance = balance + $1 WHERE id = $2", amount, to); err != nil {
+				return err
+			}
+			_, err := tx.Exec(context.Background(), "INSERT INTO ledger VALUES ($1, $2, $3, $4)", i, from, to, amount)
+			return err
+		})
+	})
 	var checks int
 	check := func() {
 		t.Helper()
-		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM bank.accounts), (SELECT sum(balance)::bigint FROM bank.accounts),
-			(SELECT count(*) - count(DISTINCT transfer) FROM bank.ledger),
-			(SELECT count(*) FROM bank.accounts a WHERE a.balance <> %d
-				+ coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.to_id = a.id), 0)
-				- coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.from_id = a.id), 0))`, start)
-		got := queryStrings(t, ctx, reader, q)
-		want := fmt.Sprintf("%d|%d|0|0", accounts, accounts*start)
-		if len(got) != 1 || got[0] != want {
-			t.Fatalf("read %d saw %v, want [%s] (count, total, duplicate ledger entries, accounts off their ledger)", checks, got, want)
-		}
+		checkBank(t, ctx, reader, accounts, start, checks)
 		checks++
 	}
 	// Let some transfers reach the lake, then kill the applying server.
-	for transfers.Load() < 300 {
+	for load.transfers.Load() < 300 {
 		check()
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -384,8 +352,8 @@ func TestCDCPostgresCrashAndTakeover(t *testing.T) {
 	<-servers[victim].exited
 	// The stream goes on while nobody applies it; the other server takes
 	// over once the lease runs out.
-	before := transfers.Load()
-	for transfers.Load() < before+300 {
+	before := load.transfers.Load()
+	for load.transfers.Load() < before+300 {
 		check()
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -414,13 +382,12 @@ func TestCDCPostgresCrashAndTakeover(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	close(stopLoad)
-	if err := <-loadDone; err != nil {
+	if err := load.finish(); err != nil {
 		t.Fatal(err)
 	}
 	waitSubscription(t, reader, src, "bank_sync", src.lsn(t))
 	check()
-	t.Logf("%d transfers, %d consistent reads", transfers.Load(), checks)
+	t.Logf("%d transfers, %d consistent reads", load.transfers.Load(), checks)
 	wantLake := func(lakeQ, srcQ string) {
 		t.Helper()
 		wantRows(t, lakeQ, queryStrings(t, ctx, reader, lakeQ), queryStrings(t, ctx, src.conn, srcQ))
@@ -513,4 +480,62 @@ func TestCDCPostgresFaults(t *testing.T) {
 	waitState("error", "no longer exists")
 	wantRows(t, "after the slot was dropped", queryStrings(t, ctx, c, "SELECT count(*) FROM f.t WHERE id = 4"), []string{"0"})
 	mustExec(t, ctx, c, "DROP SUBSCRIPTION f")
+}
+
+// bankLoad runs transfers between accounts on a source until finished:
+// transfer makes transfer i of amount from one account to another, with
+// its ledger entry, in one source transaction.
+type bankLoad struct {
+	transfers atomic.Int64
+	stop      chan struct{}
+	done      chan error
+}
+
+func startBankLoad(accounts int, seed int64, transfer func(i, from, to, amount int) error) *bankLoad {
+	l := &bankLoad{stop: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		rng := rand.New(rand.NewSource(seed))
+		for i := 1; i <= 20000; i++ {
+			select {
+			case <-l.stop:
+				l.done <- nil
+				return
+			default:
+			}
+			if err := transfer(i, 1+rng.Intn(accounts), 1+rng.Intn(accounts), 1+rng.Intn(50)); err != nil {
+				l.done <- err
+				return
+			}
+			l.transfers.Add(1)
+			time.Sleep(2 * time.Millisecond)
+		}
+		l.done <- nil
+	}()
+	return l
+}
+
+// finish stops the load and returns its error.
+func (l *bankLoad) finish() error {
+	close(l.stop)
+	return <-l.done
+}
+
+// checkBank reads the lake's bank.accounts and bank.ledger through c and
+// fails unless they hold the source's invariants: every account, the total
+// balance, no ledger entry twice, each account's balance its start plus its
+// ledger (one source transaction touches both tables).
+func checkBank(t *testing.T, ctx context.Context, c *pgx.Conn, accounts, start, read int) {
+	t.Helper()
+	q := fmt.Sprintf(`SELECT (SELECT count(*) FROM bank.accounts), (SELECT sum(balance)::bigint FROM bank.accounts),
+		(SELECT count(*) - count(DISTINCT transfer) FROM bank.ledger),
+		(SELECT count(*) FROM bank.accounts a WHERE a.balance <> %d
+			+ coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.to_id = a.id), 0)
+			- coalesce((SELECT sum(amount) FROM bank.ledger l WHERE l.from_id = a.id), 0))`, start)
+	got, err := tryQueryStrings(ctx, c, q)
+	if err != nil {
+		t.Fatalf("read %d: %v", read, err)
+	}
+	if want := fmt.Sprintf("%d|%d|0|0", accounts, accounts*start); len(got) != 1 || got[0] != want {
+		t.Fatalf("read %d saw %v, want [%s] (count, total, duplicate ledger entries, accounts off their ledger)", read, got, want)
+	}
 }

@@ -242,3 +242,32 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// Query runs a query as User and returns its column names and rows, NULL
+// as "NULL", failing the test on error.
+func (s *Server) Query(t testing.TB, q string) (names []string, rows [][]string) {
+	t.Helper()
+	c, err := mysql.Connect(context.Background(), s.Params())
+	if err != nil {
+		t.Fatalf("mariadbtest: connect: %v", err)
+	}
+	defer c.Close()
+	r, err := c.ExecuteFetch(q, 1<<20, true)
+	if err != nil {
+		t.Fatalf("mariadbtest: %s: %v", q, err)
+	}
+	for _, f := range r.Fields {
+		names = append(names, f.Name)
+	}
+	for _, row := range r.Rows {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = "NULL"
+			if !v.IsNull() {
+				cells[i] = v.ToString()
+			}
+		}
+		rows = append(rows, cells)
+	}
+	return names, rows
+}
