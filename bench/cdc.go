@@ -38,9 +38,10 @@ func init() { Register("cdc", runCDC) }
 //   - apply: then, both subscriptions streaming, a steady load of updates,
 //     inserts and deletes at --rate row changes per second for --duration;
 //     each transaction also stamps a probe row with the source's clock, and
-//     each system is polled for it: visibility lag p50/p99 is the time from
-//     that stamp to the moment the stamp is readable (lake: a snapshot read
-//     of the lake table; PostgreSQL: a read of the subscriber's table);
+//     each system is polled for it (every 10 ms): visibility lag p50/p99 is,
+//     for every transaction, the time from its stamp to the first read that
+//     shows it or a later one (lake: a snapshot read of the lake table;
+//     PostgreSQL: a read of the subscriber's table);
 //     apply rows/s is the changes over the time until the system shows the
 //     last stamp. One row per rate in --rates.
 //
@@ -143,7 +144,7 @@ func runCDC(ctx context.Context, o Options) error {
 	// Copy: PostgreSQL's table sync, then the lake's initial copy, --copies
 	// times each (alternating, so both see the same machine); the last
 	// subscriptions stay for the steady load.
-	svc := cdc.Start(ctx, env, 1)
+	svc := cdc.Start(ctx, env, 2)
 	defer svc.Close()
 	comp, err := compaction.Start(ctx, compaction.Config{Catalog: bc.cat, Store: env.Store, Workers: 1, LifecycleInterval: -1,
 		Options: compaction.Options{Logger: quiet, Warehouse: env.Warehouse}})
@@ -267,17 +268,25 @@ func cdcLoad(ctx context.Context, srcConn, subConn *pgx.Conn, env *cdc.Env, rate
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var final time.Time // the last stamp, once written
+	// stamps are the probe stamps the load wrote, in order: when a system
+	// shows stamp S, every stamp up to S became visible then (a lake commit
+	// makes a batch of transactions visible at once).
+	var stamps []time.Time
 	start := time.Now()
 	observe := func(sys string, read func(context.Context) (time.Time, error)) {
 		defer wg.Done()
 		var last time.Time
+		seen := 0 // stamps accounted for
 		for lctx.Err() == nil {
 			stamp, err := read(lctx)
 			now := time.Now()
 			if err == nil && stamp.After(last) && !stamp.Before(start) {
 				last = stamp
 				mu.Lock()
-				out[sys].lags = append(out[sys].lags, float64(now.Sub(stamp).Microseconds())/1000)
+				for seen < len(stamps) && !stamps[seen].After(stamp) {
+					out[sys].lags = append(out[sys].lags, float64(now.Sub(stamps[seen]).Microseconds())/1000)
+					seen++
+				}
 				if !final.IsZero() && !stamp.Before(final) {
 					out[sys].caughtUp = now.Sub(start)
 					mu.Unlock()
@@ -342,8 +351,14 @@ func cdcLoad(ctx context.Context, srcConn, subConn *pgx.Conn, env *cdc.Env, rate
 				return err
 			}
 			changes += tag.RowsAffected()
-			_, err = tx.Exec(ctx, "UPDATE probe SET stamp = clock_timestamp() WHERE id = 1")
-			return err
+			var stamp time.Time
+			if err := tx.QueryRow(ctx, "UPDATE probe SET stamp = clock_timestamp() WHERE id = 1 RETURNING stamp").Scan(&stamp); err != nil {
+				return err
+			}
+			mu.Lock()
+			stamps = append(stamps, stamp)
+			mu.Unlock()
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -356,6 +371,7 @@ func cdcLoad(ctx context.Context, srcConn, subConn *pgx.Conn, env *cdc.Env, rate
 	}
 	mu.Lock()
 	final = stamp
+	stamps = append(stamps, stamp)
 	out["source"].caughtUp = time.Since(start)
 	mu.Unlock()
 	done := make(chan struct{})

@@ -198,7 +198,7 @@ func (b *batch) add(ctx context.Context, ts *tableState, op string, vals []value
 // flushRun hands tb's buffered rows to the batch's file writer, which
 // writes them as data files under the batch's intent on its own goroutine
 // while the next rows are decoded. At most one run waits for the writer
-// (the hand-over blocks), so memory holds about two runs.
+// (the hand-over blocks beyond it), so memory holds about three runs.
 func (b *batch) flushRun(ctx context.Context, tb *tableBatch) error {
 	r := tb.run
 	if r == nil {
@@ -223,7 +223,7 @@ func (b *batch) flushRun(ctx context.Context, tb *tableBatch) error {
 		tb.w = &writer.Writer{Store: b.env.Store, Table: tb.ts.t, Intent: b.intent}
 	}
 	if b.jobs == nil {
-		b.jobs = make(chan writeJob)
+		b.jobs = make(chan writeJob, 1)
 		go b.writeFiles(context.WithoutCancel(ctx), b.jobs)
 	}
 	b.pending.Add(1)

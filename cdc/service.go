@@ -199,6 +199,9 @@ func (s *Service) hold(ctx context.Context, name string, token uuid.UUID) {
 			backoff = time.Second
 			continue
 		}
+		if _, ok, rerr := s.env.Catalog.RenewSubscription(hctx, name, token, lease); rerr == nil && !ok {
+			return // dropped, disabled or taken over: that is why the run ended
+		}
 		log.Warn("subscription run failed", "subscription", name, "error", err, "retry_in", backoff)
 		msg := sqlerr.From(err).Message
 		if se := sqlerr.From(err); se.Code == sqlerr.InternalError {
