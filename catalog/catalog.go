@@ -279,15 +279,10 @@ func (c *Catalog) DropTable(ctx context.Context, namespace, name string) (string
 // AlterTable stores t's schema and properties (hashBucketNum and
 // hashPartitions are kept in step with the table's key).
 func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
-	schemaJSON, err := schema.ToSparkJSON(t.Schema)
+	schemaJSON, props, err := tableDefinition(t)
 	if err != nil {
-		return sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "unsupported column type")
+		return err
 	}
-	props := map[string]string{}
-	for k, v := range t.Properties {
-		props[k] = v
-	}
-	props["hashBucketNum"] = strconv.Itoa(t.HashBucketNum)
 	propsJSON, err := json.Marshal(props)
 	if err != nil {
 		return err
@@ -296,4 +291,19 @@ func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
 		_, err := q.Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
 		return err
 	})
+}
+
+// tableDefinition is lakesoul.alter_table's schema and properties for t
+// (hashBucketNum kept in step with the table's key).
+func tableDefinition(t *Table) (schemaJSON string, props map[string]string, err error) {
+	schemaJSON, err = schema.ToSparkJSON(t.Schema)
+	if err != nil {
+		return "", nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "unsupported column type")
+	}
+	props = map[string]string{}
+	for k, v := range t.Properties {
+		props[k] = v
+	}
+	props["hashBucketNum"] = strconv.Itoa(t.HashBucketNum)
+	return schemaJSON, props, nil
 }

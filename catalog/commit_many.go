@@ -27,19 +27,7 @@ type jsonTableCommit struct {
 // ErrCommitOutcomeUnknown may have committed, any other is not committed.
 // intent is the write intent of the block's files, as for Commit.
 func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits []TableCommit) error {
-	payload := make([]jsonTableCommit, len(commits))
-	for i, tc := range commits {
-		parts := make([]jsonPartition, len(tc.Parts))
-		for j, p := range tc.Parts {
-			ops := make([]jsonFileOp, len(p.Ops))
-			for k, o := range p.Ops {
-				ops[k] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
-			}
-			parts[j] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion, BucketNum: p.BucketNum}
-		}
-		payload[i] = jsonTableCommit{TableID: tc.TableID, CommitOp: tc.Op, Partitions: parts}
-	}
-	b, err := json.Marshal(payload)
+	b, err := commitsJSON(commits)
 	if err != nil {
 		return err
 	}
@@ -59,4 +47,21 @@ func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits [
 	}
 	intent.Consumed()
 	return nil
+}
+
+// commitsJSON is lakesoul.commit_many's argument for commits.
+func commitsJSON(commits []TableCommit) ([]byte, error) {
+	payload := make([]jsonTableCommit, len(commits))
+	for i, tc := range commits {
+		parts := make([]jsonPartition, len(tc.Parts))
+		for j, p := range tc.Parts {
+			ops := make([]jsonFileOp, len(p.Ops))
+			for k, o := range p.Ops {
+				ops[k] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
+			}
+			parts[j] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion, BucketNum: p.BucketNum}
+		}
+		payload[i] = jsonTableCommit{TableID: tc.TableID, CommitOp: tc.Op, Partitions: parts}
+	}
+	return json.Marshal(payload)
 }

@@ -237,6 +237,9 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 	if st, ok, err := s.planSessionStmt(ctx, stmt, paramOIDs); ok { // COPY, cursors (copy.go)
 		return st, err
 	}
+	if st, ok, err := s.planSubscriptionStmt(stmt); ok { // subscription.go
+		return st, err
+	}
 	return nil, sqlerr.Unsupported(statementName(stmt),
 		"supported: SELECT, INSERT, CREATE/DROP SCHEMA, CREATE/DROP TABLE, SET, SHOW, BEGIN/COMMIT/ROLLBACK")
 }

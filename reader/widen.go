@@ -17,6 +17,11 @@ func CanWiden(from, to arrow.DataType) bool {
 	if arrow.TypeEqual(from, to) {
 		return true
 	}
+	if fd, ok := from.(*arrow.Decimal128Type); ok {
+		// More precision, and no fewer digits on either side of the point.
+		td, ok := to.(*arrow.Decimal128Type)
+		return ok && td.Scale >= fd.Scale && td.Precision-td.Scale >= fd.Precision-fd.Scale
+	}
 	rank := func(dt arrow.DataType) (kind byte, bits int) {
 		switch dt.ID() {
 		case arrow.INT8:
@@ -53,6 +58,18 @@ func widen(mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Arra
 	b := array.NewBuilder(mem, to)
 	defer b.Release()
 	b.Reserve(arr.Len())
+	if d, ok := arr.(*array.Decimal128); ok {
+		by := to.(*arrow.Decimal128Type).Scale - d.DataType().(*arrow.Decimal128Type).Scale
+		db := b.(*array.Decimal128Builder)
+		for i := 0; i < d.Len(); i++ {
+			if d.IsNull(i) {
+				db.AppendNull()
+				continue
+			}
+			db.Append(d.Value(i).IncreaseScaleBy(by))
+		}
+		return b.NewArray(), nil
+	}
 	get, err := numberGetter(arr)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/cdc"
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/engine"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -101,7 +102,10 @@ type Config struct {
 	// 0 means a quarter of the free space there at start; negative, DuckDB's
 	// default (90% of it).
 	TempLimit int64
-	Logger    *slog.Logger
+	// SyncWorkers is how many subscriptions (package cdc) this server
+	// applies at once (0: none).
+	SyncWorkers int
+	Logger      *slog.Logger
 	// Announce receives the one-time message with a generated password.
 	Announce io.Writer
 }
@@ -117,6 +121,7 @@ type Server struct {
 	wire       *pgwire.Server
 	store      objstore.Store
 	compactor  *compaction.Service
+	sync       *cdc.Service
 	s3proxy    *s3proxy.Server
 	ln         net.Listener
 	serveErr   chan error
@@ -211,6 +216,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	s.sync = cdc.Start(ctx, &cdc.Env{Catalog: s.cat, Store: store, Warehouse: warehouse, Logger: cfg.Logger}, cfg.SyncWorkers)
 	var tlsConfig *tls.Config
 	switch {
 	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
@@ -370,6 +376,7 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.compactor != nil {
 		s.compactor.Close()
 	}
+	s.sync.Close()
 	if s.eng != nil {
 		errs = append(errs, s.eng.Close())
 	}

@@ -66,6 +66,10 @@ const (
 	UndefinedFile              = "58P01"
 	DiskFull                   = "53100"
 	ConnectionFailure          = "08006"
+	// UnableToConnect is a connection the server opens for the client (a
+	// subscription's source) that could not be made.
+	UnableToConnect              = "08001"
+	ObjectNotInPrerequisiteState = "55000"
 )
 
 // Error is an error with a SQLSTATE, as a client will see it.

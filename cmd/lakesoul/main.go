@@ -112,6 +112,7 @@ func serve(args []string) error {
 	maxRow := fs.String("max-row-size", env("LAKESOUL_MAX_ROW_SIZE", "64MiB"), "largest row of COPY FROM or of a result; larger ones get 54000 [LAKESOUL_MAX_ROW_SIZE]")
 	memoryLimit := fs.String("memory-limit", env("LAKESOUL_MEMORY_LIMIT", ""), "memory budget: half DuckDB's memory_limit, half the Go heap's soft limit (default half the RAM; 0 = no limit) [LAKESOUL_MEMORY_LIMIT]")
 	tempLimit := fs.String("temp-space-limit", env("LAKESOUL_TEMP_SPACE_LIMIT", ""), "bound on DuckDB's spill files in <data-dir>/tmp (default a quarter of the free space; 0 = DuckDB's default) [LAKESOUL_TEMP_SPACE_LIMIT]")
+	syncWorkers := fs.String("sync-workers", env("LAKESOUL_SYNC_WORKERS", "4"), "subscriptions (CDC syncs) this server applies at once; 0 turns them off here [LAKESOUL_SYNC_WORKERS]")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,6 +124,11 @@ func serve(args []string) error {
 		return fmt.Errorf("--catalog-conns-per-user: %q is not a number >= 1", *userConns)
 	}
 	cfg.CatalogConnsPerUser = perUser
+	sync, err := strconv.Atoi(*syncWorkers)
+	if err != nil || sync < 0 {
+		return fmt.Errorf("--sync-workers: %q is not a number >= 0", *syncWorkers)
+	}
+	cfg.SyncWorkers = sync
 	workers, err := strconv.Atoi(*compactionWorkers)
 	if err != nil || workers < 0 {
 		return fmt.Errorf("--compaction-workers: %q is not a number >= 0", *compactionWorkers)

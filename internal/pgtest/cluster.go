@@ -68,6 +68,12 @@ func stopShared() error {
 // startCluster starts a throwaway cluster in a new temp dir named after
 // this process, after removing those that dead test binaries left.
 func startCluster(ctx context.Context) (*pgcluster.Cluster, string, error) {
+	return startClusterWith(ctx, fastSettings, false)
+}
+
+// startClusterWith is startCluster with these settings, listening on
+// 127.0.0.1 too when tcp is set.
+func startClusterWith(ctx context.Context, settings map[string]string, tcp bool) (*pgcluster.Cluster, string, error) {
 	sweepAbandoned()
 	base, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", dirPrefix, os.Getpid()))
 	if err != nil {
@@ -80,9 +86,10 @@ func startCluster(ctx context.Context) (*pgcluster.Cluster, string, error) {
 		return nil, "", fmt.Errorf("pgtest: %w", err)
 	}
 	c, err := pgcluster.Open(ctx, pgcluster.Options{
-		DataDir:  filepath.Join(base, "data"),
-		Settings: fastSettings,
-		Logger:   slog.New(slog.DiscardHandler),
+		DataDir:   filepath.Join(base, "data"),
+		Settings:  settings,
+		ListenTCP: tcp,
+		Logger:    slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		os.RemoveAll(base)
@@ -103,7 +110,25 @@ func startCluster(ctx context.Context) (*pgcluster.Cluster, string, error) {
 // this cleanup removes the directory. ConnString connects as superuser.
 func Cluster(t testing.TB) *pgcluster.Cluster {
 	t.Helper()
-	c, base, err := startCluster(context.Background())
+	return clusterWith(t, fastSettings, false)
+}
+
+// LogicalCluster is Cluster with wal_level = logical (a publisher for
+// logical replication: slots and walsenders for a few subscriptions), also
+// listening on 127.0.0.1:Port (trust authentication, replication
+// connections too).
+func LogicalCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	settings := map[string]string{"wal_level": "logical", "max_replication_slots": "16", "max_wal_senders": "16"}
+	for k, v := range fastSettings {
+		settings[k] = v
+	}
+	return clusterWith(t, settings, true)
+}
+
+func clusterWith(t testing.TB, settings map[string]string, tcp bool) *pgcluster.Cluster {
+	t.Helper()
+	c, base, err := startClusterWith(context.Background(), settings, tcp)
 	if err != nil {
 		failStart(t, err)
 	}

@@ -1,0 +1,53 @@
+package cdc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// Env is what subscriptions need of the server.
+type Env struct {
+	// Catalog is the owner's handle: subscriptions hold secrets only the
+	// owner reads, and the lake tables they write belong to the server.
+	Catalog   *catalog.Catalog
+	Store     objstore.Store
+	Warehouse string
+	Logger    *slog.Logger
+	// Lease is how long a worker's claim on a subscription lasts without
+	// renewal (default 15 s): another server takes over that long after one
+	// died.
+	Lease time.Duration
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.Default()
+	}
+	return e.Logger
+}
+
+func (e *Env) lease() time.Duration {
+	if e.Lease <= 0 {
+		return 15 * time.Second
+	}
+	return e.Lease
+}
+
+// tableDir is the directory of lake table namespace.name.
+func (e *Env) tableDir(namespace, name string) (string, error) {
+	p, err := layout.TableDir(e.Warehouse, namespace, name)
+	switch {
+	case errors.Is(err, layout.ErrSegmentTooLong):
+		return "", sqlerr.Wrap(sqlerr.NameTooLong, err, fmt.Sprintf("name of table %s.%s is too long for a directory", namespace, name))
+	case err != nil:
+		return "", sqlerr.Wrap(sqlerr.InvalidName, err, fmt.Sprintf("table %s.%s cannot be given a directory", namespace, name))
+	}
+	return p, nil
+}

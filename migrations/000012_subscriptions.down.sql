@@ -1,0 +1,11 @@
+DROP VIEW IF EXISTS lakesoul.subscriptions;
+DROP FUNCTION IF EXISTS lakesoul.cdc_create(text, text, text, text, text[], text, int, boolean, boolean, bigint, text, text[], text[]);
+DROP FUNCTION IF EXISTS lakesoul.cdc_add_table(text, text, text, text, text);
+DROP FUNCTION IF EXISTS lakesoul.cdc_claim(text, bigint);
+DROP FUNCTION IF EXISTS lakesoul.cdc_renew(text, uuid, bigint);
+DROP FUNCTION IF EXISTS lakesoul.cdc_release(text, uuid);
+DROP FUNCTION IF EXISTS lakesoul.cdc_set_state(text, uuid, text, text, text);
+DROP FUNCTION IF EXISTS lakesoul.cdc_set_table_error(text, uuid, text, text);
+DROP FUNCTION IF EXISTS lakesoul.cdc_commit(text, uuid, text, text, jsonb, jsonb, jsonb, text, uuid, text, timestamptz);
+DROP TABLE IF EXISTS lakesoul.subscription_table;
+DROP TABLE IF EXISTS lakesoul.subscription;
