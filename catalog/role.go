@@ -60,7 +60,7 @@ type querier interface {
 // transaction under SET LOCAL ROLE (Tx).
 func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 	if c.role == "" {
-		return fn(c.pool)
+		return onFreshConn(ctx, c.pool, func() error { return fn(c.pool) })
 	}
 	return c.Tx(ctx, func(tx pgx.Tx) error { return fn(tx) })
 }
@@ -70,7 +70,11 @@ func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 // committed. A COMMIT whose connection broke returns the connection error:
 // the outcome is then unknown (callers that must know re-ask, see retry.go).
 func (c *Catalog) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	tx, err := c.pool.Begin(ctx)
+	var tx pgx.Tx
+	err := onFreshConn(ctx, c.pool, func() (err error) {
+		tx, err = c.pool.Begin(ctx)
+		return err
+	})
 	if err != nil {
 		return err
 	}
