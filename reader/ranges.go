@@ -1,0 +1,160 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+const (
+	// rangedWholeBytes: a file read for selected pages is read whole only
+	// up to this size; larger ones are read page by page.
+	rangedWholeBytes = 64 << 10
+	// rangedBufferBytes bounds the read buffer of each column of a file
+	// read for selected pages: about one page (writer.DataPageBytes).
+	rangedBufferBytes = 64 << 10
+)
+
+// seekable reports whether the leaves of the row groups can be read from a
+// row on: every chunk has an offset index and no dictionary page (a seek
+// lands on a data page and would miss the dictionary).
+func seekable(md *metadata.FileMetaData, leaves, rowGroups []int) bool {
+	for _, rg := range rowGroups {
+		rgm := md.RowGroup(rg)
+		for _, l := range leaves {
+			cc, err := rgm.ColumnChunk(l)
+			if err != nil || cc.GetOffsetIndexLocation() == nil || cc.HasDictionaryPage() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rangeReader reads selected row ranges of a file's selected row groups:
+// each column reader seeks to a range's first row (the offset index finds
+// its page) and reads the range in batches.
+type rangeReader struct {
+	cols   []*pqarrow.ColumnReader
+	sc     *arrow.Schema
+	mem    memory.Allocator
+	batch  int64
+	ranges []rowRange // in rows of the selected row groups, concatenated
+	cur    int        // current range
+	pos    int64      // next row to read; -1: seek first
+	rec    arrow.RecordBatch
+	err    error
+}
+
+func newRangeReader(ctx context.Context, fr *pqarrow.FileReader, leaves []int, sel *fileSelection, batch int64, mem memory.Allocator) (*rangeReader, error) {
+	cols, sc, err := fr.GetFieldReaders(ctx, leaves, sel.rowGroups)
+	if err != nil {
+		return nil, err
+	}
+	r := &rangeReader{cols: cols, sc: sc, mem: mem, batch: batch, pos: -1}
+	var base int64
+	md := fr.ParquetReader().MetaData()
+	for i, rg := range sel.rowGroups {
+		rows := md.RowGroup(rg).NumRows()
+		if sel.ranges[i] == nil {
+			r.add(rowRange{base, base + rows})
+		}
+		for _, rr := range sel.ranges[i] {
+			r.add(rowRange{base + rr.start, base + rr.end})
+		}
+		base += rows
+	}
+	return r, nil
+}
+
+// add appends a range, joining it to the previous one when they touch.
+func (r *rangeReader) add(rr rowRange) {
+	if n := len(r.ranges); n > 0 && r.ranges[n-1].end == rr.start {
+		r.ranges[n-1].end = rr.end
+		return
+	}
+	r.ranges = append(r.ranges, rr)
+}
+
+func (r *rangeReader) Next() bool {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+	for r.err == nil && r.cur < len(r.ranges) {
+		rr := r.ranges[r.cur]
+		if r.pos < rr.start {
+			for _, c := range r.cols {
+				if err := c.SeekToRow(rr.start); err != nil {
+					r.err = err
+					return false
+				}
+			}
+			r.pos = rr.start
+		}
+		n := min(r.batch, rr.end-r.pos)
+		if n <= 0 {
+			r.cur++
+			continue
+		}
+		r.rec, r.err = r.read(n)
+		if r.err != nil {
+			return false
+		}
+		r.pos += n
+		return true
+	}
+	return false
+}
+
+// read reads the next n rows of every column.
+func (r *rangeReader) read(n int64) (arrow.RecordBatch, error) {
+	arrs := make([]arrow.Array, len(r.cols))
+	defer releaseAll(arrs)
+	for i, c := range r.cols {
+		ch, err := c.NextBatch(n)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case int64(ch.Len()) != n:
+			err = errors.New("column ended before its row group")
+		case len(ch.Chunks()) == 1:
+			arrs[i] = ch.Chunk(0)
+			arrs[i].Retain()
+		default:
+			arrs[i], err = array.Concatenate(ch.Chunks(), r.mem)
+		}
+		ch.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return array.NewRecordBatch(r.sc, arrs, n), nil
+}
+
+func (r *rangeReader) RecordBatch() arrow.RecordBatch { return r.rec }
+
+func (r *rangeReader) Err() error {
+	if r.err == io.EOF {
+		return nil
+	}
+	return r.err
+}
+
+func (r *rangeReader) Release() {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+	for _, c := range r.cols {
+		c.Release()
+	}
+	r.cols = nil
+}
