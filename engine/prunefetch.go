@@ -25,8 +25,10 @@ import (
 const maxExactDescs = 256
 
 // listPartitions resolves the live files of t that the handles of one
-// statement (every handle in tables whose table is t) may read.
-func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
+// statement (every handle in tables whose table is t) may read, pruned by
+// their specs.
+func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables map[string]*catalog.Table,
+	specs map[string]*pruneSpec) ([]catalog.PartitionFiles, error) {
 	if len(t.RangeCols) == 0 {
 		return s.cat.LiveFiles(ctx, t.ID, nil)
 	}
@@ -36,8 +38,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		if ht.ID != t.ID {
 			continue
 		}
-		e, _ := s.e.scans.get(handle)
-		descs, terms := candidates(t, e.prune)
+		descs, terms := candidates(t, specs[handle])
 		switch {
 		case descs != nil:
 			for _, d := range descs {

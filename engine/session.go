@@ -45,6 +45,8 @@ type Session struct {
 	intent *catalog.WriteIntent
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
+	// handleSeq numbers the statement-own scan handles (resolve.go).
+	handleSeq uint64
 }
 
 var _ pgwire.Session = (*Session)(nil)
