@@ -55,9 +55,9 @@ type termArgKind uint8
 
 const (
 	termInt    termArgKind = iota + 1 // an integer literal (text holds its digits)
-	termString                    // an untyped string literal: takes the column's type
-	termCast                      // a typed constant: text::cast
-	termParam                     // a bind parameter $param
+	termString                        // an untyped string literal: takes the column's type
+	termCast                          // a typed constant: text::cast
+	termParam                         // a bind parameter $param
 )
 
 // pruneArg is one argument of a term: a constant or a parameter.
