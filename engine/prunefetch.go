@@ -30,7 +30,7 @@ const maxExactDescs = 256
 func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables map[string]*catalog.Table,
 	specs map[string]*pruneSpec) ([]catalog.PartitionFiles, error) {
 	if len(t.RangeCols) == 0 {
-		return s.cat.LiveFiles(ctx, t.ID, nil)
+		return s.liveFiles(ctx, t, nil, nil)
 	}
 	exact := map[string]bool{}
 	var termSets [][]string
@@ -49,7 +49,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 				termSets = append(termSets, terms)
 			}
 		default:
-			return s.cat.LiveFiles(ctx, t.ID, nil)
+			return s.liveFiles(ctx, t, nil, nil)
 		}
 	}
 	byDesc := map[string]catalog.PartitionFiles{}
@@ -58,7 +58,8 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		for d := range exact {
 			descs = append(descs, d)
 		}
-		parts, err := s.cat.LiveFiles(ctx, t.ID, descs)
+		slices.Sort(descs)
+		parts, err := s.liveFiles(ctx, t, descs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +68,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		}
 	}
 	for _, terms := range termSets {
-		parts, err := s.cat.LiveFilesMatching(ctx, t.ID, terms)
+		parts, err := s.liveFiles(ctx, t, nil, terms)
 		if err != nil {
 			return nil, err
 		}
