@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -359,10 +360,10 @@ func argValue(a pruneArg, dt arrow.DataType, params []any) (v any, ok bool, err 
 			return a.text, true, nil
 		case famInt:
 			n, err := pgParseInt(a.text)
-			if err != nil {
+			if err != nil && !errors.Is(err, errIntRange) {
 				return nil, false, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgIntName(dt), a.text)
 			}
-			if lo, hi := intRange(dt); n < lo || n > hi {
+			if lo, hi := intRange(dt); err != nil || n < lo || n > hi {
 				return nil, false, sqlerr.New(sqlerr.NumericValueOutOfRange, "value %q is out of range for type %s", a.text, pgIntName(dt))
 			}
 			return n, true, nil
@@ -401,6 +402,7 @@ func pgParseInt(s string) (int64, error) {
 		return 0, bad
 	}
 	var u uint64
+	over := false
 	for _, r := range s {
 		if r == '_' {
 			continue
@@ -416,19 +418,27 @@ func pgParseInt(s string) (int64, error) {
 		default:
 			return 0, bad
 		}
-		if d >= base || u > (math.MaxUint64-d)/base {
+		if d >= base {
 			return 0, bad
+		}
+		if u > (1<<63)/base {
+			over = true // keep reading: later characters may still be invalid
+			continue
 		}
 		u = u*base + d
 	}
 	switch {
+	case over:
 	case neg && u <= 1<<63:
 		return int64(-u), nil
 	case !neg && u < 1<<63:
 		return int64(u), nil
 	}
-	return 0, fmt.Errorf("integer %q out of range", s)
+	return 0, errIntRange
 }
+
+// errIntRange is pgParseInt's error for a well-formed integer beyond int8.
+var errIntRange = errors.New("integer out of range")
 
 // intRange is the value range of an integer column type.
 func intRange(dt arrow.DataType) (int64, int64) {

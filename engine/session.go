@@ -183,6 +183,8 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 	switch n := stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		return s.planSelect(ctx, stmt, paramOIDs)
+	case *pg_query.Node_ExplainStmt:
+		return s.planExplain(ctx, n.ExplainStmt, paramOIDs) // explain.go
 	case *pg_query.Node_InsertStmt:
 		return s.planInsert(ctx, n.InsertStmt, paramOIDs)
 	case *pg_query.Node_CreateSchemaStmt:
