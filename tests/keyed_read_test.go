@@ -36,7 +36,7 @@ func keyedSchema(t *testing.T, ctx context.Context, c *pgx.Conn, ns string) {
 
 // TestKeyedReadsPgx: primary-key lookups over pgx with $1 (extended
 // protocol) and with literals (simple protocol) return what the same
-// queries return with pruning defeated (id + 0, id || ''), for present
+// queries return with pruning defeated (by an expression on the key), for present
 // keys, absent keys, IN lists, ranges and keys with partial upserts and CDC
 // deletes; EXPLAIN ANALYZE shows that few files were read.
 func TestKeyedReadsPgx(t *testing.T) {
