@@ -181,8 +181,9 @@ func mustLocal(t *testing.T, uri string) string {
 }
 
 // stripIndexes rewrites a data file the way older writers wrote them: the
-// same rows in the same order, without statistics, page index or bloom
-// filters, one large row group, and not marked as ours.
+// same rows in the same order, without page index or bloom filters (and,
+// for every other file, without statistics), one large row group, and not
+// marked as ours.
 func stripIndexes(t *testing.T, uri string) {
 	t.Helper()
 	path := mustLocal(t, uri)
@@ -192,12 +193,16 @@ func stripIndexes(t *testing.T, uri string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithStats(false),
+	stripped++
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithStats(stripped%2 == 0),
 		parquet.WithDictionaryDefault(false), parquet.WithCreatedBy("parquet-old 1.0"))
 	if err := pqarrow.WriteTable(tbl, f, 1<<20, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// stripped counts the files stripIndexes rewrote.
+var stripped int
 
 func readParquetTable(t *testing.T, path string) arrow.Table {
 	t.Helper()
@@ -446,6 +451,9 @@ func TestDamagedIndexesAreErrors(t *testing.T) {
 			l := columnChunk(t, md, 0).GetOffsetIndexLocation()
 			return l.Offset, int(l.Length)
 		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", Lower: int64(10), Upper: int64(20)}}}},
+		{"footer", func(md *metadata.FileMetaData) (int64, int) {
+			return md.GetSourceFileSize() - 8 - int64(md.Size()), 16
+		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, []arrow.Field{idF, nameF}, nil, []string{"id"}, 1)
