@@ -186,8 +186,14 @@ type failureBox struct {
 
 var failureRef = regexp.MustCompile(`\(lakesoul scan failure #(\d+)\)`)
 
-// wrap records err and returns the error DuckDB passes on.
+// wrap records err and returns the error DuckDB passes on: err itself
+// when it has no SQLSTATE of its own (DuckDB's error then carries its text
+// and the mapper classifies it as before).
 func (b *failureBox) wrap(err error) error {
+	se := sqlerr.From(err)
+	if se.Code == sqlerr.InternalError {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
@@ -200,7 +206,7 @@ func (b *failureBox) wrap(err error) error {
 		delete(b.m, b.order[0])
 		b.order = b.order[1:]
 	}
-	return fmt.Errorf("%s (lakesoul scan failure #%d)", sqlerr.From(err).Message, b.next)
+	return fmt.Errorf("%s (lakesoul scan failure #%d)", se.Message, b.next)
 }
 
 // recover returns the error a DuckDB error message refers to, if any.

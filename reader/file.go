@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -137,7 +136,7 @@ func footerError(path string, err error) error {
 	if errors.As(err, &pe) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	return errCorrupt(filepath.Base(path), "the Parquet footer", err)
+	return errCorrupt(path, "the Parquet footer", err)
 }
 
 // fileMeta returns what is known of the file: from the scan's metadata
@@ -163,7 +162,7 @@ func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
 	if err != nil {
 		return nil, footerError(fo.f.Path, err)
 	}
-	return s.Meta.add(newFileMeta(k, pf.MetaData())), nil
+	return s.Meta.add(newFileMeta(k, pf.MetaData(), obj.Size())), nil
 }
 
 // openFileStream opens a stream over the file fo: the rows sel selects
@@ -176,6 +175,10 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 		return nil, err
 	}
 	fo.obj = nil // the stream owns it now
+	if fm != nil && obj.Size() != fm.objSize {
+		obj.Close()
+		return nil, errCorrupt(f.Path, fmt.Sprintf("the data file (%d bytes, %d when first read)", obj.Size(), fm.objSize), nil)
+	}
 	fs := &fileStream{order: order, path: f.Path, mem: mem, stats: scan.Stats}
 	props := parquet.NewReaderProperties(mem)
 	var src parquet.ReaderAtSeeker

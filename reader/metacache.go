@@ -118,7 +118,10 @@ func (c *MetaCache) evictLocked() {
 type fileMeta struct {
 	key  fileKey
 	md   *metadata.FileMetaData
-	name string // base name, for errors
+	name string // the path, for errors
+	// objSize is the size of the object the footer was parsed from; a
+	// stream finding another size is reading something else (58030).
+	objSize int64
 	// ours is set for files this server's writer made: their page index
 	// and bloom filters are checked strictly (layout.BloomChecksumsKey).
 	ours bool

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -68,8 +67,8 @@ type pageBounds struct {
 // sourceFunc opens the file for reading index structures on demand.
 type sourceFunc func() (parquet.ReaderAtSeeker, error)
 
-// errCorrupt is the error for a data file whose index structures are
-// damaged: 58030, naming the file by its base name.
+// errCorrupt is the error for a data file whose footer or index structures
+// are damaged: 58030, naming the file.
 func errCorrupt(name, what string, cause error) error {
 	e := &sqlerr.Error{Code: sqlerr.IOError, Message: fmt.Sprintf("could not read file %q: %s is corrupt", name, what)}
 	if cause != nil {
@@ -78,9 +77,9 @@ func errCorrupt(name, what string, cause error) error {
 	return e
 }
 
-// newFileMeta wraps a parsed footer.
-func newFileMeta(k fileKey, md *metadata.FileMetaData) *fileMeta {
-	fm := &fileMeta{key: k, md: md, name: path.Base(k.path),
+// newFileMeta wraps a footer parsed from an object of objSize bytes.
+func newFileMeta(k fileKey, md *metadata.FileMetaData, objSize int64) *fileMeta {
+	fm := &fileMeta{key: k, md: md, name: k.path, objSize: objSize,
 		ours:   strings.HasPrefix(md.GetCreatedBy(), "lakesoul-go"),
 		stats:  map[int][]colStats{},
 		pages:  map[[2]int]*pageBounds{},
@@ -279,7 +278,7 @@ func (fm *fileMeta) bloomOf(rg, leaf int, src sourceFunc) (metadata.BloomFilter,
 		fm.blooms[k] = nil
 		return nil, nil
 	}
-	if n <= 0 || off+n > fm.key.size {
+	if n <= 0 || off+n > fm.objSize {
 		return nil, errCorrupt(fm.name, "a bloom filter", fmt.Errorf("row group %d column %d: %d bytes at %d", rg, leaf, n, off))
 	}
 	in, err := src()
@@ -290,7 +289,7 @@ func (fm *fileMeta) bloomOf(rg, leaf int, src sourceFunc) (metadata.BloomFilter,
 	if _, err := in.ReadAt(region, off); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read bloom filter of %s: %w", fm.key.path, err)
 	}
-	r := &metadata.BloomFilterReader{Input: regionReader{region: region, off: off, size: fm.key.size}, FileMetadata: fm.md,
+	r := &metadata.BloomFilterReader{Input: regionReader{region: region, off: off, size: fm.objSize}, FileMetadata: fm.md,
 		Props: parquet.NewReaderProperties(nil), BufferPool: &bloomBuffers}
 	rgr, err := r.RowGroup(rg)
 	if err != nil {
