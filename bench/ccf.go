@@ -47,6 +47,7 @@ func runCCF(ctx context.Context, o Options) error {
 	phases := fs.String("phases", "point,read", "comma-separated phases to run after ingest (point, read)")
 	lookups := fs.Int("point-lookups", 1000, "lakesoul lookups per kind (present, absent keys) in the point phase")
 	duckLookups := fs.Int("point-duckdb-lookups", 30, "DuckDB lookups per kind in the point phase (each reads every live file)")
+	pointProfile := fs.String("point-cpuprofile", "", "write a CPU profile of lakesoul's measured lookups alone to this file")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -95,7 +96,8 @@ func runCCF(ctx context.Context, o Options) error {
 		return err
 	}
 	if run["point"] {
-		if err := ccfPoint(ctx, o, name, lake, files, w, *lookups, *duckLookups, !skipped["duckdb"]); err != nil {
+		if err := ccfPoint(ctx, o, name, lake, files, w, pointOptions{lookups: *lookups, duckLookups: *duckLookups,
+			duck: !skipped["duckdb"], profile: *pointProfile}); err != nil {
 			return fmt.Errorf("point: %w", err)
 		}
 	}

@@ -74,11 +74,21 @@ func (p pointStats) row(bench, system string, present bool, rss float64) Row {
 		PeakRSSMB: rss, Extra: map[string]any{"keys": keys, "p50_ms": q(0.5), "p99_ms": q(0.99), "found": p.found}}
 }
 
+// pointOptions are the point phase's flags.
+type pointOptions struct {
+	lookups, duckLookups int
+	duck                 bool
+	profile              string // CPU profile of lakesoul's measured lookups
+}
+
 // ccfPoint runs the point phase: lakesoul's lookups over lake (a pgx
 // connection to the server, statements prepared once), then DuckDB's over
 // files, comparing answers.
-func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files []string, w ccfWorkload, lookups, duckLookups int, duck bool) error {
+func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files []string, w ccfWorkload, po pointOptions) error {
 	answers := map[string]string{}
+	lookups := po.lookups
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
 	for _, present := range []bool{true, false} {
 		// Warm-up: the same kind of lookups, other keys.
 		for _, k := range pointKeys(w, max(50, lookups/10), present, 1) {
@@ -87,6 +97,12 @@ func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files
 			}
 		}
 		resetPeakRSS()
+		if present {
+			var err error
+			if stopProfile, err = startCPUProfile(po.profile); err != nil {
+				return err
+			}
+		}
 		var st pointStats
 		for _, k := range pointKeys(w, lookups, present, 2) {
 			start := time.Now()
@@ -102,10 +118,12 @@ func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files
 		}
 		o.Out.Emit(st.row(name, "lakesoul", present, peakRSSSinceReset()))
 	}
-	if !duck {
+	stopProfile()
+	stopProfile = func() {}
+	if !po.duck {
 		return nil
 	}
-	return ccfPointDuckDB(ctx, o, name, files, w, duckLookups, answers)
+	return ccfPointDuckDB(ctx, o, name, files, w, po.duckLookups, answers)
 }
 
 // lakeLookup returns the row of key as text ("" when absent).
