@@ -275,7 +275,7 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	}
 	seeks := ranged && seekable(pf.MetaData(), want, rowGroups)
 	if seeks {
-		fs.rr, err = newRangeReader(ctx, fr, want, sel, int64(batchRows), mem)
+		fs.rr, err = newRangeReader(ctx, fr, want, sel, int64(batchRows), mem, scan.probeFor(colMap))
 	} else {
 		fs.rr, err = fr.GetRecordReader(ctx, want, rowGroups)
 	}

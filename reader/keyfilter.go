@@ -328,6 +328,22 @@ func (m *keyMatcher) matchRow(b arrow.RecordBatch, i int) bool {
 	return true
 }
 
+// probeFor is the probe of a point lookup for a stream whose batch columns
+// colMap maps: the predicate on the leading key column when it lists
+// values; nil otherwise.
+func (s *Scan) probeFor(colMap []int) *rangeProbe {
+	if s.keys == nil {
+		return nil
+	}
+	for i := range s.keys.preds {
+		p := &s.keys.preds[i]
+		if p.name == s.Table.PKCols[0] && p.isPoints && colMap[p.col] >= 0 {
+			return &rangeProbe{col: colMap[p.col], pred: p}
+		}
+	}
+	return nil
+}
+
 // filterIterator passes on the rows of a unit's merge whose key matches the
 // scan's key filter (every row when m is nil: then it only counts them).
 type filterIterator struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -40,6 +41,11 @@ func seekable(md *metadata.FileMetaData, leaves, rowGroups []int) bool {
 // rangeReader reads selected row ranges of a file's selected row groups:
 // each column reader seeks to a range's first row (the offset index finds
 // its page) and reads the range in batches.
+//
+// With a probe (a point lookup), the key column of a range is read first
+// and the range narrowed to the rows that hold one of the keys: the other
+// columns are then decoded only there, and not at all in a file whose
+// bloom filter matched falsely.
 type rangeReader struct {
 	cols   []*pqarrow.ColumnReader
 	sc     *arrow.Schema
@@ -50,14 +56,24 @@ type rangeReader struct {
 	pos    int64      // next row to read; -1: seek first
 	rec    arrow.RecordBatch
 	err    error
+	probe  *rangeProbe
+	probed int // ranges before this one are narrowed already
 }
 
-func newRangeReader(ctx context.Context, fr *pqarrow.FileReader, leaves []int, sel *fileSelection, batch int64, mem memory.Allocator) (*rangeReader, error) {
+// rangeProbe narrows ranges to the rows whose key column (cols[col])
+// satisfies pred.
+type rangeProbe struct {
+	col  int
+	pred *keyPred
+}
+
+func newRangeReader(ctx context.Context, fr *pqarrow.FileReader, leaves []int, sel *fileSelection, batch int64, mem memory.Allocator,
+	probe *rangeProbe) (*rangeReader, error) {
 	cols, sc, err := fr.GetFieldReaders(ctx, leaves, sel.rowGroups)
 	if err != nil {
 		return nil, err
 	}
-	r := &rangeReader{cols: cols, sc: sc, mem: mem, batch: batch, pos: -1}
+	r := &rangeReader{cols: cols, sc: sc, mem: mem, batch: batch, pos: -1, probe: probe}
 	var base int64
 	md := fr.ParquetReader().MetaData()
 	for i, rg := range sel.rowGroups {
@@ -88,6 +104,12 @@ func (r *rangeReader) Next() bool {
 		r.rec = nil
 	}
 	for r.err == nil && r.cur < len(r.ranges) {
+		if r.probe != nil && r.probed <= r.cur {
+			if r.err = r.narrow(); r.err != nil {
+				return false
+			}
+			continue
+		}
 		rr := r.ranges[r.cur]
 		if r.pos < rr.start {
 			for _, c := range r.cols {
@@ -111,6 +133,47 @@ func (r *rangeReader) Next() bool {
 		return true
 	}
 	return false
+}
+
+// narrow replaces the current range by the runs of its rows whose key the
+// probe matches (nothing when none does), reading only the key column.
+func (r *rangeReader) narrow() error {
+	rr := r.ranges[r.cur]
+	c := r.cols[r.probe.col]
+	if err := c.SeekToRow(rr.start); err != nil {
+		return err
+	}
+	r.pos = -1 // every column seeks again before reading
+	var runs []rowRange
+	for at := rr.start; at < rr.end; {
+		n := min(r.batch, rr.end-at)
+		ch, err := c.NextBatch(n)
+		if err != nil {
+			return err
+		}
+		if int64(ch.Len()) != n {
+			ch.Release()
+			return errors.New("key column ended before its row group")
+		}
+		row := at
+		for _, arr := range ch.Chunks() {
+			for i := range arr.Len() {
+				if r.probe.pred.match(valueAt(arr, i)) {
+					if k := len(runs); k > 0 && runs[k-1].end == row {
+						runs[k-1].end++
+					} else {
+						runs = append(runs, rowRange{row, row + 1})
+					}
+				}
+				row++
+			}
+		}
+		ch.Release()
+		at += n
+	}
+	r.ranges = slices.Concat(r.ranges[:r.cur], runs, r.ranges[r.cur+1:])
+	r.probed = r.cur + len(runs)
+	return nil
 }
 
 // read reads the next n rows of every column.
