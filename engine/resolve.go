@@ -99,6 +99,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	ctes := cteRefs(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)
+	s.bound = s.bound[:0:0]
 	resolved := map[string]*catalog.Table{}
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
@@ -129,6 +130,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 				return
 			}
 			resolved[key] = t
+			s.bound = append(s.bound, tableRef{schema: rv.Schemaname, name: rv.Relname, t: t})
 		}
 		handle := s.token + ":" + t.ID
 		if in := prunes[rv]; in != nil {
