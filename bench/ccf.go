@@ -37,7 +37,8 @@ func init() { Register("ccf", runCCF) }
 // (INSERT … ON CONFLICT into a heap table), DuckDB (dedup over the same Parquet
 // files) and raw Parquet (the writer library alone) in the same run. Every
 // system's final contents are checked against the checksum the generator
-// predicts.
+// predicts. After ingest, --phases picks what runs: point (keyed lookups,
+// ccf_point.go) and read (the full read, then the peers).
 func runCCF(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("ccf", flag.ContinueOnError)
 	upserts := fs.Int("upserts", 10, "number of upsert batches")
