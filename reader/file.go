@@ -188,7 +188,7 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 			needed++
 		}
 	}
-	ranged := sel != nil && slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil })
+	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
 	if size := obj.Size(); size <= int64(bufSize)*int64(needed) && (!ranged || size <= rangedWholeBytes) {
 		// A file no larger than the buffers its column readers would hold
 		// is read whole, in one request: a merge of many small upsert files

@@ -236,6 +236,9 @@ func (m *keyMatcher) empty() bool {
 // match reports whether v satisfies p.
 func (p *keyPred) match(v keyValue) bool {
 	if p.isPoints {
+		if len(p.points) == 1 {
+			return p.kind.compare(v, p.points[0]) == 0
+		}
 		_, found := slices.BinarySearchFunc(p.points, v, p.kind.compare)
 		return found
 	}
@@ -329,16 +332,21 @@ func (m *keyMatcher) matchRow(b arrow.RecordBatch, i int) bool {
 }
 
 // probeFor is the probe of a point lookup for a stream whose batch columns
-// colMap maps: the predicate on the leading key column when it lists
-// values; nil otherwise.
+// colMap maps (nil: any stream): the predicate on the leading key column
+// when it lists values; nil otherwise.
 func (s *Scan) probeFor(colMap []int) *rangeProbe {
 	if s.keys == nil {
 		return nil
 	}
 	for i := range s.keys.preds {
 		p := &s.keys.preds[i]
-		if p.name == s.Table.PKCols[0] && p.isPoints && colMap[p.col] >= 0 {
-			return &rangeProbe{col: colMap[p.col], pred: p}
+		if p.name == s.Table.PKCols[0] && p.isPoints {
+			if colMap == nil {
+				return &rangeProbe{pred: p}
+			}
+			if colMap[p.col] >= 0 {
+				return &rangeProbe{col: colMap[p.col], pred: p}
+			}
 		}
 	}
 	return nil

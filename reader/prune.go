@@ -38,9 +38,12 @@ import (
 
 // fileSelection is what of one file a scan reads: row groups (ascending)
 // and, per selected row group, the row ranges within it (nil: all rows).
+// probe is set for point lookups, which read the key column first wherever
+// the file allows seeking (rangeReader).
 type fileSelection struct {
 	rowGroups []int
 	ranges    [][]rowRange
+	probe     bool
 }
 
 // rowRange is the rows [start, end).
@@ -430,7 +433,7 @@ func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc) (*fileSelec
 		st.FilesSkippedBloom.Add(1)
 		return nil, nil
 	}
-	sel := &fileSelection{}
+	sel := &fileSelection{probe: s.probeFor(nil) != nil}
 	for _, rg := range bloomed {
 		rows := fm.md.RowGroup(rg).NumRows()
 		ranges := []rowRange{{0, rows}}

@@ -58,6 +58,11 @@ type rangeReader struct {
 	err    error
 	probe  *rangeProbe
 	probed int // ranges before this one are narrowed already
+	// keys are the key column's values of the last narrowed range, from
+	// row keyBase on: its runs take their keys from here instead of
+	// decoding the column's pages again.
+	keys    arrow.Array
+	keyBase int64
 }
 
 // rangeProbe narrows ranges to the rows whose key column (cols[col])
@@ -112,7 +117,10 @@ func (r *rangeReader) Next() bool {
 		}
 		rr := r.ranges[r.cur]
 		if r.pos < rr.start {
-			for _, c := range r.cols {
+			for i, c := range r.cols {
+				if r.probe != nil && i == r.probe.col {
+					continue // read by narrow (r.keys)
+				}
 				if err := c.SeekToRow(rr.start); err != nil {
 					r.err = err
 					return false
@@ -139,12 +147,18 @@ func (r *rangeReader) Next() bool {
 // probe matches (nothing when none does), reading only the key column.
 func (r *rangeReader) narrow() error {
 	rr := r.ranges[r.cur]
+	if rr.end <= rr.start {
+		r.ranges = slices.Delete(r.ranges, r.cur, r.cur+1)
+		r.probed = r.cur
+		return nil
+	}
 	c := r.cols[r.probe.col]
 	if err := c.SeekToRow(rr.start); err != nil {
 		return err
 	}
 	r.pos = -1 // every column seeks again before reading
-	var runs []rowRange
+	var chunks []arrow.Array
+	defer releaseAll(chunks)
 	for at := rr.start; at < rr.end; {
 		n := min(r.batch, rr.end-at)
 		ch, err := c.NextBatch(n)
@@ -155,21 +169,36 @@ func (r *rangeReader) narrow() error {
 			ch.Release()
 			return errors.New("key column ended before its row group")
 		}
-		row := at
-		for _, arr := range ch.Chunks() {
-			for i := range arr.Len() {
-				if r.probe.pred.match(valueAt(arr, i)) {
-					if k := len(runs); k > 0 && runs[k-1].end == row {
-						runs[k-1].end++
-					} else {
-						runs = append(runs, rowRange{row, row + 1})
-					}
-				}
-				row++
-			}
+		for _, a := range ch.Chunks() {
+			a.Retain()
+			chunks = append(chunks, a)
 		}
 		ch.Release()
 		at += n
+	}
+	keys := chunks[0]
+	if len(chunks) > 1 {
+		var err error
+		if keys, err = array.Concatenate(chunks, r.mem); err != nil {
+			return err
+		}
+	} else {
+		keys.Retain()
+	}
+	if r.keys != nil {
+		r.keys.Release()
+	}
+	r.keys, r.keyBase = keys, rr.start
+	var runs []rowRange
+	for i := range keys.Len() {
+		if r.probe.pred.match(valueAt(keys, i)) {
+			row := rr.start + int64(i)
+			if k := len(runs); k > 0 && runs[k-1].end == row {
+				runs[k-1].end++
+			} else {
+				runs = append(runs, rowRange{row, row + 1})
+			}
+		}
 	}
 	r.ranges = slices.Concat(r.ranges[:r.cur], runs, r.ranges[r.cur+1:])
 	r.probed = r.cur + len(runs)
@@ -181,6 +210,11 @@ func (r *rangeReader) read(n int64) (arrow.RecordBatch, error) {
 	arrs := make([]arrow.Array, len(r.cols))
 	defer releaseAll(arrs)
 	for i, c := range r.cols {
+		if r.probe != nil && i == r.probe.col {
+			off := r.pos - r.keyBase
+			arrs[i] = array.NewSlice(r.keys, off, off+n)
+			continue
+		}
 		ch, err := c.NextBatch(n)
 		if err != nil {
 			return nil, err
@@ -215,6 +249,10 @@ func (r *rangeReader) Release() {
 	if r.rec != nil {
 		r.rec.Release()
 		r.rec = nil
+	}
+	if r.keys != nil {
+		r.keys.Release()
+		r.keys = nil
 	}
 	for _, c := range r.cols {
 		c.Release()
