@@ -499,3 +499,56 @@ func columnChunk(t *testing.T, md *metadata.FileMetaData, col int) *metadata.Col
 	}
 	return cc
 }
+
+// Concurrent filtered scans share one metadata cache, small enough to
+// evict all the time, and still return exactly the matching rows (run
+// with -race).
+func TestMetaCacheConcurrentScans(t *testing.T) {
+	m := newPruneModel(t, 99, []arrow.DataType{arrow.PrimitiveTypes.Int64}, nil, 2, false)
+	for i := range 20 {
+		m.writeBatch(i%5 == 2)
+	}
+	parts := m.partitions()
+	full, err := scanRows(t, &reader.Scan{Store: objstore.Local{}, Table: m.table, Partitions: parts}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var filters []*reader.KeyFilter
+	for range 64 {
+		filters = append(filters, m.randomFilter())
+	}
+	cache := reader.NewMetaCache(16 << 10)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := g; i < len(filters); i += 8 {
+				f := filters[i]
+				got, err := scanRows(t, &reader.Scan{Store: objstore.Local{}, Table: m.table, Partitions: parts,
+					Unordered: true, Keys: f, Meta: cache}, 2)
+				if err != nil {
+					errs <- err
+					return
+				}
+				var want []string
+				for _, r := range full {
+					if m.matches(f, r) {
+						want = append(want, r)
+					}
+				}
+				if !slices.Equal(got, want) {
+					errs <- fmt.Errorf("filter %s: %d rows, want %d", f, len(got), len(want))
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files, bytes, _, _ := cache.Stats(); bytes > 16<<10 && files > 1 {
+		t.Fatalf("cache holds %d files, %d bytes over its budget", files, bytes)
+	}
+}
