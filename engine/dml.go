@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -220,7 +221,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 	}
 	query := castedSelect(q.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
-	return &funcStmt{tag: tag, params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	st := &funcStmt{tag: tag, params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		if _, err := s.readTarget(ctx, d, tables); err != nil {
 			return "", nil, err
 		}
@@ -234,7 +235,9 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 		}
 		s.noteWrite()
 		return fmt.Sprintf("%s %d", tag, n), nil, nil
-	}}, nil
+	}}
+	releaseWith(s.e.scans, st, tables)
+	return st, nil
 }
 
 // readTarget snapshots the target (as a fixed handle) and the other tables.
@@ -312,16 +315,17 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	if err != nil {
 		return nil, err
 	}
-	dataQ, _, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{d.from()}, keep), countQ.params)
+	dataQ, dataTables, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{d.from()}, keep), countQ.params)
 	if err != nil {
 		return nil, err
 	}
+	maps.Copy(tables, dataTables) // each query's pruned references have handles of their own
 	if len(dataQ.params) > len(countQ.params) {
 		countQ.params = dataQ.params
 	}
 	query := castedSelect(dataQ.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
-	return &funcStmt{tag: tag, params: countQ.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	st := &funcStmt{tag: tag, params: countQ.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		parts, err := s.readTarget(ctx, d, tables)
 		if err != nil {
 			return "", nil, err
@@ -399,7 +403,9 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			s.noteWrite()
 		}
 		return fmt.Sprintf("%s %d", tag, total), nil, nil
-	}}, nil
+	}}
+	releaseWith(s.e.scans, st, tables)
+	return st, nil
 }
 
 func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (pgwire.Statement, error) {

@@ -113,6 +113,9 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	if !errors.As(err, &de) {
 		return nil
 	}
+	if scanErr := scanFailures.recover(de.Msg); scanErr != nil {
+		return sqlerr.From(scanErr) // the lake scan's own error (scan.go)
+	}
 	msg := de.Msg
 	code := sqlerr.InternalError
 	switch de.Type {

@@ -204,9 +204,8 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	}
 	setColumnOrigins(stmt, tables, cols) // table OID and attnum in RowDescription (origin.go)
 	q := &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
-	if len(q.params) == 0 {
-		q.direct = s.planDirectScan(stmt, tables, len(cols))
-	}
+	releaseWith(s.e.scans, q, tables)
+	q.direct = s.planDirectScan(stmt, tables, len(cols), q.params)
 	return q, nil
 }
 
@@ -219,13 +218,13 @@ func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error)
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
 	}
 	if q.direct != nil {
-		return &directPortal{q: q, d: q.direct}, nil
+		return &directPortal{q: q, d: q.direct, params: params}, nil
 	}
 	args, err := duckArgs(q.params, params)
 	if err != nil {
 		return nil, err
 	}
-	return &duckPortal{q: q, args: args}, nil
+	return &duckPortal{q: q, args: args, params: params}, nil
 }
 
 // duckPortal streams a DuckDB result. Its rows live across Execute calls
@@ -234,6 +233,7 @@ func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error)
 type duckPortal struct {
 	q      *duckQuery
 	args   []any
+	params []any // as decoded, for pruning
 	ctx    context.Context
 	cancel context.CancelFunc
 	rows   *sql.Rows
@@ -246,7 +246,7 @@ type duckPortal struct {
 func (p *duckPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
 
 func (p *duckPortal) start(ctx context.Context) error {
-	if err := p.q.s.takeSnapshots(ctx, p.q.tables); err != nil {
+	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
 		return err
 	}
 	query := p.q.sql

@@ -48,12 +48,14 @@ type Config struct {
 
 // Engine is shared by all sessions.
 type Engine struct {
-	cfg           Config
-	cat           *catalog.Catalog
-	store         objstore.Store
-	log           *slog.Logger
-	duck          *sql.DB
-	scans         *scanRegistry
+	cfg   Config
+	cat   *catalog.Catalog
+	store objstore.Store
+	log   *slog.Logger
+	duck  *sql.DB
+	scans *scanRegistry
+	// snaps caches resolved file lists by partition head (snapcache.go).
+	snaps         *snapshotCache
 	serverVersion string
 	// warehouseDir is the local warehouse root ("" for object stores);
 	// DuckDB may read Parquet files below it.
@@ -72,6 +74,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit)}
 	e.scans = newScanRegistry(cfg.Store)
+	e.snaps = newSnapshotCache()
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")
 	}

@@ -160,11 +160,11 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	recSchema := arrow.NewSchema(fields, nil)
 
 	paramTypes := mergeParamOIDs(paramOIDs, params)
-	return &funcStmt{
+	st := &funcStmt{
 		tag:    "INSERT",
 		params: paramTypes,
 		run: func(ctx context.Context, args []any) (string, [][]any, error) {
-			if err := s.takeSnapshots(ctx, tables); err != nil {
+			if err := s.takeSnapshotsWith(ctx, tables, args); err != nil {
 				return "", nil, err
 			}
 			dargs, err := duckArgs(paramTypes, args)
@@ -178,7 +178,9 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			s.noteWrite()
 			return fmt.Sprintf("INSERT 0 %d", n), nil, nil
 		},
-	}, nil
+	}
+	releaseWith(s.e.scans, st, tables)
+	return st, nil
 }
 
 // writeQuery streams the rows of query (whose columns have sch's types) into

@@ -102,6 +102,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	ctes := cteRefs(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)
+	s.bound = s.bound[:0:0]
 	resolved := map[string]*catalog.Table{}
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
@@ -132,13 +133,22 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 				return
 			}
 			resolved[key] = t
+			s.bound = append(s.bound, tableRef{schema: rv.Schemaname, name: rv.Relname, t: t})
 		}
 		handle := s.token + ":" + t.ID
-		if spec := resolvePrune(prunes[rv], t); spec != nil {
-			// A pruned reference gets a handle of its own; it shares the
-			// statement's snapshot of the table (see takeSnapshots).
-			handle = fmt.Sprintf("%s:%s:p%d", s.token, t.ID, len(tables))
-			s.e.scans.putPruned(handle, t, spec)
+		if in := prunes[rv]; in != nil {
+			// Constants that cannot be of their key column's type fail now,
+			// as PostgreSQL fails them when it plans.
+			if err = checkPrune(in, t); err != nil {
+				return
+			}
+			// A pruned reference gets a handle of its own, for its
+			// statement alone (its terms take the statement's parameters);
+			// it shares the statement's snapshot of the table (see
+			// takeSnapshots).
+			s.handleSeq++
+			handle = fmt.Sprintf("%s:%s:p%d", s.token, t.ID, s.handleSeq)
+			s.e.scans.putPruned(handle, t, in)
 		} else {
 			s.e.scans.put(handle, t)
 		}
@@ -160,12 +170,28 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 // reads, right before it runs. Each table is resolved once per execution, so a
 // self-join sees one snapshot.
 func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.Table) error {
+	return s.takeSnapshotsWith(ctx, tables, nil)
+}
+
+// takeSnapshotsWith is takeSnapshots for an execution with parameters:
+// the pruned references' terms are resolved with them (prune.go).
+func (s *Session) takeSnapshotsWith(ctx context.Context, tables map[string]*catalog.Table, params []any) error {
+	specs := map[string]*pruneSpec{}
+	for handle := range tables {
+		if e, ok := s.e.scans.get(handle); ok && e.prune != nil {
+			sp, err := resolvePrune(e.prune, e.table, params)
+			if err != nil {
+				return err
+			}
+			specs[handle] = sp
+		}
+	}
 	snap := map[string][]catalog.PartitionFiles{}
 	for handle, t := range tables {
 		parts, ok := snap[t.ID]
 		if !ok {
 			var err error
-			if parts, err = s.listPartitions(ctx, t, tables); err != nil { // prunefetch.go
+			if parts, err = s.listPartitions(ctx, t, tables, specs); err != nil { // prunefetch.go
 				return err
 			}
 			// An open block reads its own writes (txn.go).
@@ -177,7 +203,7 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 			}
 			snap[t.ID] = parts
 		}
-		s.e.scans.setSnapshot(handle, parts)
+		s.e.scans.setSnapshot(handle, parts, specs[handle])
 	}
 	return nil
 }

@@ -47,6 +47,12 @@ type Session struct {
 	intent *catalog.WriteIntent
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
+	// handleSeq numbers the statement-own scan handles (resolve.go).
+	handleSeq uint64
+	// plans are the kept plans of queries run before (plancache.go);
+	// bound are the table names the last bindLakeTables resolved.
+	plans planCache
+	bound []tableRef
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -75,6 +81,12 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
+	key := newPlanKey(text, paramOIDs)
+	if !s.failed {
+		if q := s.cachedPlanFor(ctx, key); q != nil { // plancache.go
+			return []pgwire.Statement{&trackedStmt{Statement: q, s: s}}, nil
+		}
+	}
 	release, err := s.e.parsing.acquire(ctx, len(text))
 	if err != nil {
 		return nil, s.fail(err)
@@ -96,9 +108,13 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 				"current transaction is aborted, commands ignored until end of transaction block")
 		}
+		cacheable := len(tree.Stmts) == 1 && planCacheable(raw.Stmt)
 		st, err := s.plan(ctx, raw.Stmt, paramOIDs)
 		if err != nil {
 			return nil, s.fail(err)
+		}
+		if q, ok := st.(*duckQuery); ok && cacheable {
+			s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
 		}
 		out = append(out, &trackedStmt{Statement: st, s: s})
 	}
@@ -199,6 +215,8 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 	switch n := stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		return s.planSelect(ctx, stmt, paramOIDs)
+	case *pg_query.Node_ExplainStmt:
+		return s.planExplain(ctx, n.ExplainStmt, paramOIDs) // explain.go
 	case *pg_query.Node_InsertStmt:
 		return s.planInsert(ctx, n.InsertStmt, paramOIDs)
 	case *pg_query.Node_CreateSchemaStmt:

@@ -151,6 +151,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &funcStmt{tag: "RESET", run: func(context.Context, []any) (string, [][]any, error) {
 			s.settings = s.defaultSettings(nil)
+			s.plans.clear() // plans may depend on settings (plancache.go)
 			return "RESET", nil, nil
 		}}, nil
 	default:
@@ -176,6 +177,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 			value = "UTF8"
 		}
 		s.settings[name] = setting{name: canon, value: value}
+		s.plans.clear() // plans may depend on settings (plancache.go)
 		return tag, nil, nil
 	}}, nil
 }
