@@ -42,6 +42,9 @@ type Catalog struct {
 	// users are the pools of user logins (userconn.go), shared by every
 	// handle of the catalog.
 	users *userPools
+	// snap, on a handle from InSnapshot, is the read-only transaction every
+	// call of the handle runs in (snapshot.go).
+	snap pgx.Tx
 }
 
 // Open connects to the catalog. Migrations must already be applied.

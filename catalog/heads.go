@@ -84,8 +84,12 @@ func deref(s *string) string {
 // BEGIN, SET, the statement and COMMIT one after another (Tx). The result
 // is the statement's outcome including its transaction's end.
 func (c *Catalog) read(ctx context.Context, scan func(pgx.Rows) error, sql string, args ...any) error {
-	if c.role == "" {
-		rows, err := c.pool.Query(ctx, sql, args...)
+	if c.snap != nil || c.role == "" {
+		var q querier = c.pool
+		if c.snap != nil {
+			q = c.snap
+		}
+		rows, err := q.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}

@@ -59,6 +59,9 @@ type querier interface {
 // statement's result; fn runs one statement. Other roles' run in a
 // transaction under SET LOCAL ROLE (Tx).
 func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
+	if c.snap != nil {
+		return fn(c.snap)
+	}
 	if c.role == "" {
 		return onFreshConn(ctx, c.pool, func() error { return fn(c.pool) })
 	}
@@ -70,6 +73,9 @@ func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 // committed. A COMMIT whose connection broke returns the connection error:
 // the outcome is then unknown (callers that must know re-ask, see retry.go).
 func (c *Catalog) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	if c.snap != nil {
+		return fn(c.snap) // a read inside InSnapshot: it commits at the end
+	}
 	var tx pgx.Tx
 	err := onFreshConn(ctx, c.pool, func() (err error) {
 		tx, err = c.pool.Begin(ctx)

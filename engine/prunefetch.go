@@ -27,10 +27,10 @@ const maxExactDescs = 256
 // listPartitions resolves the live files of t that the handles of one
 // statement (every handle in tables whose table is t) may read, pruned by
 // their specs.
-func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables map[string]*catalog.Table,
+func (s *Session) listPartitions(ctx context.Context, cat *catalog.Catalog, t *catalog.Table, tables map[string]*catalog.Table,
 	specs map[string]*pruneSpec) ([]catalog.PartitionFiles, error) {
 	if len(t.RangeCols) == 0 {
-		return s.liveFiles(ctx, t, nil, nil)
+		return s.liveFiles(ctx, cat, t, nil, nil)
 	}
 	exact := map[string]bool{}
 	var termSets [][]string
@@ -49,7 +49,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 				termSets = append(termSets, terms)
 			}
 		default:
-			return s.liveFiles(ctx, t, nil, nil)
+			return s.liveFiles(ctx, cat, t, nil, nil)
 		}
 	}
 	byDesc := map[string]catalog.PartitionFiles{}
@@ -59,7 +59,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 			descs = append(descs, d)
 		}
 		slices.Sort(descs)
-		parts, err := s.liveFiles(ctx, t, descs, nil)
+		parts, err := s.liveFiles(ctx, cat, t, descs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		}
 	}
 	for _, terms := range termSets {
-		parts, err := s.liveFiles(ctx, t, nil, terms)
+		parts, err := s.liveFiles(ctx, cat, t, nil, terms)
 		if err != nil {
 			return nil, err
 		}

@@ -186,13 +186,41 @@ func (s *Session) takeSnapshotsWith(ctx context.Context, tables map[string]*cata
 			specs[handle] = sp
 		}
 	}
+	ids := map[string]bool{}
+	partitioned := false
+	for _, t := range tables {
+		ids[t.ID] = true
+		partitioned = partitioned || len(t.RangeCols) > 0
+	}
+	if len(ids) <= 1 && (len(tables) <= 1 || !partitioned) {
+		// One catalog statement lists everything: one snapshot already.
+		return s.setSnapshots(ctx, s.cat, tables, specs)
+	}
+	// Several tables (or differently pruned references of a partitioned
+	// one): one catalog snapshot for all the listings, so a commit of
+	// several tables or partitions is seen whole or not at all.
+	return s.cat.InSnapshot(ctx, func(cat *catalog.Catalog) error {
+		return s.setSnapshots(ctx, cat, tables, specs)
+	})
+}
+
+// testHookTableListed, set by tests, runs after each table's files were
+// listed for a statement.
+var testHookTableListed func(tableID string)
+
+// setSnapshots lists each table's files through cat and gives every handle
+// its snapshot.
+func (s *Session) setSnapshots(ctx context.Context, cat *catalog.Catalog, tables map[string]*catalog.Table, specs map[string]*pruneSpec) error {
 	snap := map[string][]catalog.PartitionFiles{}
 	for handle, t := range tables {
 		parts, ok := snap[t.ID]
 		if !ok {
 			var err error
-			if parts, err = s.listPartitions(ctx, t, tables, specs); err != nil { // prunefetch.go
+			if parts, err = s.listPartitions(ctx, cat, t, tables, specs); err != nil { // prunefetch.go
 				return err
+			}
+			if testHookTableListed != nil {
+				testHookTableListed(t.ID)
 			}
 			// An open block reads its own writes (txn.go).
 			if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {

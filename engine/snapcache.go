@@ -141,11 +141,11 @@ func (c *snapshotCache) evictLocked() {
 // liveFiles is the current snapshot of t's partitions — descs when given,
 // else those holding every "k=v" of terms, else all — in one catalog round
 // trip, file lists the engine already knows taken from the cache.
-func (s *Session) liveFiles(ctx context.Context, t *catalog.Table, descs, terms []string) ([]catalog.PartitionFiles, error) {
+func (s *Session) liveFiles(ctx context.Context, cat *catalog.Catalog, t *catalog.Table, descs, terms []string) ([]catalog.PartitionFiles, error) {
 	c := s.e.snaps
 	known := c.known(t.ID, descs)
 	for {
-		heads, listed, err := s.cat.LiveFilesCached(ctx, t.ID, descs, terms, known)
+		heads, listed, err := cat.LiveFilesCached(ctx, t.ID, descs, terms, known)
 		if err != nil {
 			return nil, err
 		}
