@@ -219,8 +219,13 @@ func (c *conn) loop() error {
 		if endsConnection(err) {
 			return err
 		}
-		// An ERROR in the extended protocol: report it, then skip to Sync.
+		// An ERROR in the extended protocol: report it at once, as
+		// PostgreSQL does (a client that sent Flush and no Sync waits for
+		// it), then skip to Sync.
 		if err := c.sendError(err); err != nil {
+			return err
+		}
+		if err := c.out.flush(); err != nil {
 			return err
 		}
 		c.ignoreTillSync = true
@@ -299,7 +304,7 @@ func (c *conn) refuseOversized(tooBig *messageTooLargeError) error {
 		return err
 	}
 	c.ignoreTillSync = true
-	return nil
+	return c.out.flush()
 }
 
 // messageName names a frontend message type for error messages.
