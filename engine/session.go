@@ -47,6 +47,8 @@ type Session struct {
 	intent *catalog.WriteIntent
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
+	// prepared are the connection's prepared statements (prepared.go).
+	prepared pgwire.PreparedStatements
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -196,49 +198,7 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 			return nil, err
 		}
 	}
-	switch n := stmt.Node.(type) {
-	case *pg_query.Node_SelectStmt:
-		return s.planSelect(ctx, stmt, paramOIDs)
-	case *pg_query.Node_InsertStmt:
-		return s.planInsert(ctx, n.InsertStmt, paramOIDs)
-	case *pg_query.Node_CreateSchemaStmt:
-		return s.planCreateSchema(n.CreateSchemaStmt)
-	case *pg_query.Node_CreateStmt:
-		return s.planCreateTable(ctx, n.CreateStmt)
-	case *pg_query.Node_GrantRoleStmt:
-		return s.planGrantRole(n.GrantRoleStmt)
-	case *pg_query.Node_AlterTableStmt:
-		return s.planAlterTable(ctx, n.AlterTableStmt)
-	case *pg_query.Node_DropStmt:
-		return s.planDrop(n.DropStmt)
-	case *pg_query.Node_VariableSetStmt:
-		return s.planSet(n.VariableSetStmt)
-	case *pg_query.Node_VariableShowStmt:
-		return s.planShow(n.VariableShowStmt)
-	case *pg_query.Node_TransactionStmt:
-		return s.planTransaction(n.TransactionStmt)
-	case *pg_query.Node_DiscardStmt, *pg_query.Node_DeallocateStmt:
-		tag := "DISCARD ALL"
-		if _, ok := n.(*pg_query.Node_DeallocateStmt); ok {
-			tag = "DEALLOCATE"
-		}
-		return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) { return tag, nil, nil }}, nil
-	case *pg_query.Node_CallStmt:
-		return s.planCall(ctx, n.CallStmt, paramOIDs) // call.go
-	case *pg_query.Node_UpdateStmt:
-		return s.planUpdate(ctx, n.UpdateStmt, paramOIDs)
-	case *pg_query.Node_DeleteStmt:
-		return s.planDelete(ctx, n.DeleteStmt, paramOIDs)
-	case *pg_query.Node_TruncateStmt:
-		return s.planTruncate(ctx, n.TruncateStmt)
-	case *pg_query.Node_MergeStmt:
-		return s.planMerge(ctx, n.MergeStmt, paramOIDs)
-	}
-	if st, ok, err := s.planSessionStmt(ctx, stmt, paramOIDs); ok { // COPY, cursors (copy.go)
-		return st, err
-	}
-	return nil, sqlerr.Unsupported(statementName(stmt),
-		"supported: SELECT, INSERT, CREATE/DROP SCHEMA, CREATE/DROP TABLE, SET, SHOW, BEGIN/COMMIT/ROLLBACK")
+	return s.routeStatement(ctx, stmt, paramOIDs) // routes.go
 }
 
 // statementName is a readable name for a statement node ("UPDATE", "COPY" …).

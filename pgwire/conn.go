@@ -156,6 +156,9 @@ func (c *conn) run() (err error) {
 	if c.sess == nil {
 		return fatal(errors.New("pgwire: NewSession returned no session"))
 	}
+	if u, ok := c.sess.(PreparedStatementUser); ok {
+		u.UsePreparedStatements(connStatements{c})
+	}
 	if err := c.raw.SetDeadline(time.Time{}); err != nil {
 		return &connLostError{err: fmt.Errorf("pgwire: clear deadline: %w", err)}
 	}
