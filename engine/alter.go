@@ -77,17 +77,9 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 				return nil, sqlerr.Unsupported("constraints on an added column", "ADD COLUMN name type (existing rows read NULL)")
 			}
 		}
-		mods, err := typeMods(cd.TypeName)
+		f, err := columnField(cd)
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
-		}
-		dt, pgType, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
-		if err != nil {
-			return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
-		}
-		f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
-		if pgType != "" {
-			f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+			return nil, err
 		}
 		return append(fields, f), nil
 	case pg_query.AlterTableType_AT_DropColumn:

@@ -94,17 +94,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == cd.Colname }) {
 				return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q specified more than once", cd.Colname)
 			}
-			mods, err := typeMods(cd.TypeName)
+			f, err := columnField(cd)
 			if err != nil {
-				return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
-			}
-			dt, pgType, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
-			if err != nil {
-				return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
-			}
-			f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
-			if pgType != "" {
-				f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+				return nil, err
 			}
 			fields = append(fields, f)
 			for _, c := range cd.Constraints {
@@ -228,6 +220,34 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		}
 		return err
 	}), nil
+}
+
+// serialTypes are PostgreSQL's auto-increment column types. They need
+// sequences, which the lake does not have (yet): a SERIAL column accepted as
+// a plain integer would leave inserts without it failing or storing NULL ids.
+var serialTypes = map[string]bool{"serial": true, "serial4": true, "bigserial": true, "serial8": true, "smallserial": true, "serial2": true}
+
+// columnField is the lake column of a column definition (nullable; the
+// caller applies constraints).
+func columnField(cd *pg_query.ColumnDef) (arrow.Field, error) {
+	name := typeNameString(cd.TypeName)
+	if serialTypes[name] {
+		return arrow.Field{}, sqlerr.Unsupported(fmt.Sprintf("column %q of type %s (sequences)", cd.Colname, name),
+			"integer or bigint columns whose values the writer supplies")
+	}
+	mods, err := typeMods(cd.TypeName)
+	if err != nil {
+		return arrow.Field{}, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
+	}
+	dt, pgType, err := schema.FromPGType(name, mods, len(cd.TypeName.ArrayBounds) > 0)
+	if err != nil {
+		return arrow.Field{}, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
+	}
+	f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
+	if pgType != "" {
+		f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+	}
+	return f, nil
 }
 
 // checkTableOptions validates the options with meaning for merge-on-read:

@@ -102,7 +102,7 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		out = append(out, &trackedStmt{Statement: st, s: s})
+		out = append(out, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt)})
 	}
 	return out, nil
 }
@@ -125,7 +125,7 @@ func (l *lazyStmt) get(ctx context.Context) (pgwire.Statement, error) {
 		if err != nil {
 			l.err = l.s.fail(err)
 		} else {
-			l.st = &trackedStmt{Statement: st, s: l.s}
+			l.st = &trackedStmt{Statement: st, s: l.s, writes: statementWrites(l.node)}
 		}
 	}
 	return l.st, l.err
@@ -210,10 +210,12 @@ func statementName(stmt *pg_query.Node) string {
 }
 
 // trackedStmt marks the session failed when a statement errors inside a
-// transaction block.
+// transaction block, and refuses statements that write in a read-only
+// transaction (txmode.go) when they are bound.
 type trackedStmt struct {
 	pgwire.Statement
-	s *Session
+	s      *Session
+	writes bool
 }
 
 func (t *trackedStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
@@ -225,6 +227,11 @@ func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, er
 	if t.s.failed && !isTxEndTag(t.Statement.Tag()) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if t.writes {
+		if err := t.s.checkWritable(t.Statement.Tag()); err != nil {
+			return nil, t.s.fail(err)
+		}
 	}
 	p, err := t.Statement.Bind(ctx, params)
 	if err != nil {
