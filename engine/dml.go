@@ -241,7 +241,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 		if err != nil {
 			return "", nil, err
 		}
-		n, err := s.writeQuery(ctx, d.t, query, dargs, sch)
+		n, err := s.writeQuery(ctx, d.t, query, dargs, sch, true)
 		if err != nil {
 			return "", nil, err
 		}

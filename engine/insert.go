@@ -210,7 +210,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			if err != nil {
 				return "", nil, err
 			}
-			n, err := s.writeQuery(ctx, t, query, dargs, recSchema)
+			n, err := s.writeQuery(ctx, t, query, dargs, recSchema, false)
 			if err != nil {
 				return "", nil, err
 			}
@@ -224,13 +224,16 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 // the table in bounded batches and commits them once (MergeCommit on PK
 // tables, AppendCommit otherwise, staged inside a transaction block). It
 // returns the number of rows written. Nothing is visible if it fails.
-func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string, args []any, sch *arrow.Schema) (int64, error) {
+// keysExist tells that every key query yields is one the table has (UPDATE),
+// so columns it leaves out need no NOT NULL check (ingest.go).
+func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string, args []any, sch *arrow.Schema, keysExist bool) (int64, error) {
 	rows, err := s.duck.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
 	sink := s.newTableSink(ctx, t)
+	sink.keysExist = keysExist
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
 	defer b.Release()
 	n := sch.NumFields()
