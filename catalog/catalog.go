@@ -42,6 +42,9 @@ type Catalog struct {
 	// users are the pools of user logins (userconn.go), shared by every
 	// handle of the catalog.
 	users *userPools
+	// pinned, when set, is the held transaction every call of the handle
+	// runs in (held.go).
+	pinned pgx.Tx
 }
 
 // Open connects to the catalog. Migrations must already be applied.

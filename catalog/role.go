@@ -26,6 +26,7 @@ import (
 // owner's name gives the owner's handle.
 func (c *Catalog) As(role string) *Catalog {
 	h := *c
+	h.pinned = nil // a role's handle is on the pool, never a held transaction
 	h.role = role
 	if role == c.owner {
 		h.role = ""
@@ -59,6 +60,9 @@ type querier interface {
 // statement's result; fn runs one statement. Other roles' run in a
 // transaction under SET LOCAL ROLE (Tx).
 func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
+	if c.pinned != nil {
+		return c.inSavepoint(ctx, func(tx pgx.Tx) error { return fn(tx) })
+	}
 	if c.role == "" {
 		return fn(c.pool)
 	}
@@ -70,6 +74,9 @@ func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 // committed. A COMMIT whose connection broke returns the connection error:
 // the outcome is then unknown (callers that must know re-ask, see retry.go).
 func (c *Catalog) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	if c.pinned != nil {
+		return c.inSavepoint(ctx, fn) // held.go: committed with the held transaction
+	}
 	tx, err := c.pool.Begin(ctx)
 	if err != nil {
 		return err

@@ -23,15 +23,6 @@ import (
 // clients agree on buckets (reference §3.2).
 const DefaultHashBucketNum = 4
 
-func ddl(tag string, fn func(ctx context.Context) error) *funcStmt {
-	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		if err := fn(ctx); err != nil {
-			return "", nil, err
-		}
-		return tag, nil, nil
-	}}
-}
-
 func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Statement, error) {
 	if len(n.SchemaElts) > 0 {
 		return nil, sqlerr.Unsupported("CREATE SCHEMA with schema elements", "CREATE SCHEMA name, then CREATE TABLE name.table")
@@ -40,7 +31,7 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 	if name == "" {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SCHEMA needs a name")
 	}
-	return ddl("CREATE SCHEMA", func(ctx context.Context) error {
+	return s.ddl("CREATE SCHEMA", func(ctx context.Context) error {
 		// The namespace's workspace: SET lakesoul.workspace, else the
 		// role's only workspace, else public (LakeSoul's current domain).
 		domain := s.settings["lakesoul.workspace"].value
@@ -213,7 +204,10 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		return nil, err
 	}
 	t.Path = path
-	return ddl("CREATE TABLE", func(ctx context.Context) error {
+	return s.ddl("CREATE TABLE", func(ctx context.Context) error {
+		if err := s.checkNotDropped(t); err != nil {
+			return err
+		}
 		err := s.cat.CreateTable(ctx, t)
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
 			return nil
@@ -312,7 +306,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	}
 	switch n.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
-		return ddl("DROP TABLE", func(ctx context.Context) error {
+		return s.ddl("DROP TABLE", func(ctx context.Context) error {
 			for _, parts := range names {
 				if err := s.dropTable(ctx, parts, n.MissingOk); err != nil {
 					return err
@@ -321,7 +315,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			return nil
 		}), nil
 	case pg_query.ObjectType_OBJECT_SCHEMA:
-		return ddl("DROP SCHEMA", func(ctx context.Context) error {
+		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {
 				paths, err := s.cat.DropNamespace(ctx, parts[0], cascade)
 				if err != nil {
@@ -331,7 +325,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 					return err
 				}
 				for _, p := range paths {
-					s.removeTableDir(ctx, parts[0], p)
+					s.dropTableDir(ctx, parts[0], p)
 				}
 			}
 			return nil
@@ -366,6 +360,6 @@ func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool)
 		s.e.log.Warn("drop: table files are not in the table's own directory; left in place", "table", t.QualifiedName(), "err", err)
 		return nil
 	}
-	s.removeTableDir(ctx, t.Namespace, path)
+	s.dropTableDir(ctx, t.Namespace, path)
 	return nil
 }

@@ -65,7 +65,7 @@ func (s *Session) planGrantRole(n *pg_query.GrantRoleStmt) (pgwire.Statement, er
 			text += " CASCADE"
 		}
 	}
-	return ddl(tag, func(ctx context.Context) error {
+	return s.ddl(tag, func(ctx context.Context) error {
 		conn, tx, err := s.beginUserTx(ctx, pgx.ReadWrite)
 		if err != nil {
 			return err

@@ -49,6 +49,9 @@ type Session struct {
 	cursors map[string]*cursor
 	// prepared are the connection's prepared statements (prepared.go).
 	prepared pgwire.PreparedStatements
+	// ddlTx is the held catalog transaction of a block that ran DDL
+	// (ddltx.go); s.cat is pinned to it meanwhile.
+	ddlTx *blockDDL
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -68,6 +71,7 @@ func (s *Session) TxStatus() byte {
 func (s *Session) Close() {
 	s.closeCursors(true)
 	s.discardStaged(context.Background())
+	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
 	s.duck.Close()
 }

@@ -255,9 +255,16 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 			if failed {
 				// COMMIT of a failed block rolls back, as in PostgreSQL.
 				s.discardStaged(ctx)
+				_ = s.endBlockDDL(ctx, false, nil)
 				return "ROLLBACK", nil
 			}
-			if err := s.commitStaged(ctx); err != nil {
+			staged, err := s.commitStaged(ctx)
+			if err != nil {
+				_ = s.endBlockDDL(ctx, false, nil)
+				return "", err
+			}
+			// The block's DDL and its staged writes commit together (ddltx.go).
+			if err := s.endBlockDDL(ctx, true, staged); err != nil {
 				return "", err
 			}
 			return "COMMIT", nil
@@ -268,6 +275,7 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 			s.resetTx()
 			s.closeCursors(false)
 			s.discardStaged(ctx)
+			_ = s.endBlockDDL(ctx, false, nil)
 			return "ROLLBACK", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg_query.TransactionStmtKind_TRANS_STMT_RELEASE,
