@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/lib/pq"
 )
 
@@ -303,4 +305,24 @@ func TestDDLInBlockIsolation(t *testing.T) {
 	if err := b.QueryRow(ctx, "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = 'wire_ddl'").Scan(&n); err != nil || n != 3 {
 		t.Fatalf("pg_tables after COMMIT: %d %v", n, err)
 	}
+}
+
+// TestNotNullCopy: a COPY that leaves a NOT NULL column out of a
+// primary-key table upserts existing keys and fails with 23502 for a new
+// key, committing nothing (item 9), in pgx's binary COPY and in text COPY.
+func TestNotNullCopy(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	mustExec(t, ctx, c, "CREATE SCHEMA wire_copy", "CREATE TABLE wire_copy.t (id int PRIMARY KEY, c text, n int NOT NULL)",
+		"INSERT INTO wire_copy.t VALUES (1, 'a', 1), (2, 'b', 2)")
+	cols := []string{"id", "c"}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"wire_copy", "t"}, cols, pgx.CopyFromRows([][]any{{int32(1), "x"}, {int32(3), "new"}})); pgCode(err) != "23502" {
+		t.Fatalf("COPY of a new key without its NOT NULL column: %v, want 23502", err)
+	}
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader("2\ty\n"), "COPY wire_copy.t (id, c) FROM STDIN"); err != nil {
+		t.Fatalf("COPY of an existing key without its NOT NULL column: %v", err)
+	}
+	wantRows(t, "rows after the COPYs", queryStrings(t, ctx, c, "SELECT id, c, n FROM wire_copy.t ORDER BY id"), []string{"1|a|1", "2|y|2"})
 }
