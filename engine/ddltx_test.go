@@ -80,6 +80,12 @@ func TestDDLInTransactionBlock(t *testing.T) {
 	if _, err := os.Stat(tableDir); !os.IsNotExist(err) {
 		t.Fatalf("table directory after DROP committed: %v", err)
 	}
+	// Role grants commit on the user's login: refused in a block, not half done.
+	mustRun(t, s, "BEGIN")
+	if _, err := run(t, s, "GRANT ws1_users TO CURRENT_USER"); sqlerr.Code(err) != sqlerr.ActiveSQLTransaction {
+		t.Fatalf("GRANT in a block: %v, want 25001", err)
+	}
+	mustRun(t, s, "ROLLBACK")
 	// CREATE SCHEMA in a block.
 	mustRun(t, s, "BEGIN")
 	mustRun(t, s, "CREATE SCHEMA s2")
