@@ -45,6 +45,9 @@ type Catalog struct {
 	// snap, on a handle from InSnapshot, is the read-only transaction every
 	// call of the handle runs in (snapshot.go).
 	snap pgx.Tx
+	// pinned, when set, is the held transaction every call of the handle
+	// runs in (held.go).
+	pinned pgx.Tx
 }
 
 // Open connects to the catalog. Migrations must already be applied.

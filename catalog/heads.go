@@ -84,21 +84,19 @@ func deref(s *string) string {
 // BEGIN, SET, the statement and COMMIT one after another (Tx). The result
 // is the statement's outcome including its transaction's end.
 func (c *Catalog) read(ctx context.Context, scan func(pgx.Rows) error, sql string, args ...any) error {
-	if c.snap != nil || c.role == "" {
-		var q querier = c.pool
-		if c.snap != nil {
-			q = c.snap
-		}
-		rows, err := q.Query(ctx, sql, args...)
-		if err != nil {
+	if c.snap != nil || c.pinned != nil || c.role == "" {
+		return c.run(ctx, func(q querier) error {
+			rows, err := q.Query(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			err = scan(rows)
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
 			return err
-		}
-		err = scan(rows)
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
-		return err
+		})
 	}
 	b := &pgx.Batch{}
 	b.Queue("SELECT set_config('role', $1, true)", c.role)

@@ -35,6 +35,11 @@ var CommitRetryWindow = 60 * time.Second
 //     definite and returned as is.
 func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (map[string]int, error)) (map[string]int, error) {
 	out, err := call(ctx)
+	if c.pinned != nil {
+		// In a held transaction (held.go): a failure lost the transaction,
+		// so nothing was committed; its COMMIT decides the outcome.
+		return out, err
+	}
 	if err == nil || !transient(err) {
 		return out, err
 	}

@@ -26,6 +26,7 @@ import (
 // owner's name gives the owner's handle.
 func (c *Catalog) As(role string) *Catalog {
 	h := *c
+	h.pinned = nil // a role's handle is on the pool, never a held transaction
 	h.role = role
 	if role == c.owner {
 		h.role = ""
@@ -62,6 +63,9 @@ func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 	if c.snap != nil {
 		return fn(c.snap)
 	}
+	if c.pinned != nil {
+		return c.inSavepoint(ctx, func(tx pgx.Tx) error { return fn(tx) })
+	}
 	if c.role == "" {
 		return onFreshConn(ctx, c.pool, func() error { return fn(c.pool) })
 	}
@@ -75,6 +79,9 @@ func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 func (c *Catalog) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	if c.snap != nil {
 		return fn(c.snap) // a read inside InSnapshot: it commits at the end
+	}
+	if c.pinned != nil {
+		return c.inSavepoint(ctx, fn) // held.go: committed with the held transaction
 	}
 	var tx pgx.Tx
 	err := onFreshConn(ctx, c.pool, func() (err error) {

@@ -15,7 +15,9 @@ import (
 // batch) is visible to it whole or not at all. The handle must not be used
 // after fn returns, nor for writes.
 func (c *Catalog) InSnapshot(ctx context.Context, fn func(*Catalog) error) error {
-	if c.snap != nil {
+	if c.snap != nil || c.pinned != nil {
+		// Already one transaction: a held one (held.go) must also see its
+		// own uncommitted DDL, which a new snapshot would not.
 		return fn(c)
 	}
 	var tx pgx.Tx

@@ -42,6 +42,16 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 		}
 		defer st.Close()
 		ds := st.(*duckdb.Stmt)
+		// Parameters first: a result column whose type depends on an
+		// untyped parameter (SELECT $1) has no type yet, and the caller
+		// needs to know which parameters to type.
+		for i := 1; i <= ds.NumInput(); i++ {
+			t, err := ds.ParamType(i)
+			if err != nil {
+				return err
+			}
+			params = append(params, paramOID(t))
+		}
 		n, err := ds.ColumnCount()
 		if err != nil {
 			return err
@@ -53,19 +63,12 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 			}
 			ti, err := ds.ColumnTypeInfo(i)
 			if err != nil {
-				return err
+				return fmt.Errorf("result column %q: %w", name, err)
 			}
 			c, conv := duckResultColumn(name, ti)
 			cols = append(cols, c)
 			convs = append(convs, conv)
 			types = append(types, ti)
-		}
-		for i := 1; i <= ds.NumInput(); i++ {
-			t, err := ds.ParamType(i)
-			if err != nil {
-				return err
-			}
-			params = append(params, paramOID(t))
 		}
 		return nil
 	})
@@ -78,6 +81,7 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 // describes it. The result columns carry PostgreSQL's types (resultcols.go);
 // text is what DuckDB executes.
 func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared []uint32) (text string, cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
+	s.rewriteCurrentSettings(stmt) // currentsetting.go
 	if err := castDeclaredParams(stmt, declared); err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -96,16 +100,12 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
 		}
 		var duckTypes []duckdb.TypeInfo
-		if cols, convs, duckTypes, params, err = s.describeDuck(ctx, text); err != nil {
+		cols, convs, duckTypes, params, err = s.describeDuck(ctx, text)
+		untyped := untypedParams(params)
+		if err != nil && (len(untyped) == 0 || attempt > 0) {
 			return "", nil, nil, nil, err
 		}
-		var untyped []int
-		for i, oid := range params {
-			if oid == 0 {
-				untyped = append(untyped, i+1)
-			}
-		}
-		if len(untyped) == 0 || attempt > 0 {
+		if err == nil && (len(untyped) == 0 || attempt > 0) {
 			refineColumns(cols, convs, types.output)
 			if wrapped, ok := jsonAsText(text, duckTypes); ok {
 				text = wrapped

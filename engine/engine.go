@@ -65,6 +65,8 @@ type Engine struct {
 	catalogRole string
 	// parsing bounds the statement text parsed at once (parsebudget.go).
 	parsing *parseBudget
+	// held bounds the blocks holding a catalog transaction (ddltx.go).
+	held heldSlots
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.
@@ -72,7 +74,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit)}
+	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
+		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns)}
 	e.scans = newScanRegistry(cfg.Store)
 	e.snaps = newSnapshotCache()
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {

@@ -1,0 +1,47 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// Transaction characteristics are reported as asked and READ ONLY holds
+// (issue 14, item 5).
+func TestTransactionCharacteristics(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE pk (id int PRIMARY KEY, c text)`)
+	expectRows(t, s, "SHOW transaction_isolation", "read committed")
+	expectRows(t, s, "SHOW transaction_read_only", "off")
+	mustRun(t, s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	expectRows(t, s, "SHOW transaction_isolation", "repeatable read")
+	expectRows(t, s, "SELECT current_setting('transaction_read_only'), current_setting('transaction_isolation')", "on|repeatable read")
+	for _, q := range []string{"INSERT INTO pk VALUES (1, 'a')", "UPDATE pk SET c = 'x'", "DELETE FROM pk", "CREATE TABLE q (a int)", "TRUNCATE pk"} {
+		mustRun(t, s, "ROLLBACK")
+		mustRun(t, s, "BEGIN READ ONLY")
+		if _, err := run(t, s, q); sqlerr.Code(err) != sqlerr.ReadOnlySQLTransaction {
+			t.Fatalf("%s in a read-only block: %v, want 25006", q, err)
+		}
+	}
+	mustRun(t, s, "ROLLBACK")
+	expectRows(t, s, "SHOW transaction_isolation", "read committed")
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+	expectRows(t, s, "SHOW transaction_isolation", "serializable")
+	mustRun(t, s, "COMMIT")
+	expectRows(t, s, "SHOW transaction_isolation", "read committed")
+	mustRun(t, s, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+	expectRows(t, s, "SHOW transaction_isolation", "serializable")
+	expectRows(t, s, "SHOW default_transaction_isolation", "serializable")
+	mustRun(t, s, "INSERT INTO pk VALUES (1, 'a')")
+	mustRun(t, s, "SET default_transaction_read_only = on")
+	if _, err := run(t, s, "UPDATE pk SET c = 'x'"); sqlerr.Code(err) != sqlerr.ReadOnlySQLTransaction {
+		t.Fatalf("UPDATE with default_transaction_read_only: %v", err)
+	}
+	expectRows(t, s, "SELECT c FROM pk", "a")
+	// current_setting agrees with SHOW, also over lake tables (DuckDB).
+	mustRun(t, s, "SET search_path = s1, public")
+	expectRows(t, s, "SHOW search_path", "s1, public")
+	expectRows(t, s, "SELECT current_setting('search_path')", "s1, public")
+	expectRows(t, s, "SELECT current_setting('search_path'), count(*) FROM \"default\".pk", "s1, public|1")
+}
