@@ -45,6 +45,9 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, warehouseDir
 		"SET GLOBAL integer_division = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
+		// A large result's memory goes back to the system once the query is
+		// done, instead of staying resident in the allocator's caches.
+		"SET allocator_background_threads = true",
 	}
 	if warehouseDir != "" {
 		// The one place DuckDB may read files itself: native scans of
