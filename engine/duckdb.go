@@ -108,6 +108,10 @@ func engineError(msg string) (code, message string, ok bool) {
 var (
 	dateTimeTarget = regexp.MustCompile(`(?i)invalid (date|timestamp|time)|to (DATE|TIMESTAMP|TIME)\b`)
 	columnNotFound = regexp.MustCompile(`Referenced column "([^"]*)" not found`)
+	// scanCall is the engine's FROM item for a lake table as DuckDB quotes
+	// it back in messages: its argument is the session's scan handle, an
+	// internal name the user never wrote and must not see.
+	scanCall = regexp.MustCompile(`lakesoul_scan\('(?:[^']|'')*'\)`)
 )
 
 // mapDuckDBError gives DuckDB's errors the SQLSTATE PostgreSQL would use.
@@ -190,5 +194,6 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	if m := columnNotFound.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("column %q does not exist", m[1])
 	}
+	msg = scanCall.ReplaceAllString(msg, "lake table")
 	return &sqlerr.Error{Code: code, Message: msg, Err: err}
 }
