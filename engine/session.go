@@ -36,6 +36,9 @@ type Session struct {
 	// inside the block (every statement but ROLLBACK/COMMIT then fails 25P02).
 	inBlock bool
 	failed  bool
+	// queriedInBlock: the block ran a query, so its isolation level and
+	// read-write mode are fixed (txmode.go).
+	queriedInBlock bool
 	// wroteInBlock is set when a write committed inside the current block.
 	wroteInBlock bool
 	// staged are the block's writes waiting for COMMIT, buffered its small
@@ -270,6 +273,9 @@ type trackedPortal struct {
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
+	if err == nil {
+		t.s.noteQuery(tag)
+	}
 	if done || err != nil {
 		t.s.statementEnded(ctx)
 	}

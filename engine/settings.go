@@ -186,6 +186,9 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 		case "transaction_isolation", "transaction_read_only":
 			// SET TRANSACTION's spelling: the open block's, else no effect.
 			if s.inBlock {
+				if err := s.checkTxChange(txOption{name, value}); err != nil {
+					return "", nil, err
+				}
 				s.setTx(name, value)
 			}
 			return tag, nil, nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -79,9 +80,36 @@ func (s *Session) resetTx() {
 // beginTx opens a transaction block with the given characteristics.
 func (s *Session) beginTx(opts []txOption) {
 	s.inBlock = true
+	s.queriedInBlock = false
 	s.resetTx()
 	for _, o := range opts {
 		s.setTx(o.name, o.value)
+	}
+}
+
+// checkTxChange refuses what PostgreSQL refuses once the block has run a
+// query: another isolation level, or going from read-only to read-write.
+func (s *Session) checkTxChange(o txOption) error {
+	if !s.queriedInBlock {
+		return nil
+	}
+	switch {
+	case o.name == "transaction_isolation" && o.value != s.settings["transaction_isolation"].value:
+		return sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+	case o.name == "transaction_read_only" && o.value == "off" && s.readOnlyTx():
+		return sqlerr.New(sqlerr.ActiveSQLTransaction, "transaction read-write mode must be set before any query")
+	}
+	return nil
+}
+
+// queryTags are the statements after which a block's characteristics are
+// fixed (PostgreSQL: those that take a snapshot).
+var queryTags = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "COPY", "FETCH", "MOVE", "DECLARE CURSOR", "TRUNCATE", "EXPLAIN"}
+
+// noteQuery records that the block ran a query (statement tag tag).
+func (s *Session) noteQuery(tag string) {
+	if s.inBlock && !s.queriedInBlock && slices.ContainsFunc(queryTags, func(q string) bool { return strings.HasPrefix(tag, q) }) {
+		s.queriedInBlock = true
 	}
 }
 
@@ -114,6 +142,9 @@ func (s *Session) planSetTransaction(n *pg_query.VariableSetStmt) (pgwire.Statem
 					s.resetTx()
 				}
 			case s.inBlock:
+				if err := s.checkTxChange(o); err != nil {
+					return "", nil, err
+				}
 				s.setTx(o.name, o.value)
 			}
 		}

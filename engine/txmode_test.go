@@ -45,3 +45,33 @@ func TestTransactionCharacteristics(t *testing.T) {
 	expectRows(t, s, "SELECT current_setting('search_path')", "s1, public")
 	expectRows(t, s, "SELECT current_setting('search_path'), count(*) FROM \"default\".pk", "s1, public|1")
 }
+
+// A block's isolation level and read-write mode are fixed by its first query,
+// as in PostgreSQL (25001 afterwards); before it they may still change.
+func TestTransactionCharacteristicsFixedByFirstQuery(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE pk (id int PRIMARY KEY, c text)`)
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ") // no query yet
+	mustRun(t, s, "SHOW transaction_isolation")                      // SHOW is not a query
+	expectRows(t, s, "SELECT count(*) FROM pk", "0")
+	for _, q := range []string{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET transaction_isolation = 'read committed'"} {
+		if _, err := run(t, s, q); sqlerr.Code(err) != sqlerr.ActiveSQLTransaction {
+			t.Fatalf("%s after a query: %v, want 25001", q, err)
+		}
+		mustRun(t, s, "ROLLBACK")
+		mustRun(t, s, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+		expectRows(t, s, "SELECT count(*) FROM pk", "0")
+	}
+	mustRun(t, s, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ") // the same level is fine
+	mustRun(t, s, "SET TRANSACTION READ ONLY")                       // read-write → read-only is fine
+	if _, err := run(t, s, "SET TRANSACTION READ WRITE"); sqlerr.Code(err) != sqlerr.ActiveSQLTransaction {
+		t.Fatalf("READ WRITE after a query in a read-only block: %v, want 25001", err)
+	}
+	mustRun(t, s, "ROLLBACK")
+	mustRun(t, s, "BEGIN READ ONLY")
+	mustRun(t, s, "SET TRANSACTION READ WRITE") // before any query
+	mustRun(t, s, "INSERT INTO pk VALUES (1, 'a')")
+	mustRun(t, s, "COMMIT")
+	expectRows(t, s, "SELECT c FROM pk", "a")
+}
