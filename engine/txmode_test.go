@@ -75,3 +75,22 @@ func TestTransactionCharacteristicsFixedByFirstQuery(t *testing.T) {
 	mustRun(t, s, "COMMIT")
 	expectRows(t, s, "SELECT c FROM pk", "a")
 }
+
+// On lake queries (DuckDB) current_setting knows the session's settings
+// only: DuckDB's own (temp_directory names a server path) are unknown, as
+// PostgreSQL answers for a parameter it does not have.
+func TestCurrentSettingOnLakeQueries(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE cs (id int PRIMARY KEY)`)
+	mustRun(t, s, `INSERT INTO cs VALUES (1)`)
+	expectRows(t, s, "SELECT current_setting('TimeZone') IS NOT NULL, id FROM cs", "true|1")
+	for _, name := range []string{"temp_directory", "memory_limit", "allowed_directories"} {
+		if _, err := run(t, s, "SELECT current_setting('"+name+"'), id FROM cs"); sqlerr.Code(err) != sqlerr.UndefinedObject {
+			t.Fatalf("current_setting(%q) on a lake query: %v, want 42704", name, err)
+		}
+		expectRows(t, s, "SELECT current_setting('"+name+"', true) IS NULL, id FROM cs", "true|1")
+	}
+	if _, err := run(t, s, "SELECT current_setting(id::text), id FROM cs"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("current_setting of a column: %v, want 0A000", err)
+	}
+}
