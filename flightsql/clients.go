@@ -1,0 +1,166 @@
+package flightsql
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lakesoul-go/lakesoul/engine"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+)
+
+// client is one authenticated Flight SQL client: a bearer token's, or one
+// user's Basic credentials'. It owns an engine session opened with the
+// user's credential, as a pgwire connection does; mu serialises the
+// session's calls (an engine session runs one statement at a time), and
+// stmts are its statement handles (query tickets and prepared statements),
+// which no other client can name.
+type client struct {
+	key  string
+	user string
+	cred pgwire.Credential
+
+	mu    sync.Mutex
+	sess  *engine.Session
+	stmts map[string]*handle
+	order []string // handle ids, oldest first
+	used  time.Time
+}
+
+// maxHandles bounds a client's open statement handles; the oldest is
+// dropped beyond it.
+const maxHandles = 64
+
+// clientRegistry holds the live clients.
+type clientRegistry struct {
+	eng  *engine.Engine
+	max  int
+	idle time.Duration
+	mu   sync.Mutex
+	m    map[string]*client
+}
+
+func (r *clientRegistry) byKey(key string) *client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.m[key]
+	if c != nil {
+		c.used = time.Now()
+	}
+	return c
+}
+
+// open returns the client under key, making it (and its engine session)
+// when there is none.
+func (r *clientRegistry) open(ctx context.Context, key, user string, cred pgwire.Credential) (*client, error) {
+	if c := r.byKey(key); c != nil {
+		return c, nil
+	}
+	r.mu.Lock()
+	full := len(r.m) >= r.max
+	r.mu.Unlock()
+	if full {
+		return nil, status.Errorf(codes.ResourceExhausted, "too many Flight SQL clients (%d)", r.max)
+	}
+	ps, err := r.eng.NewSession(ctx, map[string]string{"user": user, "database": engine.DatabaseName}, cred)
+	if err != nil {
+		return nil, err
+	}
+	c := &client{key: key, user: user, cred: cred, sess: ps.(*engine.Session), stmts: map[string]*handle{}, used: time.Now()}
+	r.mu.Lock()
+	if old := r.m[key]; old != nil {
+		r.mu.Unlock()
+		c.sess.Close()
+		return old, nil
+	}
+	r.m[key] = c
+	r.mu.Unlock()
+	return c, nil
+}
+
+// reap closes clients idle for longer than r.idle.
+func (r *clientRegistry) reap(now time.Time) {
+	r.mu.Lock()
+	var idle []*client
+	for k, c := range r.m {
+		if now.Sub(c.used) > r.idle {
+			idle = append(idle, c)
+			delete(r.m, k)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range idle {
+		c.close()
+	}
+}
+
+// closeAll closes every client.
+func (r *clientRegistry) closeAll() {
+	r.mu.Lock()
+	all := r.m
+	r.m = map[string]*client{}
+	r.mu.Unlock()
+	for _, c := range all {
+		c.close()
+	}
+}
+
+func (c *client) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sess.Close()
+	c.stmts = nil
+}
+
+// handle is a statement kept for a later call: a planned query waiting for
+// its DoGet, or a prepared statement with its bound parameters.
+type handle struct {
+	id       string
+	stmt     pgwire.Statement
+	params   []any
+	prepared bool
+}
+
+// addHandle keeps h under a new random id. Call with c.mu held.
+func (c *client) addHandle(h *handle) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	h.id = hex.EncodeToString(b[:])
+	if c.stmts == nil {
+		return "", status.Error(codes.Unavailable, "client closed")
+	}
+	c.stmts[h.id] = h
+	c.order = append(c.order, h.id)
+	for len(c.order) > maxHandles {
+		delete(c.stmts, c.order[0])
+		c.order = c.order[1:]
+	}
+	return h.id, nil
+}
+
+// dropHandle forgets a handle. Call with c.mu held.
+func (c *client) dropHandle(id string) {
+	delete(c.stmts, id)
+	for i, x := range c.order {
+		if x == id {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// handleOf is the client's handle id, or a NotFound status. Call with c.mu held.
+func (c *client) handleOf(id string) (*handle, error) {
+	h := c.stmts[id]
+	if h == nil {
+		return nil, status.Error(codes.NotFound, "unknown or expired statement handle")
+	}
+	return h, nil
+}

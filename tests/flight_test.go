@@ -1,0 +1,377 @@
+package tests
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	_ "github.com/apache/arrow-go/v18/arrow/flight/flightsql/driver"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// flightServer is a server of its own serving Flight SQL too (the shared
+// one does not), started once for the Flight tests.
+var flightShared struct {
+	once sync.Once
+	srv  *server
+	addr string
+	err  error
+}
+
+func flightServerT(t *testing.T) (*server, string) {
+	t.Helper()
+	requirePG(t)
+	flightShared.once.Do(func() {
+		base, err := newBaseDir()
+		if err != nil {
+			flightShared.err = err
+			return
+		}
+		addr, _, err := freeAddr()
+		if err != nil {
+			flightShared.err = err
+			return
+		}
+		flightShared.addr = addr
+		flightShared.srv, flightShared.err = startServer(filepath.Join(base, "data"), sharedPassword, "--flight-listen", addr)
+		if flightShared.err == nil {
+			flightShared.srv.base = base
+		}
+	})
+	if flightShared.err != nil {
+		t.Fatalf("start flight server: %v", flightShared.err)
+	}
+	s := flightShared.srv
+	return s, flightShared.addr
+}
+
+// stopFlightServer stops the Flight tests' server (TestMain, at the end).
+func stopFlightServer() {
+	if s := flightShared.srv; s != nil {
+		if err := s.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "tests: stopping the flight server: %v\n%s\n", err, s.logTail(8000))
+		}
+		os.RemoveAll(s.base)
+	}
+}
+
+// flightClient is arrow-go's Flight SQL client logged in as user through
+// the Handshake (Basic credentials for a bearer token).
+func flightClient(t *testing.T, ctx context.Context, addr, user, password string) (*flightsql.Client, context.Context, error) {
+	t.Helper()
+	cl, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	actx, err := cl.Client.AuthenticateBasicToken(ctx, user, password)
+	return cl, actx, err
+}
+
+// flightRows runs query over Flight SQL and returns every endpoint's rows
+// as text, in order.
+func flightRows(ctx context.Context, cl *flightsql.Client, query string) ([]string, *arrow.Schema, error) {
+	info, err := cl.Execute(ctx, query)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []string
+	var sc *arrow.Schema
+	for _, ep := range info.Endpoint {
+		rows, s, err := readEndpoint(ctx, cl, ep)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc = s
+		out = append(out, rows...)
+	}
+	return out, sc, nil
+}
+
+func readEndpoint(ctx context.Context, cl *flightsql.Client, ep *flight.FlightEndpoint) ([]string, *arrow.Schema, error) {
+	rdr, err := cl.DoGet(ctx, ep.Ticket)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rdr.Release()
+	var out []string
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			var parts []string
+			for _, col := range rec.Columns() {
+				if col.IsNull(i) {
+					parts = append(parts, "NULL")
+				} else {
+					parts = append(parts, flightText(col, i))
+				}
+			}
+			out = append(out, strings.Join(parts, "|"))
+		}
+	}
+	return out, rdr.Schema(), rdr.Err()
+}
+
+func grpcCodeOf(err error) codes.Code {
+	if s, ok := status.FromError(err); ok {
+		return s.Code()
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Code()
+	}
+	return codes.Unknown
+}
+
+// TestFlightAuth: a wrong password, an unknown role and no credentials are
+// Unauthenticated; the right password works through the handshake's bearer
+// token and through the driver's Basic credentials on every call; a forged
+// bearer token is refused.
+func TestFlightAuth(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "SELECT lakesoul.create_workspace('fl_auth')",
+		"SELECT lakesoul.create_user('fl_dave', 'dave-pw', 'fl_auth')")
+
+	for _, c := range []struct{ user, pw string }{{"fl_dave", "wrong"}, {"fl_nobody", "x"}, {"fl_dave", ""}} {
+		if _, _, err := flightClient(t, ctx, addr, c.user, c.pw); grpcCodeOf(err) != codes.Unauthenticated {
+			t.Errorf("login %s/%q: %v, want Unauthenticated", c.user, c.pw, err)
+		}
+	}
+	cl, _ := mustFlight(t, ctx, addr, "fl_dave", "dave-pw")
+	if _, err := cl.Execute(ctx, "SELECT 1"); grpcCodeOf(err) != codes.Unauthenticated {
+		t.Errorf("call without credentials: %v, want Unauthenticated", err)
+	}
+	forged := metadataCtx(ctx, "Bearer not-a-token")
+	if _, err := cl.Execute(forged, "SELECT 1"); grpcCodeOf(err) != codes.Unauthenticated {
+		t.Errorf("forged token: %v, want Unauthenticated", err)
+	}
+	_, actx := mustFlight(t, ctx, addr, "fl_dave", "dave-pw")
+	got, _, err := flightRows(actx, cl, "SELECT current_user, 40 + 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "bearer login", got, []string{"fl_dave|42"})
+
+	db, err := sql.Open("flightsql", fmt.Sprintf("flightsql://fl_dave:dave-pw@%s", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var who string
+	if err := db.QueryRowContext(ctx, "SELECT current_user").Scan(&who); err != nil || who != "fl_dave" {
+		t.Fatalf("driver: %q, %v", who, err)
+	}
+	bad, _ := sql.Open("flightsql", fmt.Sprintf("flightsql://fl_dave:nope@%s", addr))
+	defer bad.Close()
+	if err := bad.QueryRowContext(ctx, "SELECT 1").Scan(&who); grpcCodeOf(err) != codes.Unauthenticated &&
+		!strings.Contains(fmt.Sprint(err), "Unauthenticated") {
+		t.Errorf("driver with a wrong password: %v, want Unauthenticated", err)
+	}
+}
+
+func metadataCtx(ctx context.Context, auth string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", auth)
+}
+
+func mustFlight(t *testing.T, ctx context.Context, addr, user, pw string) (*flightsql.Client, context.Context) {
+	t.Helper()
+	cl, actx, err := flightClient(t, ctx, addr, user, pw)
+	if err != nil {
+		t.Fatalf("flight login %s: %v", user, err)
+	}
+	return cl, actx
+}
+
+// TestFlightWorkspaces: over Flight SQL another workspace's tables do not
+// exist (NotFound, 42P01) and privileges hold (PermissionDenied, 42501),
+// exactly as over pgwire; a user's own tables read and write.
+func TestFlightWorkspaces(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('fl_wa')", "SELECT lakesoul.create_workspace('fl_wb')",
+		"SELECT lakesoul.create_user('fl_alice', 'alice-pw', 'fl_wa', admin => true)",
+		"SELECT lakesoul.create_user('fl_bob', 'bob-pw', 'fl_wa')",
+		"SELECT lakesoul.create_user('fl_carol', 'carol-pw', 'fl_wb', admin => true)")
+	alice, actx := mustFlight(t, ctx, addr, "fl_alice", "alice-pw")
+	for _, q := range []string{"CREATE SCHEMA fl_sa", "CREATE TABLE fl_sa.t (id int PRIMARY KEY, v text)",
+		"INSERT INTO fl_sa.t VALUES (1, 'a'), (2, 'b')"} {
+		if _, err := alice.ExecuteUpdate(actx, q); err != nil {
+			t.Fatalf("alice: %s: %v", q, err)
+		}
+	}
+	got, _, err := flightRows(actx, alice, "SELECT id, v FROM fl_sa.t ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "alice reads", got, []string{"1|a", "2|b"})
+
+	bob, bctx := mustFlight(t, ctx, addr, "fl_bob", "bob-pw")
+	if _, err := bob.ExecuteUpdate(bctx, "CREATE SCHEMA fl_bobs"); grpcCodeOf(err) != codes.PermissionDenied {
+		t.Errorf("bob creates a schema: %v, want PermissionDenied", err)
+	}
+	carol, cctx := mustFlight(t, ctx, addr, "fl_carol", "carol-pw")
+	if _, err := carol.Execute(cctx, "SELECT * FROM fl_sa.t"); grpcCodeOf(err) != codes.NotFound || !strings.Contains(err.Error(), "42P01") {
+		t.Errorf("carol reads rbac_a's table: %v, want NotFound 42P01", err)
+	}
+	if _, err := carol.ExecuteUpdate(cctx, "INSERT INTO fl_sa.t VALUES (9, 'x')"); grpcCodeOf(err) != codes.NotFound {
+		t.Errorf("carol writes rbac_a's table: %v, want NotFound", err)
+	}
+	if _, err := carol.Execute(cctx, "SELEC 1"); grpcCodeOf(err) != codes.InvalidArgument {
+		t.Errorf("syntax error: %v, want InvalidArgument", err)
+	}
+	// A query handle of alice's is nobody else's: carol's DoGet of it fails.
+	info, err := alice.Execute(actx, "SELECT v FROM fl_sa.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readEndpoint(cctx, carol, info.Endpoint[0]); grpcCodeOf(err) != codes.NotFound {
+		t.Errorf("carol fetches alice's ticket: %v, want NotFound", err)
+	}
+	wantRows(t, "count after refusals", queryStrings(t, ctx, admin, "SELECT count(*) FROM fl_sa.t"), []string{"2"})
+}
+
+// TestFlightTypes: every lake column type read over Flight SQL gives the
+// values pgx reads from pgwire for the same rows, in the Arrow type of the
+// column (int64, decimal128(10,2), timestamp[us, tz=UTC] …), through the
+// client and through the database/sql driver.
+func TestFlightTypes(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA IF NOT EXISTS fl_ty",
+		`CREATE TABLE fl_ty.t (id bigint PRIMARY KEY, i int, s smallint, f8 double precision, f4 real, b boolean,
+			tx text, vc varchar(10), by bytea, d date, ts timestamp, tz timestamptz, n numeric(10,2), u uuid, j json)`,
+		`INSERT INTO fl_ty.t VALUES
+			(1, -7, 3, 1.5, 2.25, true, 'héllo', 'abc', '\x00ff', '2026-01-31', '2026-01-31 12:34:56.789', '2026-01-31 12:34:56+00', 12345.67, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{"k": [1, 2]}'),
+			(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
+	pw, _ := s.adminPassword()
+	cl, actx := mustFlight(t, ctx, addr, adminRole, pw)
+	for _, q := range []string{
+		"SELECT * FROM fl_ty.t ORDER BY id", // DuckDB route
+		"SELECT * FROM fl_ty.t",             // direct scan (merge's arrays)
+		"SELECT id, n * 2 AS n2, tx || '!' AS e, d + 1 AS d1 FROM fl_ty.t ORDER BY id", // computed
+	} {
+		got, _, err := flightRows(actx, cl, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		sort.Strings(got)
+		want := pgxRowsText(t, ctx, admin, q)
+		sort.Strings(want)
+		wantRows(t, q, got, want)
+	}
+	_, sc, err := flightRows(actx, cl, "SELECT * FROM fl_ty.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTypes := map[string]string{"id": "int64", "i": "int32", "s": "int16", "f8": "float64", "f4": "float32",
+		"b": "bool", "tx": "utf8", "by": "binary", "d": "date32", "ts": "timestamp[us]", "tz": "timestamp[us, tz=UTC]",
+		"n": "decimal(10, 2)", "u": "utf8", "j": "utf8"}
+	for _, f := range sc.Fields() {
+		if w, ok := wantTypes[f.Name]; ok && f.Type.String() != w {
+			t.Errorf("column %s: Arrow type %s, want %s", f.Name, f.Type, w)
+		}
+	}
+
+	db, err := sql.Open("flightsql", fmt.Sprintf("flightsql://%s:%s@%s", adminRole, pw, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var (
+		id  int64
+		tx  string
+		n   float64
+		cnt int64
+	)
+	if err := db.QueryRowContext(ctx, "SELECT id, tx, n FROM fl_ty.t WHERE id = $1", 1).Scan(&id, &tx, &n); err != nil {
+		t.Fatalf("driver with a parameter: %v", err)
+	}
+	if id != 1 || tx != "héllo" || n != 12345.67 {
+		t.Errorf("driver row: %d %q %v", id, tx, n)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO fl_ty.t (id, tx) VALUES ($1, $2)", 3, "three"); err != nil {
+		t.Fatalf("driver prepared insert: %v", err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM fl_ty.t").Scan(&cnt); err != nil || cnt != 3 {
+		t.Errorf("count after driver insert: %d, %v", cnt, err)
+	}
+}
+
+// pgxRowsText reads q through pgwire (simple protocol: PostgreSQL's text
+// forms) and returns its rows as flightText renders Arrow values.
+func pgxRowsText(t *testing.T, ctx context.Context, c *pgx.Conn, q string) []string {
+	t.Helper()
+	rows, err := c.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatalf("pgx %s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var parts []string
+		for _, v := range rows.RawValues() {
+			if v == nil {
+				parts = append(parts, "NULL")
+			} else {
+				parts = append(parts, string(v))
+			}
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// flightText renders value i of col in PostgreSQL's text form (UTC).
+func flightText(col arrow.Array, i int) string {
+	switch a := col.(type) {
+	case *array.Boolean:
+		if a.Value(i) {
+			return "t"
+		}
+		return "f"
+	case *array.Float64:
+		return strconv.FormatFloat(a.Value(i), 'g', -1, 64)
+	case *array.Float32:
+		return strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32)
+	case *array.Binary:
+		return `\x` + hex.EncodeToString(a.Value(i))
+	case *array.Date32:
+		return a.Value(i).ToTime().Format("2006-01-02")
+	case *array.Timestamp:
+		tt := a.DataType().(*arrow.TimestampType)
+		v := a.Value(i).ToTime(tt.Unit).UTC()
+		if tt.TimeZone != "" {
+			return v.Format("2006-01-02 15:04:05.999999") + "+00"
+		}
+		return v.Format("2006-01-02 15:04:05.999999")
+	case *array.Decimal128:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
+	}
+	return col.ValueStr(i)
+}
