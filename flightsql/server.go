@@ -32,6 +32,10 @@ type Config struct {
 	TLSConfig *tls.Config
 	// AuthFailureDelay is waited before a failed login is answered.
 	AuthFailureDelay time.Duration
+	// TicketKey signs the tickets of parallel scans (tickets.go); every
+	// server of one catalog has the same (lakesoul.flight_ticket_key).
+	// Without it every query has one endpoint.
+	TicketKey []byte
 	// MaxClients bounds the clients (engine sessions) alive at once
 	// (default 100); IdleTimeout closes a client unused that long (default
 	// 30 minutes).

@@ -248,7 +248,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
 	if cfg.FlightListen != "" {
-		if err := s.startFlight(tlsConfig); err != nil {
+		if err := s.startFlight(ctx, tlsConfig); err != nil {
 			return nil, err
 		}
 	}
@@ -358,8 +358,12 @@ func (s *Server) startS3Proxy(ctx context.Context, warehouse string) (*s3proxy.S
 }
 
 // startFlight serves Flight SQL on cfg.FlightListen over the engine.
-func (s *Server) startFlight(tlsConfig *tls.Config) error {
-	fs, err := flightsql.New(flightsql.Config{Engine: s.eng, TLSConfig: tlsConfig, AuthFailureDelay: s.cfg.AuthFailureDelay,
+func (s *Server) startFlight(ctx context.Context, tlsConfig *tls.Config) error {
+	var key []byte
+	if err := s.cat.Pool().QueryRow(ctx, "SELECT key FROM lakesoul.flight_ticket_key WHERE id = 1").Scan(&key); err != nil {
+		return fmt.Errorf("flight ticket key: %w", err)
+	}
+	fs, err := flightsql.New(flightsql.Config{Engine: s.eng, TLSConfig: tlsConfig, TicketKey: key, AuthFailureDelay: s.cfg.AuthFailureDelay,
 		MaxClients: s.cfg.MaxConnections, MaxMessageSize: s.cfg.MaxMessageSize, Logger: s.log})
 	if err != nil {
 		return err

@@ -242,7 +242,7 @@ func TestFlightWorkspaces(t *testing.T) {
 		t.Errorf("syntax error: %v, want InvalidArgument", err)
 	}
 	// A query handle of alice's is nobody else's: carol's DoGet of it fails.
-	info, err := alice.Execute(actx, "SELECT v FROM fl_sa.t")
+	info, err := alice.Execute(actx, "SELECT v FROM fl_sa.t ORDER BY v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,4 +374,92 @@ func flightText(col arrow.Array, i int) string {
 		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
 	}
 	return col.ValueStr(i)
+}
+
+// TestFlightParallelEndpoints: a plain scan of a partitioned, bucketed PK
+// table gets one endpoint per partition × bucket; four goroutines fetching
+// them get exactly the rows of the single-stream read (merged: upserts
+// win); a unit ticket is its user's alone (PermissionDenied for another),
+// a tampered one is InvalidArgument, and after the table is dropped it is
+// NotFound; the server stays up.
+func TestFlightParallelEndpoints(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('fl_pa')", "SELECT lakesoul.create_workspace('fl_pb')",
+		"SELECT lakesoul.create_user('fl_pam', 'pam-pw', 'fl_pa', admin => true)",
+		"SELECT lakesoul.create_user('fl_pete', 'pete-pw', 'fl_pb', admin => true)")
+	pam, pctx := mustFlight(t, ctx, addr, "fl_pam", "pam-pw")
+	for _, q := range []string{"CREATE SCHEMA fl_par",
+		"CREATE TABLE fl_par.t (id bigint, d date, v text, PRIMARY KEY (id)) PARTITION BY LIST (d) WITH (hash_bucket_num = 4)",
+		"INSERT INTO fl_par.t SELECT i, DATE '2026-01-01' + (i % 2)::int, 'v' || i FROM range(0, 400) r(i)",
+		"INSERT INTO fl_par.t SELECT i, DATE '2026-01-01' + (i % 2)::int, 'w' || i FROM range(0, 400, 3) r(i)"} {
+		if _, err := pam.ExecuteUpdate(pctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	single, _, err := flightRows(pctx, pam, "SELECT * FROM fl_par.t ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(single) != 400 {
+		t.Fatalf("single stream: %d rows, want 400", len(single))
+	}
+	info, err := pam.Execute(pctx, "SELECT * FROM fl_par.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) != 8 {
+		t.Fatalf("plain scan: %d endpoints, want 8 (2 partitions × 4 buckets)", len(info.Endpoint))
+	}
+	var (
+		mu   sync.Mutex
+		got  []string
+		errs []error
+		next = make(chan *flight.FlightEndpoint, len(info.Endpoint))
+		wg   sync.WaitGroup
+	)
+	for _, ep := range info.Endpoint {
+		next <- ep
+	}
+	close(next)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ep := range next {
+				rows, _, err := readEndpoint(pctx, pam, ep)
+				mu.Lock()
+				got, errs = append(got, rows...), append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	sort.Strings(single)
+	wantRows(t, "4 readers of 8 endpoints", got, single)
+
+	pete, ectx := mustFlight(t, ctx, addr, "fl_pete", "pete-pw")
+	if _, _, err := readEndpoint(ectx, pete, info.Endpoint[0]); grpcCodeOf(err) != codes.PermissionDenied {
+		t.Errorf("another user's unit ticket: %v, want PermissionDenied", err)
+	}
+	tampered := &flight.Ticket{Ticket: append([]byte(nil), info.Endpoint[0].Ticket.Ticket...)}
+	tampered.Ticket[len(tampered.Ticket)/2] ^= 1
+	if _, _, err := readEndpoint(pctx, pam, &flight.FlightEndpoint{Ticket: tampered}); grpcCodeOf(err) != codes.InvalidArgument {
+		t.Errorf("tampered ticket: %v, want InvalidArgument", err)
+	}
+	if _, err := pam.ExecuteUpdate(pctx, "DROP TABLE fl_par.t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readEndpoint(pctx, pam, info.Endpoint[1]); grpcCodeOf(err) != codes.NotFound {
+		t.Errorf("ticket of a dropped table: %v, want NotFound", err)
+	}
+	if rows, _, err := flightRows(pctx, pam, "SELECT 1"); err != nil || len(rows) != 1 {
+		t.Errorf("server after bad tickets: %v %v", rows, err)
+	}
 }
