@@ -11,7 +11,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
-	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -103,18 +102,14 @@ func (s *Session) OpenScanUnit(ctx context.Context, namespace, name, tableID str
 	}
 	r := &UnitReader{unit: u, cols: make([]int, len(cols))}
 	needed := make([]bool, t.Schema.NumFields())
-	pcols := make([]pgwire.Column, len(cols))
 	for i, c := range cols {
 		fi := t.Schema.FieldIndices(c)
 		if len(fi) != 1 {
 			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of %s.%s was dropped since the scan was planned", c, namespace, name)
 		}
-		f := t.Schema.Field(fi[0])
-		oid, typmod := schema.PGTypeOf(f)
-		pcols[i] = pgwire.Column{Name: c, TypeOID: oid, TypeModifier: typmod}
 		r.cols[i], needed[fi[0]] = fi[0], true
 	}
-	r.sc = ArrowSchema(pcols)
+	r.sc = tableSchema(t, r.cols)
 	for i, c := range r.cols {
 		if !arrow.TypeEqual(t.Schema.Field(c).Type, r.sc.Field(i).Type) {
 			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of %s.%s changed since the scan was planned", cols[i], namespace, name)

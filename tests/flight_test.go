@@ -463,3 +463,92 @@ func TestFlightParallelEndpoints(t *testing.T) {
 		t.Errorf("server after bad tickets: %v %v", rows, err)
 	}
 }
+
+// TestFlightMetadata: GetCatalogs, GetDbSchemas, GetTables (with schemas),
+// GetPrimaryKeys, GetSqlInfo and GetXdbcTypeInfo answer from the catalog as
+// the caller's role: a workspace's schema and table are listed to its
+// users, not to another workspace's; the table schema is SELECT *'s.
+func TestFlightMetadata(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('fl_ma')", "SELECT lakesoul.create_workspace('fl_mb')",
+		"SELECT lakesoul.create_user('fl_mia', 'mia-pw', 'fl_ma', admin => true)",
+		"SELECT lakesoul.create_user('fl_max', 'max-pw', 'fl_mb', admin => true)")
+	mia, mctx := mustFlight(t, ctx, addr, "fl_mia", "mia-pw")
+	for _, q := range []string{"CREATE SCHEMA fl_meta",
+		"CREATE TABLE fl_meta.t_1 (a bigint, b text, n numeric(12,3), PRIMARY KEY (b, a))"} {
+		if _, err := mia.ExecuteUpdate(mctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	maxc, xctx := mustFlight(t, ctx, addr, "fl_max", "max-pw")
+	read := func(ctx context.Context, cl *flightsql.Client, info *flight.FlightInfo, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ep := range info.Endpoint {
+			rows, _, err := readEndpoint(ctx, cl, ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, rows...)
+		}
+		return out
+	}
+	info, err := mia.GetCatalogs(mctx)
+	wantRows(t, "catalogs", read(mctx, mia, info, err), []string{"lakesoul"})
+	pat := "fl\\_me%"
+	info, err = mia.GetDBSchemas(mctx, &flightsql.GetDBSchemasOpts{DbSchemaFilterPattern: &pat})
+	wantRows(t, "mia's schemas", read(mctx, mia, info, err), []string{"lakesoul|fl_meta"})
+	info, err = maxc.GetDBSchemas(xctx, &flightsql.GetDBSchemasOpts{DbSchemaFilterPattern: &pat})
+	wantRows(t, "max's schemas", read(xctx, maxc, info, err), nil)
+
+	info, err = mia.GetTables(mctx, &flightsql.GetTablesOpts{DbSchemaFilterPattern: &pat, IncludeSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := mia.DoGet(mctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			sc, err := flight.DeserializeSchema(rec.Column(4).(*array.Binary).Value(i), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fields []string
+			for _, f := range sc.Fields() {
+				fields = append(fields, f.Name+":"+f.Type.String())
+			}
+			tables = append(tables, rec.Column(1).ValueStr(i)+"."+rec.Column(2).ValueStr(i)+" "+rec.Column(3).ValueStr(i)+" "+strings.Join(fields, ","))
+		}
+	}
+	rdr.Release()
+	wantRows(t, "mia's tables", tables, []string{"fl_meta.t_1 TABLE a:int64,b:utf8,n:decimal(12, 3)"})
+	info, err = maxc.GetTables(xctx, &flightsql.GetTablesOpts{DbSchemaFilterPattern: &pat})
+	wantRows(t, "max's tables", read(xctx, maxc, info, err), nil)
+
+	schemaName := "fl_meta"
+	info, err = mia.GetPrimaryKeys(mctx, flightsql.TableRef{DBSchema: &schemaName, Table: "t_1"})
+	wantRows(t, "primary key", read(mctx, mia, info, err), []string{
+		"lakesoul|fl_meta|t_1|b|1|t_1_pkey", "lakesoul|fl_meta|t_1|a|2|t_1_pkey"})
+	info, err = maxc.GetPrimaryKeys(xctx, flightsql.TableRef{DBSchema: &schemaName, Table: "t_1"})
+	wantRows(t, "max's primary key", read(xctx, maxc, info, err), nil)
+
+	info, err = mia.GetSqlInfo(mctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName})
+	if got := read(mctx, mia, info, err); len(got) != 1 || !strings.Contains(got[0], "LakeSoul-Go") {
+		t.Errorf("sql info: %v", got)
+	}
+	info, err = mia.GetXdbcTypeInfo(mctx, nil)
+	types := read(mctx, mia, info, err)
+	if len(types) < 10 || !strings.HasPrefix(strings.Join(types, "\n"), "boolean|") {
+		t.Errorf("xdbc type info: %v", types)
+	}
+}
