@@ -16,7 +16,7 @@ import (
 
 // client is one authenticated Flight SQL client: a bearer token's, or one
 // user's Basic credentials'. It owns an engine session opened with the
-// user's credential, as a pgwire connection does; mu serialises the
+// user's credential, as a pgwire connection does; sem serialises the
 // session's calls (an engine session runs one statement at a time), and
 // stmts are its statement handles (query tickets and prepared statements),
 // which no other client can name.
@@ -25,7 +25,9 @@ type client struct {
 	user string
 	cred pgwire.Credential
 
-	mu    sync.Mutex
+	// sem is the session's lock (lock, unlock): one slot, so that a call
+	// waiting for it gives up when its context ends.
+	sem   chan struct{}
 	sess  *engine.Session
 	stmts map[string]*handle
 	order []string // handle ids, oldest first
@@ -71,7 +73,7 @@ func (r *clientRegistry) open(ctx context.Context, key, user string, cred pgwire
 	if err != nil {
 		return nil, err
 	}
-	c := &client{key: key, user: user, cred: cred, sess: ps.(*engine.Session), stmts: map[string]*handle{}, used: time.Now()}
+	c := &client{key: key, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session), stmts: map[string]*handle{}, used: time.Now()}
 	r.mu.Lock()
 	if old := r.m[key]; old != nil {
 		r.mu.Unlock()
@@ -110,9 +112,21 @@ func (r *clientRegistry) closeAll() {
 	}
 }
 
+// lock takes the session for one call, or fails when ctx ends first.
+func (c *client) lock(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+func (c *client) unlock() { <-c.sem }
+
 func (c *client) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.sem <- struct{}{}
+	defer c.unlock()
 	c.sess.Close()
 	c.stmts = nil
 }
@@ -126,7 +140,7 @@ type handle struct {
 	prepared bool
 }
 
-// addHandle keeps h under a new random id. Call with c.mu held.
+// addHandle keeps h under a new random id. Call with the session locked.
 func (c *client) addHandle(h *handle) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -145,7 +159,7 @@ func (c *client) addHandle(h *handle) (string, error) {
 	return h.id, nil
 }
 
-// dropHandle forgets a handle. Call with c.mu held.
+// dropHandle forgets a handle. Call with the session locked.
 func (c *client) dropHandle(id string) {
 	delete(c.stmts, id)
 	for i, x := range c.order {
@@ -156,7 +170,7 @@ func (c *client) dropHandle(id string) {
 	}
 }
 
-// handleOf is the client's handle id, or a NotFound status. Call with c.mu held.
+// handleOf is the client's handle id, or a NotFound status. Call with the session locked.
 func (c *client) handleOf(id string) (*handle, error) {
 	h := c.stmts[id]
 	if h == nil {

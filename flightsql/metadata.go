@@ -96,9 +96,11 @@ func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas)
 	var rows []map[string]any
 	if catalogMatches(cmd.GetCatalog()) {
 		c := clientFrom(ctx)
-		c.mu.Lock()
+		if err := c.lock(ctx); err != nil {
+			return nil, nil, err
+		}
 		names, err := c.sess.LakeNamespaces(ctx)
-		c.mu.Unlock()
+		c.unlock()
 		if err != nil {
 			return nil, nil, flightError(err)
 		}
@@ -126,9 +128,11 @@ func tablesOf(ctx context.Context, catalog, schemaPattern, tablePattern *string)
 		return nil, nil
 	}
 	c := clientFrom(ctx)
-	c.mu.Lock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
 	ts, err := c.sess.LakeTables(ctx, "")
-	c.mu.Unlock()
+	c.unlock()
 	if err != nil {
 		return nil, flightError(err)
 	}

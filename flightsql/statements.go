@@ -61,8 +61,10 @@ func (s *Server) flightInfo(sc *arrow.Schema, desc *flight.FlightDescriptor, tic
 // GetFlightInfoStatement plans a query and returns its endpoints.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	st, err := planOne(ctx, c, cmd.GetQuery())
 	if err != nil {
 		return nil, err
@@ -90,8 +92,10 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 // GetSchemaStatement plans a query for its schema only.
 func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	st, err := planOne(ctx, c, cmd.GetQuery())
 	if err != nil {
 		return nil, err
@@ -113,10 +117,12 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 	c := clientFrom(ctx)
 	raw := string(tkt.GetStatementHandle())
 	if id, ok := strings.CutPrefix(raw, queryTicketPrefix); ok {
-		c.mu.Lock()
+		if err := c.lock(ctx); err != nil {
+			return nil, nil, err
+		}
 		h, err := c.handleOf(id)
 		if err != nil {
-			c.mu.Unlock()
+			c.unlock()
 			return nil, nil, err
 		}
 		c.dropHandle(id)
@@ -126,12 +132,12 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 }
 
 // stream executes st on c's session and returns its batches on a channel.
-// It is called with c.mu held and releases it when the statement ends.
+// It is called with the session locked and unlocks it when the statement ends.
 func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, params []any, unlock bool) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	sc, err := resultSchema(ctx, st)
 	if err != nil {
 		if unlock {
-			c.mu.Unlock()
+			c.unlock()
 		}
 		return nil, nil, err
 	}
@@ -139,7 +145,7 @@ func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, par
 	go func() {
 		defer close(ch)
 		if unlock {
-			defer c.mu.Unlock()
+			defer c.unlock()
 		}
 		_, err := c.sess.ExecuteArrow(ctx, st, params, func(rec arrow.RecordBatch) error {
 			rec.Retain()
@@ -165,8 +171,10 @@ func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, par
 // (INSERT, UPDATE, DELETE, MERGE, DDL, …) and returns the rows it affected.
 func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer c.unlock()
 	st, err := planOne(ctx, c, cmd.GetQuery())
 	if err != nil {
 		return 0, err
@@ -175,7 +183,7 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 }
 
 // execUpdate runs st to its end, dropping any rows, and returns the count
-// of its command tag (0 for tags without one). Call with c.mu held.
+// of its command tag (0 for tags without one). Call with the session locked.
 func execUpdate(ctx context.Context, c *client, st pgwire.Statement, params []any) (int64, error) {
 	tag, err := c.sess.ExecuteArrow(ctx, st, params, func(arrow.RecordBatch) error { return nil })
 	if err != nil {
@@ -204,8 +212,10 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		return res, status.Error(codes.Unimplemented, "Flight SQL transactions are not supported; use BEGIN/COMMIT statements")
 	}
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return res, err
+	}
+	defer c.unlock()
 	st, err := planOne(ctx, c, req.GetQuery())
 	if err != nil {
 		return res, err
@@ -232,8 +242,10 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 // ClosePreparedStatement drops a prepared statement.
 func (s *Server) ClosePreparedStatement(ctx context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return err
+	}
+	defer c.unlock()
 	if _, err := c.handleOf(string(req.GetPreparedStatementHandle())); err != nil {
 		return err
 	}
@@ -242,7 +254,7 @@ func (s *Server) ClosePreparedStatement(ctx context.Context, req flightsql.Actio
 }
 
 // preparedHandle is the caller's prepared statement named by a command.
-// Call with c.mu held.
+// Call with the session locked.
 func preparedHandle(c *client, raw []byte) (*handle, error) {
 	h, err := c.handleOf(string(raw))
 	if err != nil {
@@ -258,8 +270,10 @@ func preparedHandle(c *client, raw []byte) (*handle, error) {
 // batches sent) to a prepared query.
 func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, rdr flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
@@ -281,8 +295,10 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 // GetFlightInfoPreparedStatement returns the one endpoint of a prepared query.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
@@ -297,8 +313,10 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 // GetSchemaPreparedStatement returns a prepared statement's result schema.
 func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
@@ -313,10 +331,12 @@ func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.P
 // DoGetPreparedStatement executes a prepared query with its bound parameters.
 func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
+	if err := c.lock(ctx); err != nil {
+		return nil, nil, err
+	}
 	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
 	if err != nil {
-		c.mu.Unlock()
+		c.unlock()
 		return nil, nil, err
 	}
 	return s.stream(ctx, c, h.stmt, h.params, true)
@@ -326,8 +346,10 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 // of parameters sent (once when none are) and returns the rows affected.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, rdr flight.MessageReader) (int64, error) {
 	c := clientFrom(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer c.unlock()
 	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return 0, err

@@ -50,7 +50,7 @@ type unitTicket struct {
 }
 
 // unitTickets returns one ticket per unit when st is a plain scan.
-// Call with c.mu held.
+// Call with the session locked.
 func (s *Server) unitTickets(ctx context.Context, c *client, st pgwire.Statement, sc *arrow.Schema) ([][]byte, bool, error) {
 	if len(s.cfg.TicketKey) == 0 {
 		return nil, false, nil
@@ -113,7 +113,7 @@ func (s *Server) openUnitTicket(raw []byte, user string) (*unitTicket, error) {
 	return &t, nil
 }
 
-// doGetUnit reads the unit of a unit ticket. It does not take c.mu: unit
+// doGetUnit reads the unit of a unit ticket. It does not lock the session: unit
 // reads of one client run in parallel (engine.ReadScanUnit).
 func (s *Server) doGetUnit(ctx context.Context, c *client, raw []byte) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	t, err := s.openUnitTicket(raw, c.user)

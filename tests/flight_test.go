@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	_ "github.com/apache/arrow-go/v18/arrow/flight/flightsql/driver"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -51,7 +52,8 @@ func flightServerT(t *testing.T) (*server, string) {
 			return
 		}
 		flightShared.addr = addr
-		flightShared.srv, flightShared.err = startServer(filepath.Join(base, "data"), sharedPassword, "--flight-listen", addr)
+		flightShared.srv, flightShared.err = startServer(filepath.Join(base, "data"), sharedPassword, "--flight-listen", addr,
+			"--max-message-size", "4MiB")
 		if flightShared.err == nil {
 			flightShared.srv.base = base
 		}
@@ -550,5 +552,136 @@ func TestFlightMetadata(t *testing.T) {
 	types := read(mctx, mia, info, err)
 	if len(types) < 10 || !strings.HasPrefix(strings.Join(types, "\n"), "boolean|") {
 		t.Errorf("xdbc type info: %v", types)
+	}
+}
+
+// ingestBatches is a reader of record batches for ExecuteIngest.
+func ingestBatches(t *testing.T, recs ...arrow.RecordBatch) array.RecordReader {
+	t.Helper()
+	rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rdr
+}
+
+// idBatch is rows [from, to) of (id bigint, v text, n double).
+func idBatch(from, to int, v string, withN bool) arrow.RecordBatch {
+	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}
+	if withN {
+		fields = append(fields, arrow.Field{Name: "n", Type: arrow.PrimitiveTypes.Float64, Nullable: true})
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	for i := from; i < to; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("%s%d", v, i))
+		if withN {
+			b.Field(2).(*array.Float64Builder).Append(float64(i) / 2)
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// TestFlightIngest: CommandStatementIngest upserts a stream of batches
+// into a PK table in one commit (a partial batch keeps the other
+// columns); a column of the wrong type, a mismatching later batch, an
+// oversized batch, an unknown table and another workspace's table are
+// each a Flight status error and commit nothing; the server stays up.
+func TestFlightIngest(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('fl_ia')", "SELECT lakesoul.create_workspace('fl_ib')",
+		"SELECT lakesoul.create_user('fl_ivy', 'ivy-pw', 'fl_ia', admin => true)",
+		"SELECT lakesoul.create_user('fl_ian', 'ian-pw', 'fl_ib', admin => true)")
+	ivy, ictx := mustFlight(t, ctx, addr, "fl_ivy", "ivy-pw")
+	for _, q := range []string{"CREATE SCHEMA fl_ing",
+		"CREATE TABLE fl_ing.t (id bigint PRIMARY KEY, v text, n double precision) WITH (hash_bucket_num = 2)"} {
+		if _, err := ivy.ExecuteUpdate(ictx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ingSchema := "fl_ing"
+	opts := &flightsql.ExecuteIngestOpts{Schema: &ingSchema, Table: "t", TableDefinitionOptions: &flightsql.TableDefinitionOptions{
+		IfNotExist: flightsql.TableDefinitionOptionsTableNotExistOptionFail, IfExists: flightsql.TableDefinitionOptionsTableExistsOptionAppend}}
+	cat := s.catalogConn(t)
+	versions := func() string {
+		return queryStrings(t, ctx, cat, "SELECT count(*) FROM partition_info p JOIN table_info t USING (table_id) WHERE t.table_namespace = 'fl_ing'")[0]
+	}
+	n, err := ivy.ExecuteIngest(ictx, ingestBatches(t, idBatch(0, 50000, "a", true), idBatch(50000, 100000, "a", true), idBatch(100000, 150000, "a", true)), opts)
+	if err != nil || n != 150000 {
+		t.Fatalf("ingest: %d, %v", n, err)
+	}
+	wantRows(t, "rows after ingest", queryStrings(t, ctx, admin, "SELECT count(*), sum(n)::bigint FROM fl_ing.t"), []string{"150000|5624962500"})
+	before := versions()
+	if n, err := ivy.ExecuteIngest(ictx, ingestBatches(t, idBatch(0, 10, "new", false)), opts); err != nil || n != 10 {
+		t.Fatalf("partial upsert: %d, %v", n, err)
+	}
+	wantRows(t, "partial upsert", queryStrings(t, ctx, admin, "SELECT id, v, n FROM fl_ing.t WHERE id IN (1, 20) ORDER BY id"),
+		[]string{"1|new1|0.5", "20|a20|10"})
+	if v := versions(); v == before {
+		t.Fatalf("partial upsert made no version (%s)", v)
+	}
+	before = versions()
+
+	wrongType := func() arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil))
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).Append(7)
+		b.Field(1).(*array.Int64Builder).Append(7)
+		return b.NewRecordBatch()
+	}
+	if _, err := ivy.ExecuteIngest(ictx, ingestBatches(t, wrongType()), opts); grpcCodeOf(err) != codes.InvalidArgument {
+		t.Errorf("wrong column type: %v, want InvalidArgument", err)
+	}
+	// Good batches beyond the sink's batch size (32 MiB: they are written
+	// to files first), then one with a NULL key: none may commit.
+	nullable := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	nb := array.NewRecordBuilder(memory.DefaultAllocator, nullable)
+	var stream []arrow.RecordBatch
+	for i := 0; i < 12*30000; i++ {
+		nb.Field(0).(*array.Int64Builder).Append(int64(1000000 + i))
+		nb.Field(1).(*array.StringBuilder).Append(strings.Repeat("z", 100))
+		if (i+1)%30000 == 0 {
+			stream = append(stream, nb.NewRecordBatch()) // ≈ 3.3 MiB each
+		}
+	}
+	nb.Field(0).(*array.Int64Builder).AppendNull()
+	nb.Field(1).(*array.StringBuilder).Append("null key")
+	stream = append(stream, nb.NewRecordBatch())
+	nb.Release()
+	tableDir := filepath.Join(s.dataDir, "warehouse", "fl_ing", "t")
+	filesBefore := len(filesUnder(t, tableDir))
+	if filesBefore == 0 {
+		t.Fatalf("no files under %s", tableDir)
+	}
+	if _, err := ivy.ExecuteIngest(ictx, ingestBatches(t, stream...), opts); grpcCodeOf(err) != codes.InvalidArgument {
+		t.Errorf("NULL key in the last batch: %v, want InvalidArgument", err)
+	}
+	if n := len(filesUnder(t, tableDir)); n != filesBefore {
+		t.Errorf("the failed ingest left files: %d before, %d after", filesBefore, n)
+	}
+	big := idBatch(300000, 300000+200000, strings.Repeat("b", 20), true) // ≈ 9 MiB > --max-message-size 4MiB
+	if _, err := ivy.ExecuteIngest(ictx, ingestBatches(t, big), opts); grpcCodeOf(err) != codes.ResourceExhausted {
+		t.Errorf("oversized batch: %v, want ResourceExhausted", err)
+	}
+	missing := &flightsql.ExecuteIngestOpts{Schema: &ingSchema, Table: "nope", TableDefinitionOptions: opts.TableDefinitionOptions}
+	if _, err := ivy.ExecuteIngest(ictx, ingestBatches(t, idBatch(0, 1, "x", true)), missing); grpcCodeOf(err) != codes.NotFound {
+		t.Errorf("unknown table: %v, want NotFound", err)
+	}
+	ian, nctx := mustFlight(t, ctx, addr, "fl_ian", "ian-pw")
+	if _, err := ian.ExecuteIngest(nctx, ingestBatches(t, idBatch(400000, 400010, "i", true)), opts); grpcCodeOf(err) != codes.NotFound {
+		t.Errorf("another workspace's table: %v, want NotFound", err)
+	}
+	wantRows(t, "nothing committed by the failures", queryStrings(t, ctx, admin, "SELECT count(*) FROM fl_ing.t"), []string{"150000"})
+	if v := versions(); v != before {
+		t.Errorf("failed ingests made versions: %s → %s", before, v)
+	}
+	if n, err := ivy.ExecuteIngest(ictx, ingestBatches(t, idBatch(150000, 150001, "ok", true)), opts); err != nil || n != 1 {
+		t.Errorf("ingest after failures: %d, %v", n, err)
 	}
 }
