@@ -30,8 +30,12 @@ type client struct {
 	sem   chan struct{}
 	sess  *engine.Session
 	stmts map[string]*handle
-	order []string // handle ids, oldest first
-	used  time.Time
+	// running are the cancel functions of the query handles being
+	// fetched (under runMu, not the session lock, which their DoGet holds).
+	runMu   sync.Mutex
+	running map[string]context.CancelFunc
+	order   []string // handle ids, oldest first
+	used    time.Time
 }
 
 // maxHandles bounds a client's open statement handles; the oldest is
@@ -177,4 +181,33 @@ func (c *client) handleOf(id string) (*handle, error) {
 		return nil, status.Error(codes.NotFound, "unknown or expired statement handle")
 	}
 	return h, nil
+}
+
+// startRunning marks query handle id as being fetched under a context of
+// its own that cancelRunning cancels; done unmarks it.
+func (c *client) startRunning(ctx context.Context, id string) (context.Context, func()) {
+	rctx, cancel := context.WithCancel(ctx)
+	c.runMu.Lock()
+	if c.running == nil {
+		c.running = map[string]context.CancelFunc{}
+	}
+	c.running[id] = cancel
+	c.runMu.Unlock()
+	return rctx, func() {
+		c.runMu.Lock()
+		delete(c.running, id)
+		c.runMu.Unlock()
+		cancel()
+	}
+}
+
+// cancelRunning cancels the fetch of query handle id; false when none runs.
+func (c *client) cancelRunning(id string) bool {
+	c.runMu.Lock()
+	cancel := c.running[id]
+	c.runMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return cancel != nil
 }

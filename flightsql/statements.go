@@ -126,27 +126,31 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 			return nil, nil, err
 		}
 		c.dropHandle(id)
-		return s.stream(ctx, c, h.stmt, nil, true)
+		rctx, done := c.startRunning(ctx, id)
+		return s.stream(rctx, c, h.stmt, nil, done)
 	}
 	return s.doGetUnit(ctx, c, tkt.GetStatementHandle())
 }
 
 // stream executes st on c's session and returns its batches on a channel.
-// It is called with the session locked and unlocks it when the statement ends.
-func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, params []any, unlock bool) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// It is called with the session locked and unlocks it when the statement
+// ends, after calling done (if set).
+func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, params []any, done func()) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	end := func() {
+		if done != nil {
+			done()
+		}
+		c.unlock()
+	}
 	sc, err := resultSchema(ctx, st)
 	if err != nil {
-		if unlock {
-			c.unlock()
-		}
+		end()
 		return nil, nil, err
 	}
 	ch := make(chan flight.StreamChunk, chunkBuffer)
 	go func() {
 		defer close(ch)
-		if unlock {
-			defer c.unlock()
-		}
+		defer end()
 		_, err := c.sess.ExecuteArrow(ctx, st, params, func(rec arrow.RecordBatch) error {
 			rec.Retain()
 			select {
@@ -158,10 +162,10 @@ func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, par
 			}
 		})
 		if err != nil {
-			select {
-			case ch <- flight.StreamChunk{Err: flightError(err)}:
-			case <-ctx.Done():
-			}
+			// Always delivered: the framework drains the channel to its
+			// end even after the call ended, and a stream that stopped
+			// must not look complete.
+			ch <- flight.StreamChunk{Err: flightError(err)}
 		}
 	}()
 	return sc, ch, nil
@@ -339,7 +343,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		c.unlock()
 		return nil, nil, err
 	}
-	return s.stream(ctx, c, h.stmt, h.params, true)
+	return s.stream(ctx, c, h.stmt, h.params, nil)
 }
 
 // DoPutPreparedStatementUpdate executes a prepared statement once per row
@@ -370,4 +374,35 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		total += n
 	}
 	return total, nil
+}
+
+// CancelFlightInfo cancels a query: a running DoGet of its endpoint stops
+// (Canceled), one not fetched yet is dropped. Parallel-scan endpoints are
+// independent streams a client cancels by ending its own calls.
+func (s *Server) CancelFlightInfo(ctx context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
+	c := clientFrom(ctx)
+	st := flight.CancelStatusNotCancellable
+	for _, ep := range req.GetInfo().GetEndpoint() {
+		tkt, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
+		if err != nil {
+			return flight.CancelFlightInfoResult{}, status.Error(codes.InvalidArgument, "not a statement ticket")
+		}
+		id, ok := strings.CutPrefix(string(tkt.GetStatementHandle()), queryTicketPrefix)
+		if !ok {
+			continue
+		}
+		if c.cancelRunning(id) {
+			st = flight.CancelStatusCancelled
+			continue
+		}
+		if err := c.lock(ctx); err != nil {
+			return flight.CancelFlightInfoResult{}, err
+		}
+		if _, err := c.handleOf(id); err == nil {
+			c.dropHandle(id)
+			st = flight.CancelStatusCancelled
+		}
+		c.unlock()
+	}
+	return flight.CancelFlightInfoResult{Status: st}, nil
 }

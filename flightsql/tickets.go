@@ -139,10 +139,10 @@ func (s *Server) doGetUnit(ctx context.Context, c *client, raw []byte) (*arrow.S
 			}
 		})
 		if err != nil {
-			select {
-			case ch <- flight.StreamChunk{Err: flightError(err)}:
-			case <-ctx.Done():
-			}
+			// Always delivered: the framework drains the channel to its
+			// end even after the call ended, and a stream that stopped
+			// must not look complete.
+			ch <- flight.StreamChunk{Err: flightError(err)}
 		}
 	}()
 	return ur.Schema(), ch, nil

@@ -685,3 +685,74 @@ func TestFlightIngest(t *testing.T) {
 		t.Errorf("ingest after failures: %d, %v", n, err)
 	}
 }
+
+// TestFlightCancel: CancelFlightInfo stops a query being fetched (the
+// stream ends with an error long before its rows) and a client that
+// abandons a stream by cancelling its call frees its session: the same
+// client's next statements run. A cancelled query's ticket is gone.
+func TestFlightCancel(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	pw, _ := s.adminPassword()
+	cl, actx := mustFlight(t, ctx, addr, adminRole, pw)
+	const big = "SELECT i, i * 2 AS j FROM generate_series(1, 20000000) g(i)"
+	const total = 20000000
+
+	info, err := cl.Execute(actx, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := cl.DoGet(actx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rdr.Next() {
+		t.Fatalf("no first batch: %v", rdr.Err())
+	}
+	res, err := cl.CancelFlightInfo(actx, &flight.CancelFlightInfoRequest{Info: info})
+	if err != nil || res.GetStatus() != flight.CancelStatusCancelled {
+		t.Fatalf("CancelFlightInfo: %v, %v", res.GetStatus(), err)
+	}
+	rows := rdr.RecordBatch().NumRows()
+	for rdr.Next() {
+		rows += rdr.RecordBatch().NumRows()
+	}
+	if rdr.Err() == nil || rows >= total {
+		t.Errorf("cancelled stream: %d rows, err %v; want an error before %d rows", rows, rdr.Err(), total)
+	}
+	rdr.Release()
+	if got, _, err := flightRows(actx, cl, "SELECT 1"); err != nil || len(got) != 1 {
+		t.Fatalf("after CancelFlightInfo: %v, %v", got, err)
+	}
+
+	cctx, cancel := context.WithCancel(actx)
+	info, err = cl.Execute(cctx, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err = cl.DoGet(cctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rdr.Next() {
+		t.Fatalf("no first batch: %v", rdr.Err())
+	}
+	cancel()
+	for rdr.Next() {
+	}
+	rdr.Release()
+	if got, _, err := flightRows(actx, cl, "SELECT 2"); err != nil || len(got) != 1 {
+		t.Fatalf("after an abandoned stream: %v, %v", got, err)
+	}
+
+	info, err = cl.Execute(actx, "SELECT 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cl.CancelFlightInfo(actx, &flight.CancelFlightInfoRequest{Info: info}); err != nil || res.GetStatus() != flight.CancelStatusCancelled {
+		t.Fatalf("cancel before fetch: %v, %v", res.GetStatus(), err)
+	}
+	if _, _, err := readEndpoint(actx, cl, info.Endpoint[0]); grpcCodeOf(err) != codes.NotFound {
+		t.Errorf("ticket of a cancelled query: %v, want NotFound", err)
+	}
+}
