@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -18,11 +19,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	_ "github.com/apache/arrow-go/v18/arrow/flight/flightsql/driver"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/driver"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -754,5 +756,63 @@ func TestFlightCancel(t *testing.T) {
 	}
 	if _, _, err := readEndpoint(actx, cl, info.Endpoint[0]); grpcCodeOf(err) != codes.NotFound {
 		t.Errorf("ticket of a cancelled query: %v, want NotFound", err)
+	}
+}
+
+// TestFlightTLS: with --tls-cert/--tls-key, Flight SQL is served over TLS
+// (as pgwire's TLS): a TLS client logs in and queries, through the client
+// and the driver; a plaintext client gets no answer.
+func TestFlightTLS(t *testing.T) {
+	t.Parallel()
+	requirePG(t)
+	base := testBaseDir(t)
+	certFile, keyFile := writeSelfSigned(t, base)
+	addr, _, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startServer(filepath.Join(base, "data"), "tls-Secret1", "--tls-cert", certFile, "--tls-key", keyFile,
+		"--flight-listen", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stopT(t)
+	ctx := testCtx(t)
+	tlsConf := &tls.Config{InsecureSkipVerify: true} // self-signed
+	cl, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(credentials.NewTLS(tlsConf)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	actx, err := cl.Client.AuthenticateBasicToken(ctx, adminRole, "tls-Secret1")
+	if err != nil {
+		t.Fatalf("TLS login: %v", err)
+	}
+	got, _, err := flightRows(actx, cl, "SELECT 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "over TLS", got, []string{"7"})
+
+	plain, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Client.AuthenticateBasicToken(ctx, adminRole, "tls-Secret1"); err == nil {
+		t.Error("plaintext client logged in to a TLS listener")
+	}
+
+	if err := driver.RegisterTLSConfig("flight-test", tlsConf); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("flightsql", fmt.Sprintf("flightsql://%s:%s@%s?tls=flight-test", adminRole, "tls-Secret1", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(ctx, "SELECT 8").Scan(&n); err != nil || n != 8 {
+		t.Errorf("driver over TLS: %d, %v", n, err)
 	}
 }
