@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // and yield the same SCRAM keys (pgwire.PasswordCredential), with which the
 // caller's engine session logs in to the catalog as that role. Every call
 // then runs on its client's engine session (clients.go), so it can do
-// exactly what the role could do over pgwire.
+// exactly what the role could do over pgwire. Basic credentials make one
+// client per gRPC connection (conns.go), a handshake one per token.
 
 type clientKey struct{}
 
@@ -92,7 +94,8 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 			return nil, "", status.Error(codes.Unauthenticated, "malformed basic credentials")
 		}
 		sum := sha256.Sum256([]byte(user + "\x00" + password))
-		key := "basic\x00" + string(sum[:])
+		conn := connID(ctx)
+		key := fmt.Sprintf("basic\x00%x\x00%d", sum, conn)
 		if !handshake {
 			if c := s.clients.byKey(key); c != nil {
 				return c, "", nil
@@ -109,9 +112,9 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 				return nil, "", err
 			}
 			token = base64.RawURLEncoding.EncodeToString(b[:])
-			key = "bearer\x00" + token
+			key, conn = "bearer\x00"+token, 0
 		}
-		c, err := s.clients.open(ctx, key, user, pc)
+		c, err := s.clients.open(ctx, key, conn, user, pc)
 		if err != nil {
 			return nil, "", flightError(err)
 		}

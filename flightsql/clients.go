@@ -21,7 +21,10 @@ import (
 // stmts are its statement handles (query tickets and prepared statements),
 // which no other client can name.
 type client struct {
-	key  string
+	key string
+	// conn is the connection a Basic client is bound to (0 for a bearer
+	// token's, which any connection may use).
+	conn uint64
 	user string
 	cred pgwire.Credential
 
@@ -30,6 +33,8 @@ type client struct {
 	sem   chan struct{}
 	sess  *engine.Session
 	stmts map[string]*handle
+	// txn is the id of the open Flight SQL transaction ("" = none).
+	txn string
 	// running are the cancel functions of the query handles being
 	// fetched (under runMu, not the session lock, which their DoGet holds).
 	runMu   sync.Mutex
@@ -63,7 +68,7 @@ func (r *clientRegistry) byKey(key string) *client {
 
 // open returns the client under key, making it (and its engine session)
 // when there is none.
-func (r *clientRegistry) open(ctx context.Context, key, user string, cred pgwire.Credential) (*client, error) {
+func (r *clientRegistry) open(ctx context.Context, key string, conn uint64, user string, cred pgwire.Credential) (*client, error) {
 	if c := r.byKey(key); c != nil {
 		return c, nil
 	}
@@ -77,7 +82,7 @@ func (r *clientRegistry) open(ctx context.Context, key, user string, cred pgwire
 	if err != nil {
 		return nil, err
 	}
-	c := &client{key: key, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session), stmts: map[string]*handle{}, used: time.Now()}
+	c := &client{key: key, conn: conn, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session), stmts: map[string]*handle{}, used: time.Now()}
 	r.mu.Lock()
 	if old := r.m[key]; old != nil {
 		r.mu.Unlock()
@@ -101,6 +106,25 @@ func (r *clientRegistry) reap(now time.Time) {
 	}
 	r.mu.Unlock()
 	for _, c := range idle {
+		c.close()
+	}
+}
+
+// closeConn closes the clients bound to connection conn, which ended.
+func (r *clientRegistry) closeConn(conn uint64) {
+	if conn == 0 {
+		return
+	}
+	r.mu.Lock()
+	var gone []*client
+	for k, c := range r.m {
+		if c.conn == conn {
+			gone = append(gone, c)
+			delete(r.m, k)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range gone {
 		c.close()
 	}
 }

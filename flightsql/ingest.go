@@ -17,10 +17,11 @@ import (
 // whose columns do not match the table, or a failure at any point, commits
 // nothing. A batch larger than Config.MaxMessageSize is refused by gRPC
 // itself (ResourceExhausted) before it reaches here. Creating or replacing
-// tables, temporary tables and Flight SQL transactions are not supported.
+// tables and temporary tables are not supported. Inside a transaction the
+// ingest commits with it.
 func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.StatementIngest, rdr flight.MessageReader) (int64, error) {
-	if cmd.GetTemporary() || len(cmd.GetTransactionId()) > 0 {
-		return 0, status.Error(codes.Unimplemented, "ingest into temporary tables or inside a Flight SQL transaction is not supported")
+	if cmd.GetTemporary() {
+		return 0, status.Error(codes.Unimplemented, "ingest into temporary tables is not supported")
 	}
 	if !catalogMatches(ptr(cmd.GetCatalog())) {
 		return 0, status.Errorf(codes.NotFound, "catalog %q does not exist", cmd.GetCatalog())
@@ -37,6 +38,9 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 		return 0, err
 	}
 	defer c.unlock()
+	if err := checkTxn(c, cmd.GetTransactionId()); err != nil {
+		return 0, err
+	}
 	n, err := c.sess.IngestArrow(ctx, cmd.GetSchema(), cmd.GetTable(), func() (arrow.RecordBatch, error) {
 		if !rdr.Next() {
 			if err := rdr.Err(); err != nil && err != io.EOF {

@@ -32,13 +32,13 @@ func (s *Server) registerSQLInfo() error {
 		flightsql.SqlInfoFlightSqlServerReadOnly:     false,
 		flightsql.SqlInfoFlightSqlServerSql:          true,
 		flightsql.SqlInfoFlightSqlServerSubstrait:    false,
-		flightsql.SqlInfoFlightSqlServerTransaction:  int32(flightsql.SqlTransactionNone),
+		flightsql.SqlInfoFlightSqlServerTransaction:  int32(flightsql.SqlTransactionTransaction),
 		flightsql.SqlInfoFlightSqlServerCancel:       false,
 		flightsql.SqlInfoDDLCatalog:                  false,
 		flightsql.SqlInfoDDLSchema:                   true,
 		flightsql.SqlInfoDDLTable:                    true,
 		flightsql.SqlInfoIdentifierQuoteChar:         `"`,
-		flightsql.SqlInfoTransactionsSupported:       false,
+		flightsql.SqlInfoTransactionsSupported:       true,
 	} {
 		if err := s.RegisterSqlInfo(id, v); err != nil {
 			return err

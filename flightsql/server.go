@@ -85,6 +85,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.unaryAuth),
 		grpc.ChainStreamInterceptor(s.streamAuth),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
+		grpc.StatsHandler(&connTracker{clients: s.clients}),
 	}
 	if cfg.TLSConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLSConfig)))

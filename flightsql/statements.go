@@ -65,6 +65,9 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		return nil, err
 	}
 	defer c.unlock()
+	if err := checkTxn(c, cmd.GetTransactionId()); err != nil {
+		return nil, err
+	}
 	st, err := planOne(ctx, c, cmd.GetQuery())
 	if err != nil {
 		return nil, err
@@ -179,6 +182,9 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 		return 0, err
 	}
 	defer c.unlock()
+	if err := checkTxn(c, cmd.GetTransactionId()); err != nil {
+		return 0, err
+	}
 	st, err := planOne(ctx, c, cmd.GetQuery())
 	if err != nil {
 		return 0, err
@@ -212,14 +218,14 @@ func tagCount(tag string) int64 {
 // CreatePreparedStatement plans a statement and keeps it until closed.
 func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
 	var res flightsql.ActionCreatePreparedStatementResult
-	if len(req.GetTransactionId()) > 0 {
-		return res, status.Error(codes.Unimplemented, "Flight SQL transactions are not supported; use BEGIN/COMMIT statements")
-	}
 	c := clientFrom(ctx)
 	if err := c.lock(ctx); err != nil {
 		return res, err
 	}
 	defer c.unlock()
+	if err := checkTxn(c, req.GetTransactionId()); err != nil {
+		return res, err
+	}
 	st, err := planOne(ctx, c, req.GetQuery())
 	if err != nil {
 		return res, err

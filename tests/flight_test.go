@@ -816,3 +816,84 @@ func TestFlightTLS(t *testing.T) {
 		t.Errorf("driver over TLS: %d, %v", n, err)
 	}
 }
+
+// TestFlightTransactions: a Flight SQL transaction is a transaction block:
+// through the driver, writes in a Tx are invisible to other connections
+// until Commit and gone after Rollback; through the client, a transaction's
+// updates commit with it and a statement outside it is refused while it is
+// open (FailedPrecondition). Each driver connection has its own session: another connection
+// of the same pool runs statements while a Tx is open.
+func TestFlightTransactions(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA IF NOT EXISTS fl_tx", "CREATE TABLE fl_tx.t (id bigint PRIMARY KEY, v text)")
+	pw, _ := s.adminPassword()
+	db, err := sql.Open("flightsql", fmt.Sprintf("flightsql://%s:%s@%s", adminRole, pw, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func() string { return queryStrings(t, ctx, admin, "SELECT count(*) FROM fl_tx.t")[0] }
+
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"INSERT INTO fl_tx.t VALUES (1, 'a')", "INSERT INTO fl_tx.t VALUES (2, 'b')"} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			t.Fatalf("in tx: %s: %v", q, err)
+		}
+	}
+	var inTx int64
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM fl_tx.t").Scan(&inTx); err != nil || inTx != 2 {
+		t.Errorf("the tx reads its writes: %d, %v", inTx, err)
+	}
+	var other int64
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM fl_tx.t").Scan(&other); err != nil || other != 0 {
+		t.Errorf("another connection during the tx: %d, %v (want 0)", other, err)
+	}
+	if c := count(); c != "0" {
+		t.Errorf("pgwire sees %s rows before commit", c)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(); c != "0" {
+		t.Errorf("after rollback: %s rows", c)
+	}
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO fl_tx.t VALUES (3, 'c'), (4, 'd')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(); c != "2" {
+		t.Errorf("after commit: %s rows, want 2", c)
+	}
+
+	cl, actx := mustFlight(t, ctx, addr, adminRole, pw)
+	txn, err := cl.BeginTransaction(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.ExecuteUpdate(actx, "INSERT INTO fl_tx.t VALUES (5, 'e')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.ExecuteUpdate(actx, "INSERT INTO fl_tx.t VALUES (6, 'f')"); grpcCodeOf(err) != codes.FailedPrecondition {
+		t.Errorf("a statement outside the open transaction: %v, want FailedPrecondition", err)
+	}
+	if err := txn.Commit(actx); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(); c != "3" {
+		t.Errorf("after the client's commit: %s rows, want 3", c)
+	}
+	if _, err := cl.ExecuteUpdate(actx, "INSERT INTO fl_tx.t VALUES (7, 'g')"); err != nil {
+		t.Errorf("autocommit after the transaction: %v", err)
+	}
+}
