@@ -381,7 +381,8 @@ func flightText(col arrow.Array, i int) string {
 }
 
 // TestFlightParallelEndpoints: a plain scan of a partitioned, bucketed PK
-// table gets one endpoint per partition × bucket; four goroutines fetching
+// table gets one endpoint per partition × bucket (with a partition predicate,
+// that partition's buckets); four goroutines fetching
 // them get exactly the rows of the single-stream read (merged: upserts
 // win); a unit ticket is its user's alone (PermissionDenied for another),
 // a tampered one is InvalidArgument, and after the table is dropped it is
@@ -447,6 +448,23 @@ func TestFlightParallelEndpoints(t *testing.T) {
 	sort.Strings(got)
 	sort.Strings(single)
 	wantRows(t, "4 readers of 8 endpoints", got, single)
+
+	// A partition predicate keeps the scan plain: that partition's buckets.
+	info1, err := pam.Execute(pctx, "SELECT * FROM fl_par.t WHERE d = DATE '2026-01-02'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var part []string
+	for _, ep := range info1.Endpoint {
+		rows, _, err := readEndpoint(pctx, pam, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part = append(part, rows...)
+	}
+	if len(info1.Endpoint) != 4 || len(part) != 200 {
+		t.Errorf("one partition: %d endpoints, %d rows; want 4, 200", len(info1.Endpoint), len(part))
+	}
 
 	pete, ectx := mustFlight(t, ctx, addr, "fl_pete", "pete-pw")
 	if _, _, err := readEndpoint(ectx, pete, info.Endpoint[0]); grpcCodeOf(err) != codes.PermissionDenied {
