@@ -28,6 +28,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 )
 
 // flightServer is a server of its own serving Flight SQL too (the shared
@@ -914,4 +916,75 @@ func TestFlightTransactions(t *testing.T) {
 	if _, err := cl.ExecuteUpdate(actx, "INSERT INTO fl_tx.t VALUES (7, 'g')"); err != nil {
 		t.Errorf("autocommit after the transaction: %v", err)
 	}
+}
+
+// TestFlightTicketsAcrossServers: two servers on one catalog (whose
+// pg_hba.conf demands scram-sha-256 from users, so a Flight login's SCRAM
+// keys must log the user in to PostgreSQL itself) and one warehouse: the
+// unit tickets one server issues are served by the other, for the same
+// user, and give the rows of the single-stream read.
+func TestFlightTicketsAcrossServers(t *testing.T) {
+	t.Parallel()
+	requirePG(t)
+	cluster := pgtest.SCRAMCluster(t)
+	ctx := testCtx(t)
+	if err := cluster.CreateDatabase(ctx, "flx"); err != nil {
+		t.Fatal(err)
+	}
+	url := cluster.ConnString("flx")
+	base := testBaseDir(t)
+	addrA, _, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := startServer(filepath.Join(base, "a"), "flx-pw", "--catalog-url", url, "--flight-listen", addrA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.stopT(t)
+	addrB, _, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startServer(filepath.Join(base, "b"), "flx-pw", "--catalog-url", url, "--flight-listen", addrB,
+		"--warehouse", "file://"+filepath.Join(base, "a", "warehouse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.stopT(t)
+	mustExec(t, ctx, a.connect(t), "SELECT lakesoul.create_workspace('flx_w')",
+		"SELECT lakesoul.create_user('flx_una', 'una-pw', 'flx_w', admin => true)")
+
+	ca, actx := mustFlight(t, ctx, addrA, "flx_una", "una-pw")
+	for _, q := range []string{"CREATE SCHEMA flx",
+		"CREATE TABLE flx.t (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 3)",
+		"INSERT INTO flx.t SELECT i, 'v' || i FROM range(0, 300) r(i)",
+		"INSERT INTO flx.t SELECT i, 'w' || i FROM range(0, 300, 7) r(i)"} {
+		if _, err := ca.ExecuteUpdate(actx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	single, _, err := flightRows(actx, ca, "SELECT * FROM flx.t ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ca.Execute(actx, "SELECT * FROM flx.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) != 3 {
+		t.Fatalf("%d endpoints, want 3", len(info.Endpoint))
+	}
+	cb, bctx := mustFlight(t, ctx, addrB, "flx_una", "una-pw")
+	var got []string
+	for _, ep := range info.Endpoint {
+		rows, _, err := readEndpoint(bctx, cb, ep)
+		if err != nil {
+			t.Fatalf("server B serving server A's ticket: %v", err)
+		}
+		got = append(got, rows...)
+	}
+	sort.Strings(got)
+	sort.Strings(single)
+	wantRows(t, "A's tickets read on B", got, single)
 }
