@@ -42,7 +42,7 @@ func init() { Register("ccf", runCCF) }
 func runCCF(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("ccf", flag.ContinueOnError)
 	upserts := fs.Int("upserts", 10, "number of upsert batches")
-	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw)")
+	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw, flightsql)")
 	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full reads alone to this file (not with --cpuprofile)")
 	reads := fs.Int("reads", 3, "times each system's full read runs (the row reports the median, runs_s every run)")
 	phases := fs.String("phases", "point,read", "comma-separated phases to run after ingest (point, read)")
@@ -75,7 +75,7 @@ func runCCF(ctx context.Context, o Options) error {
 	fmt.Fprintf(o.Log, "ccf: %d base rows + %d × %d upserts = %d rows, %d keys\n", w.base, w.upserts, w.batch, w.totalRows(), keys)
 
 	srv, err := server.Start(ctx, server.Config{
-		DataDir: filepath.Join(o.Dir, "lakesoul"), Listen: "127.0.0.1:0", AdminPassword: "bench",
+		DataDir: filepath.Join(o.Dir, "lakesoul"), Listen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", AdminPassword: "bench",
 		CatalogURL: o.CatalogURL, Announce: io.Discard,
 		Logger: slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -117,6 +117,7 @@ func runCCF(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	resetPeakRSS()
 	rs, err := repeatRead(*reads, func() (int64, uint64, error) {
 		return checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
 	})
@@ -125,6 +126,11 @@ func runCCF(ctx context.Context, o Options) error {
 		return err
 	}
 	o.Out.Emit(rs.row(name, "lakesoul", want, keys))
+	if !skipped["flightsql"] {
+		if err := ccfFlight(ctx, o, name, srv, want, keys, *reads); err != nil {
+			return fmt.Errorf("flight sql read: %w", err)
+		}
+	}
 
 	if !skipped["duckdb"] {
 		if err := ccfDuckDB(ctx, o, name, files, want, keys, *reads); err != nil {

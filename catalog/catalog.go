@@ -129,6 +129,28 @@ func (c *Catalog) NamespaceExists(ctx context.Context, name string) (bool, error
 	return ok, err
 }
 
+// Namespaces lists the namespaces the handle's role sees, by name.
+func (c *Catalog) Namespaces(ctx context.Context) ([]string, error) {
+	var out []string
+	err := c.run(ctx, func(q querier) error {
+		out = out[:0]
+		rows, err := q.Query(ctx, "SELECT namespace FROM public.namespace ORDER BY namespace")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ns string
+			if err := rows.Scan(&ns); err != nil {
+				return err
+			}
+			out = append(out, ns)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
 // DropNamespace drops a namespace; with cascade also its tables, whose paths
 // are returned, once the drop committed, so the caller can remove their files.
 func (c *Catalog) DropNamespace(ctx context.Context, name string, cascade bool) ([]string, error) {

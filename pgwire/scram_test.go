@@ -147,3 +147,37 @@ func TestSASLprep(t *testing.T) {
 		}
 	}
 }
+
+// TestPasswordCredential: a cleartext password checked against a stored
+// verifier yields the SCRAM keys of that verifier (H(ClientKey) is its
+// StoredKey, the ServerKey its own), so a catalog login with them
+// succeeds; a wrong, empty or SASLprep-different password and a malformed
+// verifier yield nothing.
+func TestPasswordCredential(t *testing.T) {
+	stored, err := NewSCRAMVerifier("pässword\u00A0x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := parseSCRAMVerifier(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, ok := PasswordCredential(stored, "pässword x") // SASLprep maps U+00A0 to a space
+	if !ok {
+		t.Fatal("right password refused")
+	}
+	if h := sha256.Sum256(cred.SCRAMClientKey); !bytes.Equal(h[:], v.storedKey) || !bytes.Equal(cred.SCRAMServerKey, v.serverKey) {
+		t.Error("keys do not match the verifier")
+	}
+	for _, pw := range []string{"password x", "", "pässword  x"} {
+		if _, ok := PasswordCredential(stored, pw); ok {
+			t.Errorf("password %q accepted", pw)
+		}
+	}
+	if _, ok := PasswordCredential("md5abc", "pässword x"); ok {
+		t.Error("malformed verifier accepted")
+	}
+	if _, ok := PasswordCredential(MockSCRAMVerifier(), ""); ok {
+		t.Error("mock verifier accepted a password")
+	}
+}

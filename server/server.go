@@ -28,6 +28,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/cdc"
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/engine"
+	"github.com/lakesoul-go/lakesoul/flightsql"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -75,6 +76,9 @@ type Config struct {
 	// S3ProxyListen, when set, also serves the S3 proxy (package s3proxy)
 	// on this address, in front of the s3:// warehouse.
 	S3ProxyListen string
+	// FlightListen, when set, also serves Arrow Flight SQL (package
+	// flightsql) on this address, with the same roles, engine and TLS.
+	FlightListen string
 	// CompactionWorkers is the number of compaction workers to run (0: none;
 	// `lakesoul serve` defaults to 1).
 	CompactionWorkers int
@@ -123,6 +127,8 @@ type Server struct {
 	compactor  *compaction.Service
 	sync       *cdc.Service
 	s3proxy    *s3proxy.Server
+	flight     *flightsql.Server
+	flightLn   net.Listener
 	ln         net.Listener
 	serveErr   chan error
 }
@@ -241,6 +247,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
+	if cfg.FlightListen != "" {
+		if err := s.startFlight(ctx, tlsConfig); err != nil {
+			return nil, err
+		}
+	}
 	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
 	return s, nil
 }
@@ -346,6 +357,38 @@ func (s *Server) startS3Proxy(ctx context.Context, warehouse string) (*s3proxy.S
 	return srv, nil
 }
 
+// startFlight serves Flight SQL on cfg.FlightListen over the engine.
+func (s *Server) startFlight(ctx context.Context, tlsConfig *tls.Config) error {
+	var key []byte
+	if err := s.cat.Pool().QueryRow(ctx, "SELECT key FROM lakesoul.flight_ticket_key WHERE id = 1").Scan(&key); err != nil {
+		return fmt.Errorf("flight ticket key: %w", err)
+	}
+	fs, err := flightsql.New(flightsql.Config{Engine: s.eng, TLSConfig: tlsConfig, TicketKey: key, AuthFailureDelay: s.cfg.AuthFailureDelay,
+		MaxClients: s.cfg.MaxConnections, MaxMessageSize: s.cfg.MaxMessageSize, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	if s.flightLn, err = net.Listen("tcp", s.cfg.FlightListen); err != nil {
+		return fmt.Errorf("listen %s: %w", s.cfg.FlightListen, err)
+	}
+	s.flight = fs
+	go func() {
+		if err := fs.Serve(s.flightLn); err != nil {
+			s.log.Error("flight sql server stopped", "err", err)
+		}
+	}()
+	s.log.Info("flight sql serving", "listen", s.flightLn.Addr().String(), "tls", tlsConfig != nil)
+	return nil
+}
+
+// FlightAddr is the Flight SQL listen address (nil when not serving it).
+func (s *Server) FlightAddr() net.Addr {
+	if s.flightLn == nil {
+		return nil
+	}
+	return s.flightLn.Addr()
+}
+
 // Store is the warehouse's object store (an *objstore.S3 for s3://
 // warehouses, whose Stats give request and cache counters).
 func (s *Server) Store() objstore.Store { return s.store }
@@ -366,6 +409,11 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.wire != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		errs = append(errs, s.wire.Shutdown(sctx))
+		cancel()
+	}
+	if s.flight != nil {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		errs = append(errs, s.flight.Shutdown(sctx))
 		cancel()
 	}
 	if s.s3proxy != nil {

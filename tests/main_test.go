@@ -61,6 +61,7 @@ func run(m *testing.M) int {
 	}
 
 	code := m.Run()
+	stopFlightServer()
 
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
