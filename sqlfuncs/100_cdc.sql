@@ -58,6 +58,7 @@ RETURNS boolean LANGUAGE plpgsql
 SET search_path = pg_catalog, lakesoul AS $$
 DECLARE
     v_other text;
+    v_source text;
 BEGIN
     -- Insert first and let the constraints decide: REFRESH PUBLICATION and
     -- the worker meeting the table in its stream may add it at the same
@@ -68,9 +69,14 @@ BEGIN
     ON CONFLICT (subscription, source_table) DO NOTHING;
     RETURN FOUND;
 EXCEPTION WHEN unique_violation THEN
-    -- (namespace, table_name) is taken: the lake table is another's.
-    SELECT t.subscription INTO v_other FROM lakesoul.subscription_table t
+    -- (namespace, table_name) is taken. When a concurrent call added this
+    -- very row, the lake table's index may report it before the primary
+    -- key does: then the table is known. Otherwise it is another's.
+    SELECT t.subscription, t.source_table INTO v_other, v_source FROM lakesoul.subscription_table t
      WHERE t.namespace = p_namespace AND t.table_name = p_table_name;
+    IF v_other = p_name AND v_source = p_source_table THEN
+        RETURN false;
+    END IF;
     RAISE EXCEPTION 'table %.% is already replicated by subscription %', p_namespace, p_table_name, v_other
         USING ERRCODE = '42710';
 END
