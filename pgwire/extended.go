@@ -94,7 +94,7 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	if err != nil {
 		return err
 	}
-	pt := &portal{name: m.DestinationPortal}
+	pt := &portal{name: m.DestinationPortal, query: ps.query}
 	if ps.stmt != nil {
 		err = c.call(c.ctx, func(ctx context.Context) error {
 			var err error
@@ -172,6 +172,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 	if pt.p == nil {
 		return c.out.send(&pgproto3.EmptyQueryResponse{})
 	}
+	c.act.run(pt.query, c.sess.TxStatus())
 	maxRows := int(m.MaxRows)
 	if int32(m.MaxRows) <= 0 { // PostgreSQL reads the field as int32; <= 0 means no limit
 		maxRows = 0

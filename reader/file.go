@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -194,6 +195,7 @@ func (s *fileStream) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 		if b.NumRows() == 0 {
 			continue
 		}
+		metrics.RowsRead(b.NumRows())
 		if s.widenTo != nil {
 			return s.widenBatch(b)
 		}
