@@ -63,6 +63,8 @@ type Engine struct {
 	catalogRole string
 	// parsing bounds the statement text parsed at once (parsebudget.go).
 	parsing *parseBudget
+	// sessions lists the server's sessions (activity.go; nil: none known).
+	sessions SessionRegistry
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.

@@ -34,7 +34,7 @@ type ConnectionStats struct {
 // ObjectStoreStats are an object store's counters since it was opened
 // (CacheBytes and CacheCapacity are current values).
 type ObjectStoreStats struct {
-	Requests, Errors, Retries, BytesRead, BytesWritten int64
+	Requests, Errors, Retries, BytesRead, BytesWritten    int64
 	CacheHits, CacheMisses, CacheHitBytes, CacheMissBytes int64
 	CacheBytes, CacheCapacity                             int64
 }

@@ -99,6 +99,7 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.PGBinDir, "pg-bin", env("LAKESOUL_PG_BIN", ""), "directory with initdb and postgres [LAKESOUL_PG_BIN]")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", env("LAKESOUL_TLS_KEY", ""), "PEM private key for TLS [LAKESOUL_TLS_KEY]")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("LAKESOUL_METRICS_LISTEN", ""), "serve Prometheus metrics (/metrics) and health checks (/healthz, /readyz) on this address (host:port) [LAKESOUL_METRICS_LISTEN]")
 	fs.StringVar(&cfg.S3ProxyListen, "s3proxy-listen", env("LAKESOUL_S3PROXY_LISTEN", ""), "also serve the S3 proxy on this address (host:port; needs an s3:// warehouse) [LAKESOUL_S3PROXY_LISTEN]")
 	passwordAuth := fs.String("password-auth", env("LAKESOUL_PASSWORD_AUTH", "scram"), "scram, or cleartext-tls: ask TLS connections for the password in cleartext (others still use SCRAM) [LAKESOUL_PASSWORD_AUTH]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
