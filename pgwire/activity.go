@@ -52,12 +52,13 @@ func (t *activity) begin(c *conn, params map[string]string) {
 	}
 }
 
-// run marks the session active with query, starting a transaction unless
-// one is open (txStatus 'T' or 'E').
-func (t *activity) run(query string, txStatus byte) {
+// run marks the session active with query (at Parse, Bind, Execute and a
+// simple Query, as PostgreSQL does), starting a transaction unless one is
+// open: idle outside a block ended the last one.
+func (t *activity) run(query string) {
 	now := time.Now()
 	t.mu.Lock()
-	if txStatus == 'I' || t.a.XactStart.IsZero() {
+	if t.a.XactStart.IsZero() {
 		t.a.XactStart = now
 	}
 	t.a.Query, t.a.QueryStart, t.a.StateChange, t.a.State = query, now, now, StateActive
