@@ -65,6 +65,8 @@ type Engine struct {
 	parsing *parseBudget
 	// sessions lists the server's sessions (activity.go; nil: none known).
 	sessions SessionRegistry
+	// imports are the running CALL lakesoul.import (importprogress.go).
+	imports importRegistry
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.
