@@ -30,8 +30,8 @@ type Session struct {
 	// superuser is the role's rolsuper when the session started.
 	superuser bool
 	// pid is the session's process ID as the client knows it (activity.go).
-	pid uint32
-	token     string
+	pid   uint32
+	token string
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
 	settings settings

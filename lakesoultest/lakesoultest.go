@@ -51,7 +51,9 @@ func WithWarehouse(uri string) Option { return func(c *server.Config) { c.Wareho
 
 // WithS3Endpoint addresses an S3-compatible server (path-style); the
 // credentials come from the standard AWS environment.
-func WithS3Endpoint(endpoint string) Option { return func(c *server.Config) { c.S3Endpoint = endpoint } }
+func WithS3Endpoint(endpoint string) Option {
+	return func(c *server.Config) { c.S3Endpoint = endpoint }
+}
 
 // WithCatalogURL uses an existing PostgreSQL (a superuser's URL) as the
 // catalog instead of a private cluster; it is migrated on start.
