@@ -235,22 +235,67 @@ func (s *Session) signal(ctx context.Context, v any, terminate bool) (any, error
 	return s.e.sessions.Signal(uint32(pid), terminate), nil
 }
 
-// pointActivity makes a catalog query's pg_stat_activity read the server's
-// sessions: the references become a subquery over one more parameter
-// after the statement's own, bound to activityJSON when it executes. It
-// returns that parameter's number, after the declared parameters and every
-// $n the statement uses (0: the query does not read
-// pg_stat_activity).
-func pointActivity(tree *pg_query.ParseResult, declared int) (int, error) {
-	if !pgcatalog.HasActivity(tree) {
-		return 0, nil
-	}
+// pointServerViews makes a catalog query's pg_stat_activity and
+// lakesoul.progress read the server's sessions and imports
+// (pgcatalog.PointServerViews): the references become subqueries over
+// parameters after the statement's own — the declared ones and every $n it
+// uses — bound to serverViewJSON when it executes. It returns the number
+// of the client's parameters and the views in parameter order.
+func pointServerViews(tree *pg_query.ParseResult, declared int) (int, []string, error) {
 	n := declared
 	for num := range paramRefs(tree.Stmts[0].Stmt) {
 		n = max(n, int(num))
 	}
-	if _, err := pgcatalog.PointActivity(tree, n+1); err != nil {
-		return 0, err
+	views, err := pgcatalog.PointServerViews(tree, n+1)
+	return n, views, err
+}
+
+// serverViewJSON renders a server view's rows as the session may see them.
+func (s *Session) serverViewJSON(view string) string {
+	if view == "lakesoul.progress" {
+		return s.progressJSON()
 	}
-	return n + 1, nil
+	return s.activityJSON()
+}
+
+// progressRow is one element of lakesoul.progress's document.
+type progressRow struct {
+	PID             uint32  `json:"pid"`
+	Datname         string  `json:"datname"`
+	Relation        string  `json:"relation"`
+	Command         string  `json:"command"`
+	Type            string  `json:"type"`
+	BytesProcessed  int64   `json:"bytes_processed"`
+	BytesTotal      *int64  `json:"bytes_total"`
+	TuplesProcessed int64   `json:"tuples_processed"`
+	TuplesExcluded  int64   `json:"tuples_excluded"`
+	FilesProcessed  int64   `json:"files_processed"`
+	FilesTotal      int     `json:"files_total"`
+	CurrentFile     *string `json:"current_file"`
+	Started         string  `json:"started"`
+}
+
+// progressJSON lists the running imports: an administrator's view has all,
+// a role's its own.
+func (s *Session) progressJSON() string {
+	rows := []progressRow{}
+	for _, p := range s.e.imports.list() {
+		if !s.admin() && p.user != s.user {
+			continue
+		}
+		r := progressRow{PID: p.pid, Datname: DatabaseName, Relation: p.relation, Command: "IMPORT", Type: "FILE",
+			TuplesExcluded: 0, FilesProcessed: p.done.Load(), FilesTotal: p.files, CurrentFile: p.current.Load(),
+			Started: p.started.UTC().Format("2006-01-02 15:04:05.999999Z07:00")}
+		r.TuplesProcessed, r.BytesProcessed = p.progressCounts()
+		if p.total >= 0 {
+			total := p.total
+			r.BytesTotal = &total
+		}
+		rows = append(rows, r)
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		panic(err) // plain strings and numbers always marshal
+	}
+	return string(b)
 }

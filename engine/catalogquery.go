@@ -41,9 +41,10 @@ type catalogQuery struct {
 	sql    string
 	params []uint32
 	cols   []pgwire.Column
-	// activity is set when the last of params is pg_stat_activity's
-	// sessions (activity.go), bound by the engine, not the client.
-	activity bool
+	// clientParams is how many of params the client binds; the others are
+	// the server views' rows (activity.go), bound by the engine.
+	clientParams int
+	views        []string
 	// signals are the columns of pg_cancel_backend/pg_terminate_backend.
 	signals []signalColumn
 }
@@ -60,25 +61,30 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	if err := pgcatalog.Rewrite(tree); err != nil {
 		return nil, err
 	}
-	activityParam, err := pointActivity(tree, len(paramOIDs))
+	clientParams, views, err := pointServerViews(tree, len(paramOIDs))
 	if err != nil {
 		return nil, err
 	}
-	if activityParam > 0 {
-		paramOIDs = append(paramOIDs, make([]uint32, activityParam-len(paramOIDs))...)
-		paramOIDs[activityParam-1] = pgtype.JSONBOID
+	if len(views) > 0 {
+		paramOIDs = append(slices.Clip(paramOIDs), make([]uint32, clientParams-len(paramOIDs))...)
+		for range views {
+			paramOIDs = append(paramOIDs, pgtype.JSONBOID)
+		}
 	}
 	text, err := pg_query.Deparse(tree)
 	if err != nil {
 		return nil, fmt.Errorf("deparse: %w", err)
 	}
-	q := &catalogQuery{s: s, sql: text, activity: activityParam > 0}
+	q := &catalogQuery{s: s, sql: text, clientParams: clientParams, views: views}
 	err = s.withUserTx(ctx, func(tx pgx.Tx) error {
 		sd, err := tx.Conn().PgConn().Prepare(ctx, "", text, paramOIDs)
 		if err != nil {
 			return err
 		}
 		q.params = sd.ParamOIDs
+		if len(views) == 0 {
+			q.clientParams = len(q.params)
+		}
 		for i, f := range sd.Fields {
 			col := pgwire.Column{Name: f.Name, TableOID: f.TableOID, AttrNum: int16(f.TableAttributeNumber),
 				TypeOID: f.DataTypeOID, TypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier}
@@ -108,10 +114,7 @@ func (q *catalogQuery) signalled(i int) bool {
 
 // ParamOIDs are the client's parameters: all but the engine's own.
 func (q *catalogQuery) ParamOIDs() []uint32 {
-	if q.activity {
-		return q.params[:len(q.params)-1]
-	}
-	return q.params
+	return q.params[:q.clientParams]
 }
 
 func (q *catalogQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
@@ -121,9 +124,12 @@ func (q *catalogQuery) Bind(_ context.Context, params []any) (pgwire.Portal, err
 	if len(params) != len(q.ParamOIDs()) {
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.ParamOIDs()))
 	}
-	if q.activity {
-		// The sessions as of this execution.
-		params = append(slices.Clip(params), q.s.activityJSON())
+	if len(q.views) > 0 {
+		// The server views' rows as of this execution.
+		params = slices.Clip(params)
+		for _, v := range q.views {
+			params = append(params, q.s.serverViewJSON(v))
+		}
 	}
 	return &catalogPortal{q: q, args: params}, nil
 }

@@ -264,9 +264,9 @@ type countingReader struct {
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	c.prog.tick(c.ctx) // before a read that may wait, so the rows parsed so far show
 	n, err := c.r.Read(p)
 	c.prog.fileBytes.Add(int64(n))
-	c.prog.tick(c.ctx)
 	return n, err
 }
 

@@ -99,18 +99,29 @@ func (p *importProgress) fileDone(ctx context.Context, rows int64) int64 {
 
 // tick reports progress when noticeInterval passed since the last report.
 func (p *importProgress) tick(ctx context.Context) {
+	if p.lines != nil {
+		p.fileRows.Store(p.lines()) // for lakesoul.progress, read elsewhere
+	}
 	if time.Since(p.lastNotice) >= noticeInterval {
 		p.notice(ctx, "")
 	}
 }
 
-// snapshot is the rows and bytes processed so far.
+// snapshot is the rows and bytes processed so far, on the import's
+// goroutine (which alone may read the CSV reader's line).
 func (p *importProgress) snapshot() (rows, bytes int64) {
-	rows = p.rows.Load() + p.fileRows.Load()
+	rows, bytes = p.progressCounts()
 	if p.lines != nil {
 		rows = p.rows.Load() + p.lines()
 	}
-	return rows, p.bytes.Load() + p.fileBytes.Load()
+	return rows, bytes
+}
+
+// progressCounts is the rows and bytes processed so far, from any
+// goroutine: rows of finished files plus those of the current Parquet file
+// (a CSV file's count as it finishes).
+func (p *importProgress) progressCounts() (rows, bytes int64) {
+	return p.rows.Load() + p.fileRows.Load(), p.bytes.Load() + p.fileBytes.Load()
 }
 
 // notice sends a NOTICE with the progress so far: files, rows, bytes and
