@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -321,5 +322,37 @@ func TestImportRegister(t *testing.T) {
 	// The file is the table's, unchanged and not copied.
 	if files := filesUnder(t, local); len(files) != 1 || files[0] != filepath.Join("landed", "a.parquet") {
 		t.Errorf("table directory holds %q", files)
+	}
+}
+
+// TestImportCLI: `lakesoul import` has a server import files and prints
+// what it imported; with stderr not a terminal it shows no progress line
+// (no control characters in the output).
+func TestImportCLI(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	dir := importDir(t)
+	writeParquet(t, filepath.Join(dir, "a.parquet"), importRows(1, 20, "cli"))
+	mustExec(t, ctx, c, "CREATE SCHEMA impcli", "CREATE TABLE impcli.t (id bigint, k text, v double precision)")
+	cmd := exec.CommandContext(ctx, lakesoulBin, "import", "--url", srv.dsn(adminRole, sharedPassword, database), "impcli.t", "file://"+dir+"/", "--format", "parquet")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("lakesoul import: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "a.parquet\t20 rows") || !strings.Contains(stdout.String(), "imported 20 rows from 1 files into impcli.t") {
+		t.Errorf("output:\n%s", stdout.String())
+	}
+	if strings.ContainsRune(stdout.String()+stderr.String(), '\x1b') || strings.ContainsRune(stdout.String()+stderr.String(), '\r') {
+		t.Errorf("control characters without a terminal: %q %q", stdout.String(), stderr.String())
+	}
+	if n := countRows(t, ctx, c, "impcli.t"); n != 20 {
+		t.Errorf("rows = %d", n)
+	}
+	cmd = exec.CommandContext(ctx, lakesoulBin, "import", "--url", srv.dsn(adminRole, sharedPassword, database), "impcli.t", "file:///nonexistent/x.csv")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "58P01") {
+		t.Errorf("import of a missing file: %v\n%s", err, out)
 	}
 }

@@ -33,6 +33,7 @@ commands:
   compactor run compaction workers alone against a catalog (--catalog-url, --workers N)
   s3proxy   S3 endpoint for access keys of lakesoul.create_access_key() (--listen, --catalog-url, --s3-endpoint)
   migrate   up | down N | version   manage the catalog schema (--catalog-url)
+  import    SCHEMA.TABLE LOCATION [--format, --header, --register]   have a server import files (--url)
   bench     <name> [--scale F] [flags]   run a benchmark with its peers (JSON lines)
   version   print the version
 `
@@ -54,6 +55,8 @@ func main() {
 		err = s3proxyCmd(os.Args[2:])
 	case "bench":
 		err = benchCmd(os.Args[2:])
+	case "import":
+		err = importCmd(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("lakesoul", version)
 	case "help", "-h", "--help":
@@ -315,7 +318,18 @@ func benchCmd(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	slog.SetDefault(newLogger("warn"))
+	// On a terminal, a status line shows how far the run is.
+	status := newStatusLine("bench " + name)
+	defer status.close()
+	status.set("starting")
+	slog.SetDefault(slog.New(slog.NewTextHandler(status.Writer(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	out := bench.NewEmitter(status.wrap(os.Stdout))
+	measured := 0
+	out.Observe(func(r bench.Row) {
+		measured++
+		status.set("%d measurements; last: %s %s, %d rows in %.1fs (%.0f rows/s), peak RSS %.0f MiB",
+			measured, r.Phase, r.System, r.Rows, r.Seconds, r.RowsPerS, r.PeakRSSMB)
+	})
 	return bench.Run(ctx, name, bench.Options{Scale: *scale, CatalogURL: *url, Dir: scratch, Args: rest,
-		Out: bench.NewEmitter(os.Stdout), Log: os.Stderr})
+		Out: out, Log: status.Writer()})
 }
