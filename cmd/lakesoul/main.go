@@ -34,6 +34,7 @@ commands:
   s3proxy   S3 endpoint for access keys of lakesoul.create_access_key() (--listen, --catalog-url, --s3-endpoint)
   migrate   up | down N | version   manage the catalog schema (--catalog-url)
   import    SCHEMA.TABLE LOCATION [--format, --header, --register]   have a server import files (--url)
+  healthcheck [--live]   exit 0 when the server's /readyz (or /healthz) answers 200 (--metrics-listen)
   bench     <name> [--scale F] [flags]   run a benchmark with its peers (JSON lines)
   version   print the version
 `
@@ -57,6 +58,8 @@ func main() {
 		err = benchCmd(os.Args[2:])
 	case "import":
 		err = importCmd(os.Args[2:])
+	case "healthcheck":
+		err = healthcheckCmd(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("lakesoul", version)
 	case "help", "-h", "--help":
