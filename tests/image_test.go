@@ -3,8 +3,10 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -18,6 +20,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/testcontainers/testcontainers-go"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
+
+	"github.com/lakesoul-go/lakesoul/lakesoultc"
 )
 
 // dockerInstr is one instruction of a Dockerfile: its keyword (upper case)
@@ -382,4 +388,52 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestImageDocker builds the repository's image and runs it through the
+// project's testcontainers module (package lakesoultc), where a Docker
+// engine answers: the server inside runs as a non-root user, serves pgx on
+// the embedded default, and keeps its data across a stop and start of the
+// container (the volume). Skipped, saying so, without Docker.
+func TestImageDocker(t *testing.T) {
+	t.Parallel()
+	lakesoultc.RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	ctr, err := lakesoultc.Run(ctx, "", lakesoultc.FromDockerfile(repoRoot(t)))
+	testcontainers.CleanupContainer(t, ctr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, err := ctr.Exec(ctx, []string{"id", "-u"}, tcexec.Multiplexed())
+	if err != nil || code != 0 {
+		t.Fatalf("id -u in the container: %d %v", code, err)
+	}
+	if uid, _ := io.ReadAll(out); strings.TrimSpace(string(uid)) == "0" {
+		t.Errorf("the container runs as root")
+	}
+	connect := func() *pgx.Conn {
+		dsn, err := ctr.ConnectionString(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := connect()
+	mustExec(t, ctx, c, "CREATE SCHEMA imgd", "CREATE TABLE imgd.t (id bigint PRIMARY KEY, v text)", "INSERT INTO imgd.t VALUES (1, 'one')")
+	c.Close(ctx)
+	stopTimeout := time.Minute
+	if err := ctr.Stop(ctx, &stopTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctr.Start(ctx); err != nil { // waits for /readyz again
+		t.Fatal(err)
+	}
+	c = connect()
+	defer c.Close(ctx)
+	wantRows(t, "after the container restarted", queryStrings(t, ctx, c, "SELECT id, v FROM imgd.t"), []string{"1|one"})
 }
