@@ -25,7 +25,13 @@ var (
 		Name: "lakesoul_rows_written_total",
 		Help: "Rows written into data files (INSERT, COPY, UPDATE, MERGE, import, compaction, CDC).",
 	})
-	bytesWritten = prometheus.NewCounter(prometheus.CounterOpts{
+	bytesRead = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lakesoul_read_bytes_total",
+		Help: "Bytes of data files read through the object-store layer (scans by the merge-on-read reader, imports, compaction), by store: file or s3 (S3 bytes served from the disk cache included). DuckDB's direct scans of local files are not counted.",
+	}, []string{"store"})
+	bytesReadFile = bytesRead.WithLabelValues(StoreFile)
+	bytesReadS3   = bytesRead.WithLabelValues(StoreS3)
+	bytesWritten  = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "lakesoul_written_bytes_total",
 		Help: "Bytes of Parquet data files written.",
 	})
@@ -49,7 +55,7 @@ var (
 )
 
 func eventCollectors() []prometheus.Collector {
-	return []prometheus.Collector{statements, statementSeconds, rowsRead, rowsWritten, bytesWritten,
+	return []prometheus.Collector{statements, statementSeconds, rowsRead, bytesRead, rowsWritten, bytesWritten,
 		commits, commitRetries, compactionJobs, importedRows}
 }
 
@@ -62,6 +68,25 @@ func Statement(kind, sqlstate string, d time.Duration) {
 
 // RowsRead counts rows a scan read from a data file.
 func RowsRead(n int64) { rowsRead.Add(float64(n)) }
+
+// Stores of DataRead.
+const (
+	StoreFile = "file"
+	StoreS3   = "s3"
+)
+
+// DataRead counts n bytes read from a data file on store (StoreFile,
+// StoreS3).
+func DataRead(store string, n int) {
+	if n <= 0 {
+		return
+	}
+	if store == StoreS3 {
+		bytesReadS3.Add(float64(n))
+		return
+	}
+	bytesReadFile.Add(float64(n))
+}
 
 // FileWritten counts a data file written: its rows and bytes.
 func FileWritten(rows, bytes int64) {

@@ -13,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/lakesoul-go/lakesoul/objstore/s3test"
 )
 
 // scrape reads /metrics of addr and parses the text exposition format.
@@ -127,6 +129,7 @@ func TestMetrics(t *testing.T) {
 	moved("lakesoul_rows_written_total", nil, 102)
 	moved("lakesoul_written_bytes_total", nil, 1)
 	moved("lakesoul_rows_read_total", nil, 100)
+	moved("lakesoul_read_bytes_total", map[string]string{"store": "file"}, 1)
 	moved("lakesoul_commits_total", map[string]string{"outcome": "committed"}, 3)
 	if v := metricValue(after, "lakesoul_sessions", map[string]string{"state": "idle"}); v < 1 {
 		t.Errorf("idle sessions = %v", v)
@@ -175,4 +178,60 @@ func TestMetricsListenInUse(t *testing.T) {
 	if !strings.Contains(string(out), "metrics listener "+addr) || !strings.Contains(string(out), "address already in use") {
 		t.Errorf("error does not name the address:\n%s", out)
 	}
+}
+
+// TestMetricsS3: with an S3 warehouse, the object store's counters move:
+// requests and bytes both ways, disk-cache misses then hits on a second
+// read of the same file, data bytes read from s3, and errors and retries
+// while the S3 server is down (the INSERT then fails, nothing else does).
+func TestMetricsS3(t *testing.T) {
+	requirePG(t)
+	s3srv := s3test.Fake(t)
+	maddr, _, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startS3Server(t, filepath.Join(testBaseDir(t), "data"), s3srv, "--metrics-listen", maddr)
+	defer srv.stopT(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	before := scrape(t, maddr)
+	mustExec(t, ctx, c, "CREATE SCHEMA ms3", "CREATE TABLE ms3.t (id bigint PRIMARY KEY, a text, b text) WITH (hash_bucket_num = 1)",
+		"INSERT INTO ms3.t SELECT i, md5(i::text), md5((-i)::text) FROM generate_series(1, 50000) AS g(i)")
+	const q = "SELECT count(*), count(DISTINCT a), sum(length(b))::bigint FROM ms3.t"
+	wantRows(t, "first read", queryStrings(t, ctx, c, q), []string{"50000|50000|1600000"})
+	mid := scrape(t, maddr)
+	wantRows(t, "second read", queryStrings(t, ctx, c, q), []string{"50000|50000|1600000"})
+	warm := scrape(t, maddr)
+	s3srv.SetDown(true)
+	_, err = c.Exec(ctx, "INSERT INTO ms3.t VALUES (0, 'x', 'y')")
+	s3srv.SetDown(false)
+	if err == nil {
+		t.Fatal("INSERT succeeded with S3 down")
+	}
+	after := scrape(t, maddr)
+
+	moved := func(from, to map[string]*dto.MetricFamily, name string, labels map[string]string) {
+		t.Helper()
+		if d := metricValue(to, name, labels) - metricValue(from, name, labels); d < 1 {
+			t.Errorf("%s%v moved by %v", name, labels, d)
+		}
+	}
+	moved(before, mid, "lakesoul_objstore_requests_total", nil)
+	moved(before, mid, "lakesoul_objstore_written_bytes_total", nil)
+	moved(before, mid, "lakesoul_objstore_read_bytes_total", nil)
+	moved(before, mid, "lakesoul_cache_misses_total", nil)
+	moved(before, mid, "lakesoul_cache_miss_bytes_total", nil)
+	moved(before, mid, "lakesoul_read_bytes_total", map[string]string{"store": "s3"})
+	moved(mid, warm, "lakesoul_cache_hits_total", nil)
+	moved(mid, warm, "lakesoul_cache_hit_bytes_total", nil)
+	moved(warm, after, "lakesoul_objstore_retries_total", nil)
+	moved(warm, after, "lakesoul_objstore_errors_total", nil)
+	if v := metricValue(after, "lakesoul_cache_capacity_bytes", nil); v != 64<<20 {
+		t.Errorf("lakesoul_cache_capacity_bytes = %v, want --cache-size 64MiB", v)
+	}
+	if v := metricValue(after, "lakesoul_cache_bytes", nil); v < 1 {
+		t.Errorf("lakesoul_cache_bytes = %v", v)
+	}
+	wantRows(t, "after S3 came back", queryStrings(t, ctx, c, "SELECT count(*) FROM ms3.t"), []string{"50000"})
 }
