@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -148,6 +150,29 @@ func TestMetrics(t *testing.T) {
 	}
 	if v := metricValue(after, "lakesoul_catalog_up", nil); v != 1 {
 		t.Errorf("lakesoul_catalog_up = %v", v)
+	}
+
+	// The eleventh commit of a partition queues a compaction job; once the
+	// worker ran it, the job's duration is observed and the table's
+	// versions waiting for compaction drop.
+	for i := 0; i <= 10; i++ {
+		mustExec(t, ctx, c, fmt.Sprintf("INSERT INTO m.t VALUES (%d, 'c%d')", 1000+i, i))
+	}
+	waitCompactions(t, c, "m.t", 1)
+	compacted := map[string]string{"outcome": "compacted"}
+	for {
+		now := scrape(t, maddr)
+		if metricValue(now, "lakesoul_compaction_job_duration_seconds", compacted)-metricValue(after, "lakesoul_compaction_job_duration_seconds", compacted) >= 1 {
+			if v := metricValue(now, "lakesoul_table_uncompacted_versions", map[string]string{"table": "m.t"}); v >= 13 {
+				t.Errorf("uncompacted versions of m.t after its compaction = %v", v)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("lakesoul_compaction_job_duration_seconds{outcome=compacted} did not move after a compaction")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
