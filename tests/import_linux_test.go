@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,4 +72,83 @@ func TestImportProgress(t *testing.T) {
 		t.Errorf("rows = %d", n)
 	}
 	wantRows(t, "lakesoul.progress after", queryStrings(t, ctx, watcher, q), nil)
+}
+
+// TestImportMemoryBound: CALL lakesoul.import of 10 M CSV rows keeps the
+// server's peak RSS within COPY's bound (copyMemoryLimit): it reads its
+// files in bounded batches. The file is a named pipe the test writes as the
+// server reads, so the input is never anywhere whole.
+func TestImportMemoryBound(t *testing.T) {
+	t.Parallel()
+	requirePG(t)
+	const rows = 10_000_000
+	srv, err := startServer(filepath.Join(testBaseDir(t), "data"), "impmem-Secret1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stopT(t)
+	pid := srv.cmd.Process.Pid
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	mustExec(t, ctx, c, "CREATE SCHEMA impmem", "CREATE TABLE impmem.t (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 4)")
+	pipe := filepath.Join(importDir(t), "big.csv")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(pipe, os.O_WRONLY, 0) // waits for the import to open it
+		if err != nil {
+			wrote <- err
+			return
+		}
+		w := bufio.NewWriterSize(f, 256<<10)
+		var line []byte
+		for i := range rows {
+			id := int64(i) * 7919 % rows
+			line = strconv.AppendInt(line[:0], id, 10)
+			line = fmt.Appendf(line, ",value-%012d\n", id)
+			if _, err := w.Write(line); err != nil {
+				f.Close()
+				wrote <- err
+				return
+			}
+		}
+		err = w.Flush()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		wrote <- err
+	}()
+	before := peakRSS(t, pid)
+	var n int64
+	rs, err := c.Query(ctx, fmt.Sprintf("CALL lakesoul.import('impmem.t', 'file://%s', format => 'csv')", pipe))
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	for rs.Next() { // one row per file: file, rows, bytes
+		var file string
+		var r, b int64
+		if err := rs.Scan(&file, &r, &b); err != nil {
+			t.Fatal(err)
+		}
+		n += r
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("writing the pipe: %v", err)
+	}
+	if n != rows {
+		t.Fatalf("imported %d rows, want %d", n, rows)
+	}
+	peak := peakRSS(t, pid)
+	t.Logf("server peak RSS: %d MiB before the import, %d MiB after it", before>>20, peak>>20)
+	if peak > copyMemoryLimit {
+		t.Errorf("server peak RSS %d MiB exceeds %d MiB during a %d-row import", peak>>20, copyMemoryLimit>>20, rows)
+	}
+	if got := countRows(t, ctx, c, "impmem.t"); got != rows {
+		t.Errorf("count(*) = %d, want %d", got, rows)
+	}
 }
