@@ -25,7 +25,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 # cgo: DuckDB is linked in.
-RUN CGO_ENABLED=1 go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION}" -o /out/lakesoul ./cmd/lakesoul
+RUN CGO_ENABLED=1 go build -buildvcs=false -ldflags "-s -w -X main.version=${VERSION}" -o /out/lakesoul ./cmd/lakesoul
 
 FROM debian:${DEBIAN_RELEASE}-slim
 # PostgreSQL's server binaries (initdb, postgres) for the embedded catalog,
