@@ -116,6 +116,15 @@ func TestMetrics(t *testing.T) {
 	if _, err := c.Exec(ctx, "SELECT 1/0"); pgCode(err) != "22012" {
 		t.Fatalf("1/0: %v", err)
 	}
+	// A conflict: a block's copy-on-write DELETE commits after another
+	// session rewrote the same partition.
+	other := srv.connect(t)
+	mustExec(t, ctx, c, "CREATE TABLE m.a (id bigint, v text)", "INSERT INTO m.a VALUES (1, 'a'), (2, 'b')",
+		"BEGIN", "DELETE FROM m.a WHERE id = 1")
+	mustExec(t, ctx, other, "DELETE FROM m.a WHERE id = 2")
+	if _, err := c.Exec(ctx, "COMMIT"); pgCode(err) != "40001" {
+		t.Fatalf("COMMIT after a concurrent rewrite: %v, want 40001", err)
+	}
 	after := scrape(t, maddr)
 
 	moved := func(name string, labels map[string]string, atLeast float64) {
@@ -133,6 +142,8 @@ func TestMetrics(t *testing.T) {
 	moved("lakesoul_rows_read_total", nil, 100)
 	moved("lakesoul_read_bytes_total", map[string]string{"store": "file"}, 1)
 	moved("lakesoul_commits_total", map[string]string{"outcome": "committed"}, 3)
+	moved("lakesoul_commits_total", map[string]string{"outcome": "conflict"}, 1)
+	moved("lakesoul_statements_total", map[string]string{"kind": "COMMIT", "sqlstate": "40001"}, 1)
 	if v := metricValue(after, "lakesoul_sessions", map[string]string{"state": "idle"}); v < 1 {
 		t.Errorf("idle sessions = %v", v)
 	}
