@@ -19,7 +19,7 @@ var (
 	}, []string{"kind"})
 	rowsRead = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "lakesoul_rows_read_total",
-		Help: "Rows read from data files by scans (before merge-on-read collapses upserts).",
+		Help: "Rows read from data files by the merge-on-read reader (before it collapses upserts). DuckDB's direct scans of append tables on local disk are not counted.",
 	})
 	rowsWritten = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "lakesoul_rows_written_total",
