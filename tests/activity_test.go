@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 )
 
 // connectAs opens a pgx connection as user with an application_name,
@@ -226,4 +229,40 @@ func TestCancelTerminateBackend(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	mustExec(t, ctx, bob2, "SELECT 1") // other sessions go on
+}
+
+// TestStatActivityPerServer: two servers on one catalog each list and
+// signal their own sessions, as two PostgreSQL clusters do: a session of
+// server A is not in server B's pg_stat_activity, and B's
+// pg_cancel_backend/pg_terminate_backend of A's pid are false (no session
+// of B), leaving it running.
+func TestStatActivityPerServer(t *testing.T) {
+	t.Parallel()
+	requirePG(t)
+	ctx := testCtx(t)
+	cluster := pgtest.Cluster(t)
+	if err := cluster.CreateDatabase(ctx, "twosrv"); err != nil {
+		t.Fatal(err)
+	}
+	url := cluster.ConnString("twosrv")
+	const pw = "twosrv-Secret1"
+	a, err := startServer(filepath.Join(testBaseDir(t), "a"), pw, "--catalog-url", url, "--compaction-workers", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.stopT(t)
+	b, err := startServer(filepath.Join(testBaseDir(t), "b"), pw, "--catalog-url", url, "--compaction-workers", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.stopT(t)
+	onA := connectAs(t, a, adminRole, pw, "on-a", nil)
+	onB := connectAs(t, b, adminRole, pw, "on-b", nil)
+	aPID := onA.PgConn().PID()
+	const q = "SELECT application_name FROM pg_stat_activity WHERE application_name IN ('on-a', 'on-b') ORDER BY 1"
+	wantRows(t, "server A's sessions", queryStrings(t, ctx, onA, q), []string{"on-a"})
+	wantRows(t, "server B's sessions", queryStrings(t, ctx, onB, q), []string{"on-b"})
+	wantRows(t, "B signals A's pid", queryStrings(t, ctx, onB, "SELECT pg_cancel_backend($1), pg_terminate_backend($1)", int32(aPID)),
+		[]string{"false|false"})
+	wantRows(t, "A's session after B's signals", queryStrings(t, ctx, onA, "SELECT 1"), []string{"1"})
 }
