@@ -188,6 +188,11 @@ func TestImageSteps(t *testing.T) {
 		t.Fatalf("runtime stage runs as %s", imageUser)
 	}
 	env := rt.env(t)
+	for _, k := range []string{"LAKESOUL_DATA_DIR", "LAKESOUL_LISTEN", "LAKESOUL_METRICS_LISTEN"} {
+		if env[k] == "" {
+			t.Errorf("the image sets no %s", k)
+		}
+	}
 	dataDir := env["LAKESOUL_DATA_DIR"]
 	if vols := strings.Join(rt.all("VOLUME"), " "); dataDir == "" || !strings.Contains(vols, `"`+dataDir+`"`) {
 		t.Errorf("LAKESOUL_DATA_DIR %q is not the VOLUME (%s)", dataDir, vols)
