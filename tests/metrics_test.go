@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 	"github.com/lakesoul-go/lakesoul/objstore/s3test"
+	"github.com/lakesoul-go/lakesoul/pgcluster"
 )
 
 // scrape reads /metrics of addr and parses the text exposition format.
@@ -270,4 +273,79 @@ func TestMetricsS3(t *testing.T) {
 		t.Errorf("lakesoul_cache_bytes = %v", v)
 	}
 	wantRows(t, "after S3 came back", queryStrings(t, ctx, c, "SELECT count(*) FROM ms3.t"), []string{"50000"})
+}
+
+// TestReadyz: /readyz and `lakesoul healthcheck` (the image's HEALTHCHECK)
+// say not ready, with the reason, while the catalog's migrations are behind
+// the binary's and while the catalog is down, and ready again once it is
+// back; /healthz (healthcheck --live) stays 200 throughout.
+func TestReadyz(t *testing.T) {
+	t.Parallel()
+	requirePG(t)
+	ctx := testCtx(t)
+	cluster := pgtest.Cluster(t)
+	if err := cluster.CreateDatabase(ctx, "ready"); err != nil {
+		t.Fatal(err)
+	}
+	maddr, _, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startServer(filepath.Join(testBaseDir(t), "data"), "ready-Secret1", "--catalog-url", cluster.ConnString("ready"),
+		"--compaction-workers", "0", "--metrics-listen", maddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stopT(t)
+	healthcheck := func(args ...string) (bool, string) {
+		out, err := exec.CommandContext(ctx, lakesoulBin, append([]string{"healthcheck", "--metrics-listen", maddr}, args...)...).CombinedOutput()
+		return err == nil, string(out)
+	}
+	want := func(what string, ready bool, reason string) {
+		t.Helper()
+		code, body := httpStatus(t, "http://"+maddr+"/readyz")
+		ok, out := healthcheck()
+		if (code == http.StatusOK) != ready || ok != ready || !strings.Contains(body, reason) || !strings.Contains(out, reason) {
+			t.Errorf("%s: /readyz %d %q, healthcheck %v %q; want ready=%v naming %q", what, code, body, ok, out, ready, reason)
+		}
+		if code, _ := httpStatus(t, "http://"+maddr+"/healthz"); code != http.StatusOK {
+			t.Errorf("%s: /healthz %d", what, code)
+		}
+		if ok, out := healthcheck("--live"); !ok {
+			t.Errorf("%s: healthcheck --live: %s", what, out)
+		}
+	}
+	want("started", true, "ready")
+
+	cat, err := pgx.Connect(ctx, cluster.ConnString("ready"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close(context.Background())
+	mustExec(t, ctx, cat, "UPDATE public.lakesoul_go_migrations SET version = version - 1")
+	want("migrations behind", false, "lakesoul migrate up")
+	mustExec(t, ctx, cat, "UPDATE public.lakesoul_go_migrations SET version = version + 1")
+	want("migrations current", true, "ready")
+	cat.Close(ctx)
+
+	if err := cluster.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want("catalog down", false, "not ready: catalog")
+	back, err := pgcluster.Open(ctx, cluster.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Stop(context.Background())
+	for { // the pool reconnects on its own
+		if code, _ := httpStatus(t, "http://"+maddr+"/readyz"); code == http.StatusOK {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("/readyz never recovered after the catalog came back")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	want("catalog back", true, "ready")
 }
