@@ -37,13 +37,18 @@ func init() { Register("ccf", runCCF) }
 // (INSERT … ON CONFLICT into a heap table), DuckDB (dedup over the same Parquet
 // files) and raw Parquet (the writer library alone) in the same run. Every
 // system's final contents are checked against the checksum the generator
-// predicts.
+// predicts. After ingest, --phases picks what runs: point (keyed lookups,
+// ccf_point.go) and read (the full read, then the peers).
 func runCCF(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("ccf", flag.ContinueOnError)
 	upserts := fs.Int("upserts", 10, "number of upsert batches")
 	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw)")
 	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full reads alone to this file (not with --cpuprofile)")
 	reads := fs.Int("reads", 3, "times each system's full read runs (the row reports the median, runs_s every run)")
+	phases := fs.String("phases", "point,read", "comma-separated phases to run after ingest (point, read)")
+	lookups := fs.Int("point-lookups", 1000, "lakesoul lookups per kind (present, absent keys) in the point phase")
+	duckLookups := fs.Int("point-duckdb-lookups", 30, "DuckDB lookups per kind in the point phase (each reads every live file)")
+	pointProfile := fs.String("point-cpuprofile", "", "write a CPU profile of lakesoul's measured lookups alone to this file")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -57,6 +62,10 @@ func runCCF(ctx context.Context, o Options) error {
 	skipped := map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
 		skipped[strings.TrimSpace(s)] = true
+	}
+	run := map[string]bool{}
+	for _, p := range strings.Split(*phases, ",") {
+		run[strings.TrimSpace(p)] = true
 	}
 	name := "ccf"
 	if *upserts != 10 {
@@ -83,6 +92,19 @@ func runCCF(ctx context.Context, o Options) error {
 		return err
 	}
 	defer lake.Close(ctx)
+	files, err := ccfFiles(ctx, srv.CatalogURL())
+	if err != nil {
+		return err
+	}
+	if run["point"] {
+		if err := ccfPoint(ctx, o, name, lake, files, w, pointOptions{lookups: *lookups, duckLookups: *duckLookups,
+			duck: !skipped["duckdb"], profile: *pointProfile}); err != nil {
+			return fmt.Errorf("point: %w", err)
+		}
+	}
+	if !run["read"] {
+		return nil
+	}
 
 	start := time.Now()
 	var n int64
@@ -104,10 +126,6 @@ func runCCF(ctx context.Context, o Options) error {
 	}
 	o.Out.Emit(rs.row(name, "lakesoul", want, keys))
 
-	files, err := ccfFiles(ctx, srv.CatalogURL())
-	if err != nil {
-		return err
-	}
 	if !skipped["duckdb"] {
 		if err := ccfDuckDB(ctx, o, name, files, want, keys, *reads); err != nil {
 			return fmt.Errorf("duckdb peer: %w", err)

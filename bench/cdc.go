@@ -58,6 +58,7 @@ func runCDC(ctx context.Context, o Options) error {
 	duration := fs.Duration("duration", 60*time.Second, "duration of each steady load")
 	interval := fs.Duration("commit-interval", 200*time.Millisecond, "the lake subscription's commit_interval")
 	copies := fs.Int("copies", 3, "initial copies per system (the row reports the median, runs_s each run)")
+	copyProfile := fs.String("copy-cpuprofile", "", "write a CPU profile of the lake's initial copies alone to this file")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -187,6 +188,10 @@ func runCDC(ctx context.Context, o Options) error {
 		}
 		pgRuns = append(pgRuns, time.Since(start).Seconds())
 		fmt.Fprintf(o.Log, "cdc: copy %d: lake subscription\n", i+1)
+		stopProfile, err := startCPUProfile(*copyProfile)
+		if err != nil {
+			return err
+		}
 		start = time.Now()
 		cpu0 := cpuSeconds()
 		if err := cdc.Create(ctx, env, cdc.CreateSpec{Name: name, Connection: srcDSN, Publications: []string{"bench"},
@@ -206,6 +211,7 @@ func runCDC(ctx context.Context, o Options) error {
 			}
 		}
 		lakeRuns = append(lakeRuns, time.Since(start).Seconds())
+		stopProfile()
 		fmt.Fprintf(o.Log, "cdc: copy %d: lake %.2fs, this process's CPU %.2fs\n", i+1, lakeRuns[i], cpuSeconds()-cpu0)
 	}
 	sums, err := cdcChecksums(ctx, srcConn, subConn, env)

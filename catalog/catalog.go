@@ -42,6 +42,12 @@ type Catalog struct {
 	// users are the pools of user logins (userconn.go), shared by every
 	// handle of the catalog.
 	users *userPools
+	// snap, on a handle from InSnapshot, is the read-only transaction every
+	// call of the handle runs in (snapshot.go).
+	snap pgx.Tx
+	// pinned, when set, is the held transaction every call of the handle
+	// runs in (held.go).
+	pinned pgx.Tx
 }
 
 // Open connects to the catalog. Migrations must already be applied.
@@ -217,16 +223,22 @@ func splitNonEmpty(s string) []string {
 // it may touch, layout.CheckTableDir) follows from those.
 func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Table, error) {
 	var t *Table
-	err := c.run(ctx, func(q querier) error {
+	err := c.read(ctx, func(rows pgx.Rows) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return pgx.ErrNoRows
+		}
 		var err error
-		t, err = scanTable(q.QueryRow(ctx, `SELECT `+tableColumns+`
+		t, err = scanTable(rows)
+		return err
+	}, `SELECT `+tableColumns+`
 			FROM public.table_name_id n
 			JOIN public.table_info t ON t.table_id = n.table_id
 			     AND t.table_namespace = n.table_namespace AND t.table_name = n.table_name
 			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
-			WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name))
-		return err
-	})
+			WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", namespace, name)
 	}

@@ -134,13 +134,6 @@ func (c *Catalog) SubscriptionByName(ctx context.Context, name string) (*Subscri
 	return &sub, nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // DeleteSubscription removes a subscription's rows (its worker stops at
 // its next renewal) and returns what it was; 42704 if there is none.
 func (c *Catalog) DeleteSubscription(ctx context.Context, name string) (*Subscription, error) {

@@ -120,7 +120,9 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 		return nil, err
 	}
 	intent.Consumed()
-	if len(notify) > 0 {
+	if len(notify) > 0 && c.pinned == nil {
+		// (In a held transaction the versions are not visible yet: the
+		// partition's next commit notifies instead.)
 		c.notifyCompaction(ctx, notify)
 	}
 	return out, nil

@@ -36,8 +36,14 @@ var CommitRetryWindow = 60 * time.Second
 //   - A SQL error from the commit itself (conflict 40001, bad input, …) is
 //     definite and returned as is.
 func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (map[string]int, error)) (out map[string]int, err error) {
-	defer func() { metrics.Commit(commitOutcome(err)) }()
 	out, err = call(ctx)
+	if c.pinned != nil {
+		// In a held transaction (held.go): a failure lost the transaction,
+		// so nothing was committed; its COMMIT decides the outcome (and is
+		// not counted as a commit here).
+		return out, err
+	}
+	defer func() { metrics.Commit(commitOutcome(err)) }()
 	if err == nil || !transient(err) {
 		return out, err
 	}

@@ -26,6 +26,7 @@ import (
 // owner's name gives the owner's handle.
 func (c *Catalog) As(role string) *Catalog {
 	h := *c
+	h.pinned = nil // a role's handle is on the pool, never a held transaction
 	h.role = role
 	if role == c.owner {
 		h.role = ""
@@ -59,8 +60,14 @@ type querier interface {
 // statement's result; fn runs one statement. Other roles' run in a
 // transaction under SET LOCAL ROLE (Tx).
 func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
+	if c.snap != nil {
+		return fn(c.snap)
+	}
+	if c.pinned != nil {
+		return c.inSavepoint(ctx, func(tx pgx.Tx) error { return fn(tx) })
+	}
 	if c.role == "" {
-		return fn(c.pool)
+		return onFreshConn(ctx, c.pool, func() error { return fn(c.pool) })
 	}
 	return c.Tx(ctx, func(tx pgx.Tx) error { return fn(tx) })
 }
@@ -70,7 +77,17 @@ func (c *Catalog) run(ctx context.Context, fn func(q querier) error) error {
 // committed. A COMMIT whose connection broke returns the connection error:
 // the outcome is then unknown (callers that must know re-ask, see retry.go).
 func (c *Catalog) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	tx, err := c.pool.Begin(ctx)
+	if c.snap != nil {
+		return fn(c.snap) // a read inside InSnapshot: it commits at the end
+	}
+	if c.pinned != nil {
+		return c.inSavepoint(ctx, fn) // held.go: committed with the held transaction
+	}
+	var tx pgx.Tx
+	err := onFreshConn(ctx, c.pool, func() (err error) {
+		tx, err = c.pool.Begin(ctx)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -108,14 +108,11 @@ func (c *Catalog) LiveFilesMatching(ctx context.Context, tableID string, terms [
 
 func (c *Catalog) queryFiles(ctx context.Context, what, sql string, args ...any) ([]PartitionFiles, error) {
 	var out []PartitionFiles
-	err := c.run(ctx, func(q querier) error {
-		rows, err := q.Query(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
+	err := c.read(ctx, func(rows pgx.Rows) error {
+		var err error
 		out, err = collectPartitionFiles(rows)
 		return err
-	})
+	}, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

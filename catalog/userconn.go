@@ -86,6 +86,9 @@ func (c *Catalog) AcquireAs(ctx context.Context, role string, cred Credential) (
 	if err != nil {
 		return nil, err
 	}
+	// pgxpool pings a connection idle for over a second before handing it
+	// out, so a user pool survives a catalog restart without a stale
+	// connection in all but that second.
 	conn, err := p.Acquire(ctx)
 	if err != nil {
 		return nil, userLoginError(role, err)

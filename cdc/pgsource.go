@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -235,6 +234,14 @@ func (a *applier) pgSnapshotCopy(ctx context.Context, slotName string, temporary
 			return 0, sourceError("import the slot's snapshot", err)
 		}
 	}
+	sc := &snapshotConns{conn: a.sub.Connection, conns: []*pgx.Conn{nc}, txs: []pgx.Tx{tx}}
+	defer sc.close(ctx)
+	if copyRows {
+		sc.snapshot = slot.SnapshotName
+		if err := tx.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&sc.version); err != nil {
+			return 0, sourceError("server version", err)
+		}
+	}
 	tables, err := publicationTables(ctx, nc, a.sub.Publications)
 	if err != nil {
 		return 0, err
@@ -270,7 +277,7 @@ func (a *applier) pgSnapshotCopy(ctx context.Context, slotName string, temporary
 			continue
 		}
 		began := time.Now()
-		if err := a.copyTable(ctx, nc, st, ts); err != nil {
+		if err := a.copyTableChunks(ctx, sc, st, ts); err != nil {
 			if err := a.tableError(ctx, ts, err); err != nil {
 				return 0, err
 			}
@@ -294,31 +301,6 @@ func checkTargetNames(tables []sourceTable) error {
 		seen[t.Name] = t.key()
 	}
 	return nil
-}
-
-// copyTable copies one table's rows into the batch (COPY … TO STDOUT in
-// binary, copybinary.go).
-func (a *applier) copyTable(ctx context.Context, nc *pgx.Conn, st sourceTable, ts *tableState) error {
-	exprs := make([]string, len(ts.cols))
-	for i, c := range ts.cols {
-		exprs[i] = copyColumn(c)
-	}
-	var rowErr error
-	w := &copyBinaryWriter{cols: ts.cols, row: func(vals []value) error {
-		err := a.batch.add(ctx, ts, opInsert, vals)
-		if err != nil {
-			rowErr = err
-		}
-		return err
-	}}
-	_, err := nc.PgConn().CopyTo(ctx, w, "COPY (SELECT "+strings.Join(exprs, ", ")+" FROM ONLY "+st.ident()+") TO STDOUT (FORMAT binary)")
-	if rowErr != nil {
-		return rowErr
-	}
-	if err == nil {
-		err = w.finish()
-	}
-	return sourceError("copy "+st.key(), err)
 }
 
 // dropSlotOn drops a replication slot over a replication connection; a

@@ -26,7 +26,7 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "ALTER TABLE")
 	}
-	return ddl("ALTER TABLE", func(ctx context.Context) error {
+	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
 		if err != nil {
 			if n.MissingOk && sqlerr.Code(err) == sqlerr.UndefinedTable {
@@ -44,6 +44,11 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		}
 		nt.Schema = arrow.NewSchema(fields, nil)
 		if err := checkTableOptions(&nt); err != nil {
+			return err
+		}
+		// Rows the open block buffered have the old columns: they are
+		// written as files of the old schema first (txn.go).
+		if err := s.flushBuffered(ctx, t.ID); err != nil {
 			return err
 		}
 		return s.cat.AlterTable(ctx, &nt)
@@ -77,17 +82,9 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 				return nil, sqlerr.Unsupported("constraints on an added column", "ADD COLUMN name type (existing rows read NULL)")
 			}
 		}
-		mods, err := typeMods(cd.TypeName)
+		f, err := columnField(cd)
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
-		}
-		dt, pgType, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
-		if err != nil {
-			return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
-		}
-		f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
-		if pgType != "" {
-			f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+			return nil, err
 		}
 		return append(fields, f), nil
 	case pg_query.AlterTableType_AT_DropColumn:

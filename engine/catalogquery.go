@@ -53,6 +53,7 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	if fc, ok := adminCallOf(stmt); ok {
 		return s.planAdminCall(ctx, stmt, fc, paramOIDs) // admincall.go
 	}
+	s.rewriteCurrentSettings(stmt) // currentsetting.go
 	tree := singleStatementTree(stmt)
 	markers, err := s.rewriteSessionFunctions(stmt) // activity.go
 	if err != nil {

@@ -54,17 +54,22 @@ func (s *Session) withUserTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // beginServerTx starts a transaction on the owner's pool that runs as the
 // session's role, for statements the server wrote.
 func (s *Session) beginServerTx(ctx context.Context, mode pgx.TxAccessMode) (*pgxpool.Conn, pgx.Tx, error) {
-	conn, err := s.e.cat.Pool().Acquire(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	role := ""
 	if s.user != s.e.catalogRole {
 		role = s.user
 	}
-	tx, err := s.beginWithSettings(ctx, conn, mode, role)
+	var conn *pgxpool.Conn
+	var tx pgx.Tx
+	err := s.e.cat.OnFreshConn(ctx, func() (err error) {
+		if conn, err = s.e.cat.Pool().Acquire(ctx); err != nil {
+			return err
+		}
+		if tx, err = s.beginWithSettings(ctx, conn, mode, role); err != nil {
+			conn.Release()
+		}
+		return err
+	})
 	if err != nil {
-		conn.Release()
 		return nil, nil, err
 	}
 	return conn, tx, nil

@@ -25,24 +25,6 @@ import (
 // Arrow batches for the writer (copyconv.go converts values) and runs the
 // query of COPY TO.
 
-// planSessionStmt plans the statements this part of the engine owns
-// (COPY, DECLARE/FETCH/MOVE/CLOSE, SHOW ALL); ok is false for others.
-func (s *Session) planSessionStmt(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (st pgwire.Statement, ok bool, err error) {
-	switch n := stmt.Node.(type) {
-	case *pg_query.Node_CopyStmt:
-		st, err = s.planCopy(ctx, n.CopyStmt)
-	case *pg_query.Node_DeclareCursorStmt:
-		st, err = s.planDeclare(ctx, n.DeclareCursorStmt, paramOIDs)
-	case *pg_query.Node_FetchStmt:
-		st, err = s.planFetch(n.FetchStmt)
-	case *pg_query.Node_ClosePortalStmt:
-		st, err = s.planClose(n.ClosePortalStmt)
-	default:
-		return nil, false, nil
-	}
-	return st, true, err
-}
-
 // copyOptions are the parsed options of a COPY statement.
 type copyOptions struct {
 	format  pgwire.CopyFormat

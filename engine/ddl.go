@@ -23,15 +23,6 @@ import (
 // clients agree on buckets (reference §3.2).
 const DefaultHashBucketNum = 4
 
-func ddl(tag string, fn func(ctx context.Context) error) *funcStmt {
-	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		if err := fn(ctx); err != nil {
-			return "", nil, err
-		}
-		return tag, nil, nil
-	}}
-}
-
 func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Statement, error) {
 	if len(n.SchemaElts) > 0 {
 		return nil, sqlerr.Unsupported("CREATE SCHEMA with schema elements", "CREATE SCHEMA name, then CREATE TABLE name.table")
@@ -40,7 +31,7 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 	if name == "" {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SCHEMA needs a name")
 	}
-	return ddl("CREATE SCHEMA", func(ctx context.Context) error {
+	return s.ddl("CREATE SCHEMA", func(ctx context.Context) error {
 		// The namespace's workspace: SET lakesoul.workspace, else the
 		// role's only workspace, else public (LakeSoul's current domain).
 		domain := s.settings["lakesoul.workspace"].value
@@ -94,17 +85,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == cd.Colname }) {
 				return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q specified more than once", cd.Colname)
 			}
-			mods, err := typeMods(cd.TypeName)
+			f, err := columnField(cd)
 			if err != nil {
-				return nil, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
-			}
-			dt, pgType, err := schema.FromPGType(typeNameString(cd.TypeName), mods, len(cd.TypeName.ArrayBounds) > 0)
-			if err != nil {
-				return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
-			}
-			f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
-			if pgType != "" {
-				f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+				return nil, err
 			}
 			fields = append(fields, f)
 			for _, c := range cd.Constraints {
@@ -221,13 +204,44 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		return nil, err
 	}
 	t.Path = path
-	return ddl("CREATE TABLE", func(ctx context.Context) error {
+	return s.ddl("CREATE TABLE", func(ctx context.Context) error {
+		if err := s.checkNotDropped(t); err != nil {
+			return err
+		}
 		err := s.cat.CreateTable(ctx, t)
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
 			return nil
 		}
 		return err
 	}), nil
+}
+
+// serialTypes are PostgreSQL's auto-increment column types. They need
+// sequences, which the lake does not have (yet): a SERIAL column accepted as
+// a plain integer would leave inserts without it failing or storing NULL ids.
+var serialTypes = map[string]bool{"serial": true, "serial4": true, "bigserial": true, "serial8": true, "smallserial": true, "serial2": true}
+
+// columnField is the lake column of a column definition (nullable; the
+// caller applies constraints).
+func columnField(cd *pg_query.ColumnDef) (arrow.Field, error) {
+	name := typeNameString(cd.TypeName)
+	if serialTypes[name] {
+		return arrow.Field{}, sqlerr.Unsupported(fmt.Sprintf("column %q of type %s (sequences)", cd.Colname, name),
+			"integer or bigint columns whose values the writer supplies")
+	}
+	mods, err := typeMods(cd.TypeName)
+	if err != nil {
+		return arrow.Field{}, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
+	}
+	dt, pgType, err := schema.FromPGType(name, mods, len(cd.TypeName.ArrayBounds) > 0)
+	if err != nil {
+		return arrow.Field{}, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, fmt.Sprintf("column %q has an unsupported type", cd.Colname))
+	}
+	f := arrow.Field{Name: cd.Colname, Type: dt, Nullable: true}
+	if pgType != "" {
+		f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
+	}
+	return f, nil
 }
 
 // checkTableOptions validates the options with meaning for merge-on-read:
@@ -292,7 +306,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	}
 	switch n.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
-		return ddl("DROP TABLE", func(ctx context.Context) error {
+		return s.ddl("DROP TABLE", func(ctx context.Context) error {
 			for _, parts := range names {
 				if err := s.dropTable(ctx, parts, n.MissingOk); err != nil {
 					return err
@@ -301,7 +315,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			return nil
 		}), nil
 	case pg_query.ObjectType_OBJECT_SCHEMA:
-		return ddl("DROP SCHEMA", func(ctx context.Context) error {
+		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {
 				paths, err := s.cat.DropNamespace(ctx, parts[0], cascade)
 				if err != nil {
@@ -311,7 +325,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 					return err
 				}
 				for _, p := range paths {
-					s.removeTableDir(ctx, parts[0], p)
+					s.dropTableDir(ctx, parts[0], p)
 				}
 			}
 			return nil
@@ -346,6 +360,6 @@ func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool)
 		s.e.log.Warn("drop: table files are not in the table's own directory; left in place", "table", t.QualifiedName(), "err", err)
 		return nil
 	}
-	s.removeTableDir(ctx, t.Namespace, path)
+	s.dropTableDir(ctx, t.Namespace, path)
 	return nil
 }

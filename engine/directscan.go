@@ -26,8 +26,10 @@ import (
 )
 
 // Direct scans. A query that only projects columns of one primary-key table —
-// SELECT a, b FROM t, SELECT * FROM t LIMIT 10 — needs nothing from DuckDB
-// but the merge-on-read rows themselves. Handing those rows to DuckDB through
+// SELECT a, b FROM t, SELECT * FROM t LIMIT 10, and keyed lookups such as
+// SELECT * FROM t WHERE id = $1, whose WHERE the reader's key filter
+// evaluates exactly (prune.go) — needs nothing from DuckDB but the
+// merge-on-read rows themselves. Handing those rows to DuckDB through
 // the table function and taking them back through database/sql costs more
 // than the merge: every value crosses cgo twice and DuckDB materialises the
 // whole result before the first row goes out. Such a query still goes
@@ -59,11 +61,12 @@ type directScan struct {
 type arrowGetter func(arr arrow.Array, i int) any
 
 // planDirectScan recognises a direct scan in stmt, a SELECT whose lake tables
-// are already bound (bindLakeTables); nil when the query needs DuckDB.
-func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog.Table, ncols int) *directScan {
+// are already bound (bindLakeTables) and whose parameters have the given
+// types; nil when the query needs DuckDB.
+func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog.Table, ncols int, paramOIDs []uint32) *directScan {
 	sel := stmt.GetSelectStmt()
 	if sel == nil || len(tables) != 1 || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
-		sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.WindowClause) > 0 ||
+		len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.WindowClause) > 0 ||
 		len(sel.SortClause) > 0 || len(sel.DistinctClause) > 0 || len(sel.LockingClause) > 0 || sel.IntoClause != nil ||
 		len(sel.ValuesLists) > 0 || len(sel.FromClause) != 1 {
 		return nil
@@ -77,15 +80,18 @@ func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog
 	if rf == nil || !t.HasPK() {
 		return nil
 	}
-	if e, ok := s.e.scans.get(handle); !ok || e.fixed || e.prune != nil {
+	e, ok := s.e.scans.get(handle)
+	if !ok || e.fixed {
 		return nil // time travel and rewrites keep their own route
+	}
+	if (sel.WhereClause != nil || len(paramOIDs) > 0) && !e.prune.exactFor(t, paramOIDs) {
+		return nil // DuckDB evaluates the WHERE
 	}
 	alias := ""
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
 	}
 	d := &directScan{handle: handle, limit: -1}
-	var ok bool
 	if d.limit, ok = limitValue(sel.LimitCount, -1); !ok {
 		return nil
 	}
@@ -299,6 +305,7 @@ func (p *directPortal) intEncoder(text bool, size int, get func(arrow.Array, int
 type directPortal struct {
 	q      *duckQuery
 	d      *directScan
+	params []any
 	ctx    context.Context
 	cancel context.CancelFunc
 	// batches carries merged batches (file batches with their winning rows
@@ -328,7 +335,7 @@ func (p *directPortal) setErr(err error) {
 
 func (p *directPortal) start(ctx context.Context) error {
 	p.started = true
-	if err := p.q.s.takeSnapshots(ctx, p.q.tables); err != nil {
+	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
 		return err
 	}
 	e, ok := p.q.s.e.scans.get(p.d.handle)
@@ -340,7 +347,8 @@ func (p *directPortal) start(ctx context.Context) error {
 		needed[c] = true
 	}
 	scans := p.q.s.e.scans
-	scan := &reader.Scan{Store: scans.store, Table: e.table, Partitions: e.parts, Mem: scans.mem, Needed: needed, Unordered: true}
+	scan := &reader.Scan{Store: scans.store, Table: e.table, Partitions: e.parts, Mem: scans.mem, Needed: needed, Unordered: true,
+		Keys: e.keys(), Meta: scans.meta, Stats: e.stats}
 	units, err := scan.Units()
 	if err != nil {
 		return err

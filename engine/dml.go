@@ -160,6 +160,9 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 		if _, dup := sets[rt.Name]; dup {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", rt.Name)
 		}
+		if err := typeAssigned(rt.Val, t.Schema.Field(t.Schema.FieldIndices(rt.Name)[0])); err != nil {
+			return nil, err
+		}
 		sets[rt.Name] = rt.Val
 		setCols = append(setCols, rt.Name)
 	}
@@ -183,7 +186,7 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 		targets = append(targets, resTarget(f.Name, val))
 		fields = append(fields, f)
 	}
-	return s.planRewrite(ctx, d, "UPDATE", targets, fields, nil, n.WhereClause, paramOIDs)
+	return s.planRewrite(ctx, d, "UPDATE", targets, fields, false, n.WhereClause, paramOIDs)
 }
 
 // planUpdateMerge plans UPDATE of a primary-key table as a partial upsert.
@@ -207,7 +210,17 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
 	}
 	from := append([]*pg_query.Node{d.from()}, n.FromClause...)
-	return s.writeStmt(ctx, "UPDATE", d, selectNode(targets, from, n.WhereClause), fields, paramOIDs)
+	sel := selectNode(targets, from, n.WhereClause)
+	if len(n.FromClause) > 0 {
+		// A target row joined to several FROM rows is updated once, with
+		// one of them, as in PostgreSQL; the tag counts target rows.
+		var key []*pg_query.Node
+		for _, k := range slices.Concat(t.RangeCols, t.PKCols) {
+			key = append(key, colRef(d.alias, k))
+		}
+		sel.GetSelectStmt().DistinctClause = key
+	}
+	return s.writeStmt(ctx, "UPDATE", d, sel, fields, paramOIDs)
 }
 
 // writeStmt plans a statement that writes the rows of sel (yielding fields,
@@ -220,7 +233,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 	}
 	query := castedSelect(q.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
-	return &funcStmt{tag: tag, params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	st := &funcStmt{tag: tag, params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		if _, err := s.readTarget(ctx, d, tables); err != nil {
 			return "", nil, err
 		}
@@ -228,13 +241,15 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 		if err != nil {
 			return "", nil, err
 		}
-		n, err := s.writeQuery(ctx, d.t, query, dargs, sch)
+		n, err := s.writeQuery(ctx, d.t, query, dargs, sch, true)
 		if err != nil {
 			return "", nil, err
 		}
 		s.noteWrite()
 		return fmt.Sprintf("%s %d", tag, n), nil, nil
-	}}, nil
+	}}
+	releaseWith(s.e.scans, st, tables)
+	return st, nil
 }
 
 // readTarget snapshots the target (as a fixed handle) and the other tables.
@@ -293,35 +308,40 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 	}
 	// Rows that stay: those the condition does not select (all of them go
 	// without a WHERE).
-	keep := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: false}}}}}
-	if n.WhereClause != nil {
-		keep = isTrue(n.WhereClause, true)
-	}
-	return s.planRewrite(ctx, d, "DELETE", targets, fields, keep, n.WhereClause, paramOIDs)
+	return s.planRewrite(ctx, d, "DELETE", targets, fields, true, n.WhereClause, paramOIDs)
 }
 
+// rewriteMatch names the column of a copy-on-write query that tells whether
+// a row is one the statement selects (its WHERE holds).
+const rewriteMatch = "__lakesoul_match"
+
 // planRewrite plans a copy-on-write change: for every partition where match
-// holds for some row, the partition's rows are recomputed by targets (filtered
-// by keep, when given) and replace the partition in an UpdateCommit based on
-// the version read. The command tag counts the matching rows.
+// holds for some row, the partition's rows are recomputed by targets (those
+// match selects are left out when dropMatched) and replace the partition in
+// an UpdateCommit based on the version read. The command tag counts the
+// matching rows.
 func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, targets []*pg_query.Node, fields []arrow.Field,
-	keep, match *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	dropMatched bool, match *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
 	t := d.t
-	// Both queries are planned from one statement text so parameters agree.
-	countQ, tables, err := s.prepareDML(ctx, selectNode([]*pg_query.Node{resTarget("n", countStar())}, []*pg_query.Node{d.from()}, match), paramOIDs)
+	// One query yields the new rows and whether each matched, so the count
+	// and the rewrite are planned from one text and take the same parameters.
+	matched := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: true}}}}}
+	if match != nil {
+		matched = isTrue(match, false)
+	}
+	q, tables, err := s.prepareDML(ctx, selectNode(append(slices.Clone(targets), resTarget(rewriteMatch, matched)), []*pg_query.Node{d.from()}, nil), paramOIDs)
 	if err != nil {
 		return nil, err
 	}
-	dataQ, _, err := s.prepareDML(ctx, selectNode(targets, []*pg_query.Node{d.from()}, keep), countQ.params)
-	if err != nil {
-		return nil, err
+	countQ := dmlQuery{sql: fmt.Sprintf("SELECT count(*) FROM (%s) AS __m WHERE __m.%s", q.sql, rewriteMatch), params: q.params}
+	keep := ""
+	if dropMatched {
+		keep = " WHERE NOT __m." + rewriteMatch
 	}
-	if len(dataQ.params) > len(countQ.params) {
-		countQ.params = dataQ.params
-	}
+	dataQ := dmlQuery{sql: fmt.Sprintf("SELECT * EXCLUDE (%s) FROM (%s) AS __m%s", rewriteMatch, q.sql, keep)}
 	query := castedSelect(dataQ.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
-	return &funcStmt{tag: tag, params: countQ.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	st := &funcStmt{tag: tag, params: countQ.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		parts, err := s.readTarget(ctx, d, tables)
 		if err != nil {
 			return "", nil, err
@@ -399,7 +419,9 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			s.noteWrite()
 		}
 		return fmt.Sprintf("%s %d", tag, total), nil, nil
-	}}, nil
+	}}
+	releaseWith(s.e.scans, st, tables)
+	return st, nil
 }
 
 func (s *Session) planTruncate(ctx context.Context, n *pg_query.TruncateStmt) (pgwire.Statement, error) {

@@ -45,6 +45,9 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, warehouseDir
 		"SET GLOBAL integer_division = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
+		// A large result's memory goes back to the system once the query is
+		// done, instead of staying resident in the allocator's caches.
+		"SET allocator_background_threads = true",
 	}
 	if warehouseDir != "" {
 		// The one place DuckDB may read files itself: native scans of
@@ -105,6 +108,10 @@ func engineError(msg string) (code, message string, ok bool) {
 var (
 	dateTimeTarget = regexp.MustCompile(`(?i)invalid (date|timestamp|time)|to (DATE|TIMESTAMP|TIME)\b`)
 	columnNotFound = regexp.MustCompile(`Referenced column "([^"]*)" not found`)
+	// scanCall is the engine's FROM item for a lake table as DuckDB quotes
+	// it back in messages: its argument is the session's scan handle, an
+	// internal name the user never wrote and must not see.
+	scanCall = regexp.MustCompile(`lakesoul_scan\('(?:[^']|'')*'\)`)
 )
 
 // mapDuckDBError gives DuckDB's errors the SQLSTATE PostgreSQL would use.
@@ -112,6 +119,9 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	var de *duckdb.Error
 	if !errors.As(err, &de) {
 		return nil
+	}
+	if scanErr := scanFailures.recover(de.Msg); scanErr != nil {
+		return sqlerr.From(scanErr) // the lake scan's own error (scan.go)
 	}
 	msg := de.Msg
 	code := sqlerr.InternalError
@@ -184,5 +194,6 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	if m := columnNotFound.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("column %q does not exist", m[1])
 	}
+	msg = scanCall.ReplaceAllString(msg, "lake table")
 	return &sqlerr.Error{Code: code, Message: msg, Err: err}
 }

@@ -42,6 +42,16 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 		}
 		defer st.Close()
 		ds := st.(*duckdb.Stmt)
+		// Parameters first: a result column whose type depends on an
+		// untyped parameter (SELECT $1) has no type yet, and the caller
+		// needs to know which parameters to type.
+		for i := 1; i <= ds.NumInput(); i++ {
+			t, err := ds.ParamType(i)
+			if err != nil {
+				return err
+			}
+			params = append(params, paramOID(t))
+		}
 		n, err := ds.ColumnCount()
 		if err != nil {
 			return err
@@ -53,19 +63,12 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 			}
 			ti, err := ds.ColumnTypeInfo(i)
 			if err != nil {
-				return err
+				return fmt.Errorf("result column %q: %w", name, err)
 			}
 			c, conv := duckResultColumn(name, ti)
 			cols = append(cols, c)
 			convs = append(convs, conv)
 			types = append(types, ti)
-		}
-		for i := 1; i <= ds.NumInput(); i++ {
-			t, err := ds.ParamType(i)
-			if err != nil {
-				return err
-			}
-			params = append(params, paramOID(t))
 		}
 		return nil
 	})
@@ -78,6 +81,10 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 // describes it. The result columns carry PostgreSQL's types (resultcols.go);
 // text is what DuckDB executes.
 func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared []uint32) (text string, cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
+	s.rewriteCurrentSettings(stmt) // currentsetting.go
+	if err := checkDuckCurrentSettings(stmt); err != nil {
+		return "", nil, nil, nil, err
+	}
 	if err := castDeclaredParams(stmt, declared); err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -96,16 +103,12 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
 		}
 		var duckTypes []duckdb.TypeInfo
-		if cols, convs, duckTypes, params, err = s.describeDuck(ctx, text); err != nil {
+		cols, convs, duckTypes, params, err = s.describeDuck(ctx, text)
+		untyped := untypedParams(params)
+		if err != nil && (len(untyped) == 0 || attempt > 0) {
 			return "", nil, nil, nil, err
 		}
-		var untyped []int
-		for i, oid := range params {
-			if oid == 0 {
-				untyped = append(untyped, i+1)
-			}
-		}
-		if len(untyped) == 0 || attempt > 0 {
+		if err == nil && (len(untyped) == 0 || attempt > 0) {
 			refineColumns(cols, convs, types.output)
 			if wrapped, ok := jsonAsText(text, duckTypes); ok {
 				text = wrapped
@@ -204,9 +207,8 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	}
 	setColumnOrigins(stmt, tables, cols) // table OID and attnum in RowDescription (origin.go)
 	q := &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
-	if len(q.params) == 0 {
-		q.direct = s.planDirectScan(stmt, tables, len(cols))
-	}
+	releaseWith(s.e.scans, q, tables)
+	q.direct = s.planDirectScan(stmt, tables, len(cols), q.params)
 	return q, nil
 }
 
@@ -219,13 +221,13 @@ func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error)
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
 	}
 	if q.direct != nil {
-		return &directPortal{q: q, d: q.direct}, nil
+		return &directPortal{q: q, d: q.direct, params: params}, nil
 	}
 	args, err := duckArgs(q.params, params)
 	if err != nil {
 		return nil, err
 	}
-	return &duckPortal{q: q, args: args}, nil
+	return &duckPortal{q: q, args: args, params: params}, nil
 }
 
 // duckPortal streams a DuckDB result. Its rows live across Execute calls
@@ -234,6 +236,7 @@ func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error)
 type duckPortal struct {
 	q      *duckQuery
 	args   []any
+	params []any // as decoded, for pruning
 	ctx    context.Context
 	cancel context.CancelFunc
 	rows   *sql.Rows
@@ -246,7 +249,7 @@ type duckPortal struct {
 func (p *duckPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
 
 func (p *duckPortal) start(ctx context.Context) error {
-	if err := p.q.s.takeSnapshots(ctx, p.q.tables); err != nil {
+	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
 		return err
 	}
 	query := p.q.sql

@@ -48,12 +48,14 @@ type Config struct {
 
 // Engine is shared by all sessions.
 type Engine struct {
-	cfg           Config
-	cat           *catalog.Catalog
-	store         objstore.Store
-	log           *slog.Logger
-	duck          *sql.DB
-	scans         *scanRegistry
+	cfg   Config
+	cat   *catalog.Catalog
+	store objstore.Store
+	log   *slog.Logger
+	duck  *sql.DB
+	scans *scanRegistry
+	// snaps caches resolved file lists by partition head (snapcache.go).
+	snaps         *snapshotCache
 	serverVersion string
 	// warehouseDir is the local warehouse root ("" for object stores);
 	// DuckDB may read Parquet files below it.
@@ -63,6 +65,8 @@ type Engine struct {
 	catalogRole string
 	// parsing bounds the statement text parsed at once (parsebudget.go).
 	parsing *parseBudget
+	// held bounds the blocks holding a catalog transaction (ddltx.go).
+	held heldSlots
 	// sessions lists the server's sessions (activity.go; nil: none known).
 	sessions SessionRegistry
 	// imports are the running CALL lakesoul.import (importprogress.go).
@@ -74,8 +78,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit)}
+	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
+		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns)}
 	e.scans = newScanRegistry(cfg.Store)
+	e.snaps = newSnapshotCache()
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")
 	}

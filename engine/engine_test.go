@@ -41,11 +41,18 @@ func newSession(t *testing.T) pgwire.Session {
 // newSessionAt opens a session on a fresh catalog with the warehouse at dir.
 func newSessionAt(t testing.TB, dir string) pgwire.Session {
 	t.Helper()
-	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	if err := catalog.MigrateUp(ctx, dsn); err != nil {
+	if err := catalog.MigrateUp(context.Background(), dsn); err != nil {
 		t.Fatal(err)
 	}
+	return sessionOn(t, dsn, dir)
+}
+
+// sessionOn opens a session of a new engine on the catalog dsn (migrated)
+// with the warehouse at dir.
+func sessionOn(t testing.TB, dsn, dir string) pgwire.Session {
+	t.Helper()
+	ctx := context.Background()
 	cat, err := catalog.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

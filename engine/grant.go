@@ -65,16 +65,28 @@ func (s *Session) planGrantRole(n *pg_query.GrantRoleStmt) (pgwire.Statement, er
 			text += " CASCADE"
 		}
 	}
-	return ddl(tag, func(ctx context.Context) error {
-		conn, tx, err := s.beginUserTx(ctx, pgx.ReadWrite)
-		if err != nil {
-			return err
+	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		// Role grants commit on the user's own login, not with the
+		// block's catalog transaction (ddltx.go): refused inside a block
+		// rather than committed half.
+		if s.inBlock {
+			return "", nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", tag)
 		}
-		defer conn.Release()
-		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
-		if _, err := tx.Exec(ctx, text); err != nil {
-			return err
-		}
-		return tx.Commit(ctx)
-	}), nil
+		return tag, nil, s.grantRoles(ctx, text)
+	}}, nil
+}
+
+// grantRoles runs a GRANT/REVOKE of roles the server wrote on the user's
+// own login, where PostgreSQL decides whether the user may.
+func (s *Session) grantRoles(ctx context.Context, text string) error {
+	conn, tx, err := s.beginUserTx(ctx, pgx.ReadWrite)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
+	if _, err := tx.Exec(ctx, text); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }

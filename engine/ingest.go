@@ -66,6 +66,11 @@ type tableSink struct {
 	done    chan struct{}
 	err     error // the writer goroutine's first error; read after done
 	rows    int64
+	// schema is the first batch's; every batch of one ingest has it.
+	schema *arrow.Schema
+	// keysExist: every key written already exists in the table (UPDATE,
+	// CDC delete markers), so columns left out cannot end up NULL.
+	keysExist bool
 }
 
 // newTableSink starts the writer goroutine; the caller must end the sink
@@ -105,6 +110,9 @@ func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 		return errSinkClosed
 	}
 	k.rows += rec.NumRows()
+	if k.schema == nil {
+		k.schema = rec.Schema()
+	}
 	if k.pending == nil && k.sent == 0 && rec.NumRows() <= smallWriteRows {
 		// Only a small write may be buffered at commit (see commit); a
 		// larger first batch goes to the writer at once.
@@ -169,7 +177,8 @@ func (k *tableSink) finish() error {
 // otherwise), or stages it inside a transaction block, where a small write
 // is buffered instead.
 func (k *tableSink) commit(ctx context.Context) error {
-	if k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
+	omitted := k.omittedNotNull()
+	if len(omitted) == 0 && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
 		rec := k.pending
 		k.pending = nil
 		_ = k.finish()
@@ -182,6 +191,12 @@ func (k *tableSink) commit(ctx context.Context) error {
 	if err := k.finish(); err != nil {
 		k.abort(ctx)
 		return err
+	}
+	if len(omitted) > 0 {
+		if err := k.s.checkNotNull(ctx, k.t, k.parts, omitted); err != nil {
+			k.abort(ctx)
+			return err
+		}
 	}
 	parts := k.parts
 	k.parts = nil
@@ -205,3 +220,21 @@ func (k *tableSink) abort(ctx context.Context) {
 
 // errSinkClosed is returned when a batch arrives after the sink ended.
 var errSinkClosed = errors.New("engine: table sink closed")
+
+// omittedNotNull returns the NOT NULL columns of a primary-key table that
+// the ingest does not write (a partial upsert): rows of keys that already
+// exist keep their values there (LakeSoul), but a new key would read NULL,
+// which PostgreSQL refuses (23502). The writer checks the written columns
+// itself.
+func (k *tableSink) omittedNotNull() []string {
+	if k.keysExist || k.schema == nil || !k.t.HasPK() {
+		return nil
+	}
+	var out []string
+	for _, f := range k.t.Schema.Fields() {
+		if !f.Nullable && len(k.schema.FieldIndices(f.Name)) == 0 {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}

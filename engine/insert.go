@@ -91,12 +91,10 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	if sel := src.GetSelectStmt(); sel != nil {
 		for _, row := range sel.ValuesLists {
 			for j, item := range row.GetList().GetItems() {
-				untyped := item.GetParamRef() != nil || item.GetAConst().GetSval() != nil
-				if !untyped || j >= len(target) {
+				if j >= len(target) {
 					continue
 				}
-				f := t.Schema.Field(t.Schema.FieldIndices(target[j])[0])
-				if err := castParam(item, lakeFieldTypeName(f)); err != nil {
+				if err := typeAssigned(item, t.Schema.Field(t.Schema.FieldIndices(target[j])[0])); err != nil {
 					return nil, err
 				}
 			}
@@ -146,11 +144,52 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		for _, f := range fields {
 			written = append(written, f.Name)
 		}
-		q, cols, err := conflictQuery(t, alias, handle, query, written, target, oc)
-		if err != nil {
+		// $n of DO UPDATE SET … [WHERE …] take the declared types, or
+		// their target column's.
+		for _, tl := range oc.TargetList {
+			rt := tl.GetResTarget()
+			if idx := t.Schema.FieldIndices(rt.Name); len(idx) > 0 {
+				if err := typeAssigned(rt.Val, t.Schema.Field(idx[0])); err != nil {
+					return nil, err
+				}
+			}
+			if err := castDeclaredParams(rt.Val, paramOIDs); err != nil {
+				return nil, err
+			}
+		}
+		if err := castDeclaredParams(oc.WhereClause, paramOIDs); err != nil {
 			return nil, err
 		}
-		query = q
+		// The conflict action may hold parameters the source does not;
+		// those DuckDB cannot type are text, as in prepareDuck.
+		inserted := query
+		var cols []string
+		for attempt := 0; ; attempt++ {
+			var q string
+			if q, cols, err = conflictQuery(t, alias, handle, inserted, written, target, oc); err != nil {
+				return nil, err
+			}
+			query = q
+			_, _, _, all, err := s.describeDuck(ctx, query)
+			untyped := untypedParams(all)
+			if len(untyped) == 0 || attempt > 0 {
+				if err != nil {
+					return nil, err
+				}
+				if len(all) > len(params) {
+					params = all
+				}
+				break
+			}
+			for _, tl := range oc.TargetList {
+				if err := castUntypedParams(tl.GetResTarget().Val, untyped); err != nil {
+					return nil, err
+				}
+			}
+			if err := castUntypedParams(oc.WhereClause, untyped); err != nil {
+				return nil, err
+			}
+		}
 		fields = fields[:0]
 		for _, c := range cols {
 			f := t.Schema.Field(t.Schema.FieldIndices(c)[0])
@@ -160,38 +199,43 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	recSchema := arrow.NewSchema(fields, nil)
 
 	paramTypes := mergeParamOIDs(paramOIDs, params)
-	return &funcStmt{
+	st := &funcStmt{
 		tag:    "INSERT",
 		params: paramTypes,
 		run: func(ctx context.Context, args []any) (string, [][]any, error) {
-			if err := s.takeSnapshots(ctx, tables); err != nil {
+			if err := s.takeSnapshotsWith(ctx, tables, args); err != nil {
 				return "", nil, err
 			}
 			dargs, err := duckArgs(paramTypes, args)
 			if err != nil {
 				return "", nil, err
 			}
-			n, err := s.writeQuery(ctx, t, query, dargs, recSchema)
+			n, err := s.writeQuery(ctx, t, query, dargs, recSchema, false)
 			if err != nil {
 				return "", nil, err
 			}
 			s.noteWrite()
 			return fmt.Sprintf("INSERT 0 %d", n), nil, nil
 		},
-	}, nil
+	}
+	releaseWith(s.e.scans, st, tables)
+	return st, nil
 }
 
 // writeQuery streams the rows of query (whose columns have sch's types) into
 // the table in bounded batches and commits them once (MergeCommit on PK
 // tables, AppendCommit otherwise, staged inside a transaction block). It
 // returns the number of rows written. Nothing is visible if it fails.
-func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string, args []any, sch *arrow.Schema) (int64, error) {
+// keysExist tells that every key query yields is one the table has (UPDATE),
+// so columns it leaves out need no NOT NULL check (ingest.go).
+func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string, args []any, sch *arrow.Schema, keysExist bool) (int64, error) {
 	rows, err := s.duck.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
 	sink := s.newTableSink(ctx, t)
+	sink.keysExist = keysExist
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
 	defer b.Release()
 	n := sch.NumFields()

@@ -78,6 +78,9 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				if slices.Contains(keyCols, rt.Name) {
 					return nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name), "SET non-key columns")
 				}
+				if err := typeAssigned(rt.Val, t.Schema.Field(t.Schema.FieldIndices(rt.Name)[0])); err != nil {
+					return nil, err
+				}
 				c.vals[rt.Name] = rt.Val
 			}
 		case pg_query.CmdType_CMD_INSERT:
@@ -97,6 +100,9 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 			for i, col := range cols {
 				if len(t.Schema.FieldIndices(col)) == 0 {
 					return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", col, t.Name)
+				}
+				if err := typeAssigned(w.Values[i], t.Schema.Field(t.Schema.FieldIndices(col)[0])); err != nil {
+					return nil, err
 				}
 				c.vals[col] = w.Values[i]
 			}

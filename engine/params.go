@@ -101,6 +101,19 @@ func castParam(n *pg_query.Node, typeName string) error {
 	return nil
 }
 
+// typeAssigned gives a value assigned to column f its type when the value is
+// untyped — a bare $n or a string literal — as PostgreSQL resolves an
+// unknown value by its assignment target (INSERT … VALUES, UPDATE SET,
+// MERGE, ON CONFLICT DO UPDATE SET). Clients that send parameters without
+// types (node-postgres, lib/pq, postgres.js) rely on this. Other
+// expressions keep their own type and are cast when written.
+func typeAssigned(val *pg_query.Node, f arrow.Field) error {
+	if val == nil || (val.GetParamRef() == nil && val.GetAConst().GetSval() == nil) {
+		return nil
+	}
+	return castParam(val, lakeFieldTypeName(f))
+}
+
 // castDeclaredParams casts every $n whose type the client declared.
 func castDeclaredParams(stmt *pg_query.Node, declared []uint32) error {
 	refs := paramRefs(stmt)
@@ -116,6 +129,18 @@ func castDeclaredParams(stmt *pg_query.Node, declared []uint32) error {
 		}
 	}
 	return nil
+}
+
+// untypedParams returns the numbers (1-based) of the parameters DuckDB
+// described without a type.
+func untypedParams(oids []uint32) []int {
+	var out []int
+	for i, oid := range oids {
+		if oid == 0 {
+			out = append(out, i+1)
+		}
+	}
+	return out
 }
 
 // castUntypedParams casts the given parameter numbers to text, for DuckDB

@@ -1,7 +1,12 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -10,21 +15,79 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
-// Pruning. A lake table that is a plain FROM item of a SELECT whose WHERE
-// requires `col = constant` (or `col IN (constants)`) for range-partition
-// columns reads only the matching partitions; when it pins every primary-key
-// column, only the buckets those keys hash to. DuckDB still applies the whole
-// WHERE, so pruning only ever removes files that cannot match.
+// Pruning. A lake table that is a plain FROM item of a SELECT gets the
+// AND-conjuncts of that SELECT's WHERE that compare one of its columns with
+// a constant or a bind parameter ($n): `=`, `IN (…)`, `<`, `<=`, `>`, `>=`,
+// `BETWEEN`. They are resolved when the statement executes, with its
+// parameters:
+//
+//   - equalities on range-partition columns keep only the matching
+//     partitions (and list only those, prunefetch.go);
+//   - equalities pinning every primary-key column keep only the buckets
+//     those keys hash to;
+//   - every term on a primary-key column becomes the reader's key filter,
+//     which skips files, row groups and pages inside the merge
+//     (reader/prune.go).
+//
+// DuckDB still applies the whole WHERE, so pruning only ever removes rows
+// that cannot match; a query whose WHERE is nothing but such terms may skip
+// DuckDB (directscan.go), the reader's key filter then being exact. A
+// constant that cannot be of its key column's type fails as PostgreSQL
+// fails it (22P02, 22003), when the statement is planned.
 
-// pruneInput is the constants a WHERE pins columns of one FROM item to.
-type pruneInput map[string][]string
+// pruneOp is a term's comparison.
+type pruneOp uint8
 
-// collectPruneInputs finds, for every RangeVar that is a direct FROM item of a
-// SELECT, the equality constraints of that SELECT's WHERE on its columns.
-func collectPruneInputs(stmt *pg_query.Node) map[*pg_query.RangeVar]pruneInput {
-	out := map[*pg_query.RangeVar]pruneInput{}
+const (
+	opEq pruneOp = iota // = (and IN)
+	opLt
+	opLe
+	opGt
+	opGe
+)
+
+// termArgKind says what a term's argument is.
+type termArgKind uint8
+
+const (
+	termInt    termArgKind = iota + 1 // an integer literal (text holds its digits)
+	termString                        // an untyped string literal: takes the column's type
+	termCast                          // a typed constant: text::cast
+	termParam                         // a bind parameter $param
+)
+
+// pruneArg is one argument of a term: a constant or a parameter.
+type pruneArg struct {
+	kind  termArgKind
+	text  string
+	cast  string // termCast: the type name, lower case
+	param int    // termParam: 1-based
+}
+
+// pruneTerm is `col op arg`, or `col IN (args)` (opEq with several args).
+type pruneTerm struct {
+	col  string
+	op   pruneOp
+	args []pruneArg
+}
+
+// pruneInput is what a WHERE says about the columns of one FROM item.
+type pruneInput struct {
+	terms []pruneTerm
+	// exact is set when the WHERE is nothing but these terms, ANDed, of a
+	// statement reading only this FROM item.
+	exact bool
+}
+
+// collectPruneInputs finds, for every RangeVar that is a direct FROM item of
+// a SELECT, the terms of that SELECT's WHERE on its columns.
+func collectPruneInputs(stmt *pg_query.Node) map[*pg_query.RangeVar]*pruneInput {
+	out := map[*pg_query.RangeVar]*pruneInput{}
 	walk(stmt, func(n *pg_query.Node) {
 		sel := n.GetSelectStmt()
 		if sel == nil || sel.WhereClause == nil {
@@ -39,9 +102,9 @@ func collectPruneInputs(stmt *pg_query.Node) map[*pg_query.RangeVar]pruneInput {
 			if rv.Alias != nil {
 				name = rv.Alias.Aliasname
 			}
-			in := pruneInput{}
-			collectEqualities(sel.WhereClause, name, len(sel.FromClause) == 1, in)
-			if len(in) > 0 {
+			in := &pruneInput{exact: len(sel.FromClause) == 1}
+			collectTerms(sel.WhereClause, name, len(sel.FromClause) == 1, in)
+			if len(in.terms) > 0 {
 				out[rv] = in
 			}
 		}
@@ -49,19 +112,31 @@ func collectPruneInputs(stmt *pg_query.Node) map[*pg_query.RangeVar]pruneInput {
 	return out
 }
 
-// collectEqualities walks the AND-conjuncts of cond.
-func collectEqualities(cond *pg_query.Node, alias string, bareOK bool, in pruneInput) {
+// collectTerms walks the AND-conjuncts of cond; a conjunct that is not a
+// term clears in.exact.
+func collectTerms(cond *pg_query.Node, alias string, bareOK bool, in *pruneInput) {
 	if b := cond.GetBoolExpr(); b != nil {
-		if b.Boolop == pg_query.BoolExprType_AND_EXPR {
-			for _, a := range b.Args {
-				collectEqualities(a, alias, bareOK, in)
-			}
+		if b.Boolop != pg_query.BoolExprType_AND_EXPR {
+			in.exact = false
+			return
+		}
+		for _, a := range b.Args {
+			collectTerms(a, alias, bareOK, in)
 		}
 		return
 	}
+	if t, ok := termOf(cond, alias, bareOK); ok {
+		in.terms = append(in.terms, t...)
+		return
+	}
+	in.exact = false
+}
+
+// termOf reads one conjunct as terms on a column of the FROM item alias.
+func termOf(cond *pg_query.Node, alias string, bareOK bool) ([]pruneTerm, bool) {
 	e := cond.GetAExpr()
 	if e == nil || len(e.Name) != 1 || e.Name[0].GetString_() == nil {
-		return
+		return nil, false
 	}
 	col := func(n *pg_query.Node) string {
 		cr := n.GetColumnRef()
@@ -84,71 +159,104 @@ func collectEqualities(cond *pg_query.Node, alias string, bareOK bool, in pruneI
 		}
 		return ""
 	}
-	constant := func(n *pg_query.Node) (string, bool) {
-		if n.GetAConst() == nil && n.GetTypeCast() == nil {
-			return "", false
+	op := e.Name[0].GetString_().Sval
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		ops := map[string][2]pruneOp{"=": {opEq, opEq}, "<": {opLt, opGt}, "<=": {opLe, opGe}, ">": {opGt, opLt}, ">=": {opGe, opLe}}
+		o, ok := ops[op]
+		if !ok {
+			return nil, false
 		}
-		if c := n.GetAConst(); c != nil && c.Isnull {
-			return "", false
-		}
-		if tc := n.GetTypeCast(); tc != nil && tc.Arg.GetAConst() == nil {
-			return "", false
-		}
-		return stringValue(n)
-	}
-	switch {
-	case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Name[0].GetString_().Sval == "=":
-		c, v := col(e.Lexpr), e.Rexpr
+		c, v, flip := col(e.Lexpr), e.Rexpr, false
 		if c == "" {
-			c, v = col(e.Rexpr), e.Lexpr
+			c, v, flip = col(e.Rexpr), e.Lexpr, true
 		}
-		if c == "" {
-			return
+		a, ok := argOf(v)
+		if c == "" || !ok {
+			return nil, false
 		}
-		if s, ok := constant(v); ok {
-			in[c] = intersect(in[c], []string{s})
+		t := pruneTerm{col: c, op: o[0], args: []pruneArg{a}}
+		if flip {
+			t.op = o[1]
 		}
-	case e.Kind == pg_query.A_Expr_Kind_AEXPR_IN && e.Name[0].GetString_().Sval == "=":
+		return []pruneTerm{t}, true
+	case pg_query.A_Expr_Kind_AEXPR_IN:
 		c := col(e.Lexpr)
 		list := e.Rexpr.GetList()
-		if c == "" || list == nil {
-			return
+		if c == "" || list == nil || op != "=" {
+			return nil, false
 		}
-		var vals []string
+		t := pruneTerm{col: c, op: opEq}
 		for _, it := range list.Items {
-			s, ok := constant(it)
+			a, ok := argOf(it)
 			if !ok {
-				return
+				return nil, false
 			}
-			vals = append(vals, s)
+			t.args = append(t.args, a)
 		}
-		in[c] = intersect(in[c], vals)
+		return []pruneTerm{t}, true
+	case pg_query.A_Expr_Kind_AEXPR_BETWEEN:
+		c := col(e.Lexpr)
+		list := e.Rexpr.GetList()
+		if c == "" || list == nil || len(list.Items) != 2 {
+			return nil, false
+		}
+		lo, ok1 := argOf(list.Items[0])
+		hi, ok2 := argOf(list.Items[1])
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		return []pruneTerm{{col: c, op: opGe, args: []pruneArg{lo}}, {col: c, op: opLe, args: []pruneArg{hi}}}, true
 	}
+	return nil, false
 }
 
-// intersect narrows an existing value set (nil = unconstrained).
-func intersect(have, add []string) []string {
-	if have == nil {
-		return add
+// argOf reads a constant or parameter; NULL, expressions and numerics with
+// a fraction are not arguments.
+func argOf(n *pg_query.Node) (pruneArg, bool) {
+	if p := n.GetParamRef(); p != nil {
+		return pruneArg{kind: termParam, param: int(p.Number)}, true
 	}
-	var out []string
-	for _, v := range have {
-		if slices.Contains(add, v) {
-			out = append(out, v)
+	if tc := n.GetTypeCast(); tc != nil {
+		if p := tc.Arg.GetParamRef(); p != nil {
+			return pruneArg{kind: termParam, param: int(p.Number)}, true // castDeclaredParams' casts
 		}
+		c := tc.Arg.GetAConst()
+		if c == nil || c.Isnull || tc.TypeName == nil {
+			return pruneArg{}, false
+		}
+		text, ok := stringValue(tc.Arg)
+		if !ok {
+			return pruneArg{}, false
+		}
+		return pruneArg{kind: termCast, text: text, cast: strings.ToLower(typeNameString(tc.TypeName))}, true
 	}
-	if out == nil {
-		out = []string{}
+	c := n.GetAConst()
+	if c == nil || c.Isnull {
+		return pruneArg{}, false
 	}
-	return out
+	switch {
+	case c.GetIval() != nil:
+		return pruneArg{kind: termInt, text: fmt.Sprint(c.GetIval().Ival)}, true
+	case c.GetFval() != nil:
+		if _, err := pgParseInt(c.GetFval().Fval); err == nil {
+			return pruneArg{kind: termInt, text: c.GetFval().Fval}, true // beyond int4
+		}
+	case c.GetSval() != nil:
+		return pruneArg{kind: termString, text: c.GetSval().Sval}, true
+	}
+	return pruneArg{}, false
 }
 
-// pruneSpec is a pruneInput resolved against a table.
+// pruneSpec is a pruneInput resolved against a table and an execution's
+// parameters.
 type pruneSpec struct {
 	// ranges holds the allowed values of constrained range columns.
 	ranges map[string]allowedValues
 	// buckets holds the buckets the pinned keys hash to (nil = all).
 	buckets map[int]bool
+	// keys filters the primary key inside the merge (nil = no filter).
+	keys *reader.KeyFilter
 }
 
 type allowedValues struct {
@@ -156,75 +264,464 @@ type allowedValues struct {
 	vals []any
 }
 
-// resolvePrune turns constants into typed values; nil when nothing prunes.
-func resolvePrune(in pruneInput, t *catalog.Table) *pruneSpec {
-	sp := &pruneSpec{ranges: map[string]allowedValues{}}
-	field := func(name string) (arrow.Field, bool) {
-		idx := t.Schema.FieldIndices(name)
-		if len(idx) == 0 {
-			return arrow.Field{}, false
-		}
-		return t.Schema.Field(idx[0]), true
-	}
-	parseAll := func(f arrow.Field, texts []string) ([]any, bool) {
-		out := make([]any, 0, len(texts))
-		for _, s := range texts {
-			v, err := layout.ParseValue(s, f.Type)
-			if err != nil || v == nil {
-				return nil, false
-			}
-			if _, isBytes := v.([]byte); isBytes {
-				return nil, false
-			}
-			out = append(out, v)
-		}
-		return out, true
-	}
-	for _, c := range t.RangeCols {
-		texts, ok := in[c]
-		f, found := field(c)
-		if !ok || !found {
-			continue
-		}
-		if vals, ok := parseAll(f, texts); ok {
-			sp.ranges[c] = allowedValues{dt: f.Type, vals: vals}
+// colFamily is how a column's values are compared for pruning; 0 for
+// columns no term prunes.
+type colFamily uint8
+
+const (
+	famInt colFamily = iota + 1
+	famText
+	famDate
+	famTimestamp
+)
+
+func familyOf(dt arrow.DataType) colFamily {
+	switch t := dt.(type) {
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:
+		return famInt
+	case *arrow.StringType:
+		return famText
+	case *arrow.Date32Type:
+		return famDate
+	case *arrow.TimestampType:
+		if t.TimeZone == "" && t.Unit == arrow.Microsecond {
+			return famTimestamp
 		}
 	}
-	if t.HasPK() && t.HashBucketNum > 1 {
-		var cols [][]any
-		var types []arrow.DataType
-		for _, c := range t.PKCols {
-			texts, ok := in[c]
-			f, found := field(c)
-			if !ok || !found {
-				cols = nil
-				break
-			}
-			vals, ok := parseAll(f, texts)
-			if !ok {
-				cols = nil
-				break
-			}
-			cols = append(cols, vals)
-			types = append(types, f.Type)
-		}
-		if cols != nil {
-			sp.buckets = keyBuckets(cols, types, t.HashBucketNum)
-		}
-	}
-	if len(sp.ranges) == 0 && sp.buckets == nil {
-		return nil
-	}
-	return sp
+	return 0
 }
 
-// keyBuckets hashes every combination of the pinned key values.
+// castFamilies are the type names of typed constants whose comparison with a
+// column of the family compares the values as the family does.
+var castFamilies = map[string]colFamily{
+	"int2": famInt, "int4": famInt, "int8": famInt, "smallint": famInt, "integer": famInt, "int": famInt, "bigint": famInt,
+	"text": famText, "varchar": famText, "date": famDate,
+}
+
+// paramFamilies are the parameter types that compare with a column of the
+// family as the family does.
+var paramFamilies = map[uint32]colFamily{
+	schema.OIDInt2: famInt, schema.OIDInt4: famInt, schema.OIDInt8: famInt,
+	schema.OIDText: famText, schema.OIDVarchar: famText, schema.OIDDate: famDate, schema.OIDTimestamp: famTimestamp,
+}
+
+// argValue is a term argument's value for a column of type dt, normalised
+// as the key filter takes it (int64 for integers, dates and timestamps;
+// string for text; nil for SQL NULL). ok is false when the argument says
+// nothing exact about the column: a parameter not yet known or of another
+// type, a constant DuckDB would compare differently. err is PostgreSQL's
+// error for a constant that cannot be of the column's type.
+func argValue(a pruneArg, dt arrow.DataType, params []any) (v any, ok bool, err error) {
+	fam := familyOf(dt)
+	switch a.kind {
+	case termParam:
+		if params == nil || a.param < 1 || a.param > len(params) {
+			return nil, false, nil
+		}
+		switch p := params[a.param-1].(type) {
+		case nil:
+			return nil, true, nil
+		case int16:
+			return int64(p), fam == famInt, nil
+		case int32:
+			return int64(p), fam == famInt, nil
+		case int64:
+			return p, fam == famInt, nil
+		case string:
+			return p, fam == famText, nil
+		case time.Time:
+			switch fam {
+			case famDate:
+				days := p.Unix() / 86400
+				if p.Unix()%86400 != 0 || p.Nanosecond() != 0 {
+					return nil, false, nil
+				}
+				return days, true, nil
+			case famTimestamp:
+				return p.UnixMicro(), p.Nanosecond()%1000 == 0, nil
+			}
+		}
+		return nil, false, nil
+	case termInt:
+		if fam != famInt {
+			return nil, false, nil
+		}
+		n, err := pgParseInt(a.text)
+		return n, err == nil, nil
+	case termCast:
+		if castFamilies[a.cast] != fam {
+			return nil, false, nil
+		}
+		a.kind = termString
+		return argValue(a, dt, params)
+	case termString:
+		switch fam {
+		case famText:
+			return a.text, true, nil
+		case famInt:
+			n, err := pgParseInt(a.text)
+			if err != nil && !errors.Is(err, errIntRange) {
+				return nil, false, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgIntName(dt), a.text)
+			}
+			if lo, hi := intRange(dt); err != nil || n < lo || n > hi {
+				return nil, false, sqlerr.New(sqlerr.NumericValueOutOfRange, "value %q is out of range for type %s", a.text, pgIntName(dt))
+			}
+			return n, true, nil
+		case famDate:
+			d, err := layout.ParseValue(a.text, dt)
+			if d, isDate := d.(arrow.Date32); err == nil && isDate {
+				return int64(d), true, nil
+			}
+		}
+	}
+	return nil, false, nil
+}
+
+// pgParseInt reads integer text as PostgreSQL's int8 input does: surrounding
+// whitespace, a sign, decimal digits (or 0x/0o/0b), single underscores
+// between digits.
+func pgParseInt(s string) (int64, error) {
+	bad := fmt.Errorf("invalid integer %q", s)
+	s = strings.Trim(s, " \t\n\r\f\v")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	base := uint64(10)
+	if len(s) > 2 && s[0] == '0' {
+		switch s[1] {
+		case 'x', 'X':
+			base, s = 16, s[2:]
+		case 'o', 'O':
+			base, s = 8, s[2:]
+		case 'b', 'B':
+			base, s = 2, s[2:]
+		}
+	}
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
+		return 0, bad
+	}
+	var u uint64
+	over := false
+	for _, r := range s {
+		if r == '_' {
+			continue
+		}
+		var d uint64
+		switch {
+		case r >= '0' && r <= '9':
+			d = uint64(r - '0')
+		case r >= 'a' && r <= 'f':
+			d = uint64(r-'a') + 10
+		case r >= 'A' && r <= 'F':
+			d = uint64(r-'A') + 10
+		default:
+			return 0, bad
+		}
+		if d >= base {
+			return 0, bad
+		}
+		if u > (1<<63)/base {
+			over = true // keep reading: later characters may still be invalid
+			continue
+		}
+		u = u*base + d
+	}
+	switch {
+	case over:
+	case neg && u <= 1<<63:
+		return int64(-u), nil
+	case !neg && u < 1<<63:
+		return int64(u), nil
+	}
+	return 0, errIntRange
+}
+
+// errIntRange is pgParseInt's error for a well-formed integer beyond int8.
+var errIntRange = errors.New("integer out of range")
+
+// intRange is the value range of an integer column type.
+func intRange(dt arrow.DataType) (int64, int64) {
+	switch dt.ID() {
+	case arrow.INT8:
+		return math.MinInt8, math.MaxInt8
+	case arrow.INT16:
+		return math.MinInt16, math.MaxInt16
+	case arrow.INT32:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
+}
+
+// pgIntName is PostgreSQL's name of an integer column type.
+func pgIntName(dt arrow.DataType) string {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16:
+		return "smallint"
+	case arrow.INT32:
+		return "integer"
+	}
+	return "bigint"
+}
+
+// colConstraint accumulates the terms on one column.
+type colConstraint struct {
+	dt arrow.DataType
+	// points are the values an equality allows (nil: none given).
+	points []any
+	pinned bool
+	lo, hi reader.KeyCond // only the Lower/Upper halves are used
+}
+
+// compareNorm orders two normalised values of one family.
+func compareNorm(a, b any) int {
+	if x, ok := a.(string); ok {
+		return strings.Compare(x, b.(string))
+	}
+	x, y := a.(int64), b.(int64)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+func (c *colConstraint) addPoints(vals []any) {
+	vals = slices.DeleteFunc(slices.Clone(vals), func(v any) bool { return v == nil })
+	if !c.pinned {
+		c.points, c.pinned = vals, true
+		return
+	}
+	c.points = slices.DeleteFunc(c.points, func(v any) bool {
+		return !slices.ContainsFunc(vals, func(w any) bool { return compareNorm(v, w) == 0 })
+	})
+}
+
+// addBound tightens the interval by `col op v`.
+func (c *colConstraint) addBound(op pruneOp, v any) {
+	if v == nil { // a comparison with NULL holds for no row
+		c.addPoints(nil)
+		return
+	}
+	if op == opGt || op == opGe {
+		incl := op == opGe
+		if c.lo.Lower == nil || compareNorm(v, c.lo.Lower) > 0 || (compareNorm(v, c.lo.Lower) == 0 && !incl) {
+			c.lo.Lower, c.lo.LowerInclusive = v, incl
+		}
+		return
+	}
+	incl := op == opLe
+	if c.hi.Upper == nil || compareNorm(v, c.hi.Upper) < 0 || (compareNorm(v, c.hi.Upper) == 0 && !incl) {
+		c.hi.Upper, c.hi.UpperInclusive = v, incl
+	}
+}
+
+// inBounds reports whether v lies in the interval.
+func (c *colConstraint) inBounds(v any) bool {
+	if c.lo.Lower != nil {
+		if d := compareNorm(v, c.lo.Lower); d < 0 || (d == 0 && !c.lo.LowerInclusive) {
+			return false
+		}
+	}
+	if c.hi.Upper != nil {
+		if d := compareNorm(v, c.hi.Upper); d > 0 || (d == 0 && !c.hi.UpperInclusive) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPrune resolves in's constants against t, for the errors PostgreSQL
+// gives when it plans the statement.
+func checkPrune(in *pruneInput, t *catalog.Table) error {
+	_, err := resolvePrune(in, t, nil)
+	return err
+}
+
+// exactFor reports whether the reader can evaluate the whole WHERE of in
+// exactly for t, with parameters of the given types: every term is on a
+// primary-key column or an equality on a range column, and every argument
+// compares as the column's values do.
+func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
+	if in == nil || !in.exact {
+		return false
+	}
+	for _, term := range in.terms {
+		idx := t.Schema.FieldIndices(term.col)
+		if len(idx) == 0 {
+			return false
+		}
+		dt := t.Schema.Field(idx[0]).Type
+		fam := familyOf(dt)
+		switch {
+		case fam == 0:
+			return false
+		case slices.Contains(t.PKCols, term.col):
+		case slices.Contains(t.RangeCols, term.col) && term.op == opEq:
+		default:
+			return false
+		}
+		for _, a := range term.args {
+			if a.kind == termParam {
+				if a.param < 1 || a.param > len(paramOIDs) || paramFamilies[paramOIDs[a.param-1]] != fam {
+					return false
+				}
+				continue
+			}
+			if _, ok, err := argValue(a, dt, nil); !ok || err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resolvePrune evaluates in against t with an execution's parameters (nil:
+// terms with parameters say nothing); nil when nothing prunes.
+func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, error) {
+	if in == nil {
+		return nil, nil
+	}
+	cons := map[string]*colConstraint{}
+	for _, term := range in.terms {
+		idx := t.Schema.FieldIndices(term.col)
+		if len(idx) == 0 || !(slices.Contains(t.PKCols, term.col) || slices.Contains(t.RangeCols, term.col)) {
+			continue
+		}
+		dt := t.Schema.Field(idx[0]).Type
+		var vals []any
+		usable := true
+		for _, a := range term.args {
+			v, ok, err := argValue(a, dt, params)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				usable = false
+				continue // keep checking the other constants for errors
+			}
+			vals = append(vals, v)
+		}
+		if !usable {
+			continue
+		}
+		c := cons[term.col]
+		if c == nil {
+			c = &colConstraint{dt: dt}
+			cons[term.col] = c
+		}
+		if term.op == opEq {
+			c.addPoints(vals)
+		} else {
+			c.addBound(term.op, vals[0])
+		}
+	}
+	sp := &pruneSpec{ranges: map[string]allowedValues{}}
+	for _, col := range t.RangeCols {
+		c := cons[col]
+		if c == nil || !c.pinned {
+			continue
+		}
+		av := allowedValues{dt: c.dt, vals: []any{}}
+		for _, v := range c.points {
+			if c.inBounds(v) {
+				if tv, ok := typedValue(c.dt, v); ok {
+					av.vals = append(av.vals, tv)
+				}
+			}
+		}
+		sp.ranges[col] = av
+	}
+	if t.HasPK() {
+		allPinned := true
+		var keyCols [][]any
+		var keyTypes []arrow.DataType
+		for _, col := range t.PKCols {
+			c := cons[col]
+			if c == nil {
+				allPinned = false
+				continue
+			}
+			kc := reader.KeyCond{Column: col, In: c.pinned}
+			if c.pinned {
+				kc.Values = []any{}
+				var typed []any
+				for _, v := range c.points {
+					if !c.inBounds(v) {
+						continue
+					}
+					kc.Values = append(kc.Values, v)
+					if tv, ok := typedValue(c.dt, v); ok {
+						typed = append(typed, tv)
+					}
+				}
+				keyCols, keyTypes = append(keyCols, typed), append(keyTypes, c.dt)
+			} else {
+				allPinned = false
+				kc.Lower, kc.LowerInclusive = c.lo.Lower, c.lo.LowerInclusive
+				kc.Upper, kc.UpperInclusive = c.hi.Upper, c.hi.UpperInclusive
+			}
+			if sp.keys == nil {
+				sp.keys = &reader.KeyFilter{}
+			}
+			sp.keys.Conds = append(sp.keys.Conds, kc)
+		}
+		if allPinned && t.HashBucketNum > 1 {
+			sp.buckets = keyBuckets(keyCols, keyTypes, t.HashBucketNum)
+		}
+	}
+	if len(sp.ranges) == 0 && sp.buckets == nil && sp.keys == nil {
+		return nil, nil
+	}
+	return sp, nil
+}
+
+// typedValue converts a normalised value to the Go type layout.ParseValue
+// gives for dt; false when the value is out of the type's range (it then
+// equals no value of the column).
+func typedValue(dt arrow.DataType, v any) (any, bool) {
+	if s, ok := v.(string); ok {
+		return s, true
+	}
+	n := v.(int64)
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32:
+		if lo, hi := intRange(dt); n < lo || n > hi {
+			return nil, false
+		}
+	case arrow.DATE32:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, false
+		}
+	}
+	switch dt.ID() {
+	case arrow.INT8:
+		return int8(n), true
+	case arrow.INT16:
+		return int16(n), true
+	case arrow.INT32:
+		return int32(n), true
+	case arrow.DATE32:
+		return arrow.Date32(n), true
+	case arrow.TIMESTAMP:
+		return arrow.Timestamp(n), true
+	}
+	return n, true
+}
+
+// keyBuckets hashes every combination of the pinned key values; an empty
+// set when some column allows no value.
 func keyBuckets(cols [][]any, types []arrow.DataType, n int) map[int]bool {
 	combos := 1
 	for _, c := range cols {
 		combos *= len(c)
 	}
-	if combos == 0 || combos > 4096 {
+	if combos == 0 {
+		return map[int]bool{}
+	}
+	if combos > 4096 {
 		return nil
 	}
 	arrs := make([]arrow.Array, len(cols))
@@ -276,10 +773,30 @@ func appendKeyValue(b array.Builder, v any) bool {
 	return true
 }
 
+// pruneCounts is what a spec kept of a snapshot, for EXPLAIN.
+type pruneCounts struct {
+	partitions, partitionsKept int
+	files, filesKept           int
+	buckets                    []int // kept buckets (nil: all)
+}
+
 // apply keeps the partitions and bucket files the spec allows.
-func (sp *pruneSpec) apply(parts []catalog.PartitionFiles) []catalog.PartitionFiles {
+func (sp *pruneSpec) apply(parts []catalog.PartitionFiles) ([]catalog.PartitionFiles, pruneCounts) {
+	var pc pruneCounts
+	pc.partitions = len(parts)
+	for _, p := range parts {
+		pc.files += len(p.Files)
+	}
 	if sp == nil {
-		return parts
+		pc.partitionsKept, pc.filesKept = pc.partitions, pc.files
+		return parts, pc
+	}
+	if sp.buckets != nil {
+		pc.buckets = []int{}
+		for b := range sp.buckets {
+			pc.buckets = append(pc.buckets, b)
+		}
+		slices.Sort(pc.buckets)
 	}
 	var out []catalog.PartitionFiles
 	for _, p := range parts {
@@ -295,9 +812,11 @@ func (sp *pruneSpec) apply(parts []catalog.PartitionFiles) []catalog.PartitionFi
 			}
 			p = q
 		}
+		pc.partitionsKept++
+		pc.filesKept += len(p.Files)
 		out = append(out, p)
 	}
-	return out
+	return out, pc
 }
 
 func (sp *pruneSpec) matchDesc(desc string) bool {

@@ -25,10 +25,12 @@ import (
 const maxExactDescs = 256
 
 // listPartitions resolves the live files of t that the handles of one
-// statement (every handle in tables whose table is t) may read.
-func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
+// statement (every handle in tables whose table is t) may read, pruned by
+// their specs.
+func (s *Session) listPartitions(ctx context.Context, cat *catalog.Catalog, t *catalog.Table, tables map[string]*catalog.Table,
+	specs map[string]*pruneSpec) ([]catalog.PartitionFiles, error) {
 	if len(t.RangeCols) == 0 {
-		return s.cat.LiveFiles(ctx, t.ID, nil)
+		return s.liveFiles(ctx, cat, t, nil, nil)
 	}
 	exact := map[string]bool{}
 	var termSets [][]string
@@ -36,8 +38,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		if ht.ID != t.ID {
 			continue
 		}
-		e, _ := s.e.scans.get(handle)
-		descs, terms := candidates(t, e.prune)
+		descs, terms := candidates(t, specs[handle])
 		switch {
 		case descs != nil:
 			for _, d := range descs {
@@ -48,7 +49,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 				termSets = append(termSets, terms)
 			}
 		default:
-			return s.cat.LiveFiles(ctx, t.ID, nil)
+			return s.liveFiles(ctx, cat, t, nil, nil)
 		}
 	}
 	byDesc := map[string]catalog.PartitionFiles{}
@@ -57,7 +58,8 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		for d := range exact {
 			descs = append(descs, d)
 		}
-		parts, err := s.cat.LiveFiles(ctx, t.ID, descs)
+		slices.Sort(descs)
+		parts, err := s.liveFiles(ctx, cat, t, descs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +68,7 @@ func (s *Session) listPartitions(ctx context.Context, t *catalog.Table, tables m
 		}
 	}
 	for _, terms := range termSets {
-		parts, err := s.cat.LiveFilesMatching(ctx, t.ID, terms)
+		parts, err := s.liveFiles(ctx, cat, t, nil, terms)
 		if err != nil {
 			return nil, err
 		}

@@ -102,6 +102,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	ctes := cteRefs(stmt)
 	tables := map[string]*catalog.Table{}
 	prunes := collectPruneInputs(stmt)
+	s.bound = s.bound[:0:0]
 	resolved := map[string]*catalog.Table{}
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
@@ -132,13 +133,22 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 				return
 			}
 			resolved[key] = t
+			s.bound = append(s.bound, tableRef{schema: rv.Schemaname, name: rv.Relname, t: t})
 		}
 		handle := s.token + ":" + t.ID
-		if spec := resolvePrune(prunes[rv], t); spec != nil {
-			// A pruned reference gets a handle of its own; it shares the
-			// statement's snapshot of the table (see takeSnapshots).
-			handle = fmt.Sprintf("%s:%s:p%d", s.token, t.ID, len(tables))
-			s.e.scans.putPruned(handle, t, spec)
+		if in := prunes[rv]; in != nil {
+			// Constants that cannot be of their key column's type fail now,
+			// as PostgreSQL fails them when it plans.
+			if err = checkPrune(in, t); err != nil {
+				return
+			}
+			// A pruned reference gets a handle of its own, for its
+			// statement alone (its terms take the statement's parameters);
+			// it shares the statement's snapshot of the table (see
+			// takeSnapshots).
+			s.handleSeq++
+			handle = fmt.Sprintf("%s:%s:p%d", s.token, t.ID, s.handleSeq)
+			s.e.scans.putPruned(handle, t, in)
 		} else {
 			s.e.scans.put(handle, t)
 		}
@@ -160,13 +170,57 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 // reads, right before it runs. Each table is resolved once per execution, so a
 // self-join sees one snapshot.
 func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.Table) error {
+	return s.takeSnapshotsWith(ctx, tables, nil)
+}
+
+// takeSnapshotsWith is takeSnapshots for an execution with parameters:
+// the pruned references' terms are resolved with them (prune.go).
+func (s *Session) takeSnapshotsWith(ctx context.Context, tables map[string]*catalog.Table, params []any) error {
+	specs := map[string]*pruneSpec{}
+	for handle := range tables {
+		if e, ok := s.e.scans.get(handle); ok && e.prune != nil {
+			sp, err := resolvePrune(e.prune, e.table, params)
+			if err != nil {
+				return err
+			}
+			specs[handle] = sp
+		}
+	}
+	ids := map[string]bool{}
+	partitioned := false
+	for _, t := range tables {
+		ids[t.ID] = true
+		partitioned = partitioned || len(t.RangeCols) > 0
+	}
+	if len(ids) <= 1 && (len(tables) <= 1 || !partitioned) {
+		// One catalog statement lists everything: one snapshot already.
+		return s.setSnapshots(ctx, s.cat, tables, specs)
+	}
+	// Several tables (or differently pruned references of a partitioned
+	// one): one catalog snapshot for all the listings, so a commit of
+	// several tables or partitions is seen whole or not at all.
+	return s.cat.InSnapshot(ctx, func(cat *catalog.Catalog) error {
+		return s.setSnapshots(ctx, cat, tables, specs)
+	})
+}
+
+// testHookTableListed, set by tests, runs after each table's files were
+// listed for a statement.
+var testHookTableListed func(tableID string)
+
+// setSnapshots lists each table's files through cat and gives every handle
+// its snapshot.
+func (s *Session) setSnapshots(ctx context.Context, cat *catalog.Catalog, tables map[string]*catalog.Table, specs map[string]*pruneSpec) error {
 	snap := map[string][]catalog.PartitionFiles{}
 	for handle, t := range tables {
 		parts, ok := snap[t.ID]
 		if !ok {
 			var err error
-			if parts, err = s.listPartitions(ctx, t, tables); err != nil { // prunefetch.go
+			if parts, err = s.listPartitions(ctx, cat, t, tables, specs); err != nil { // prunefetch.go
 				return err
+			}
+			if testHookTableListed != nil {
+				testHookTableListed(t.ID)
 			}
 			// An open block reads its own writes (txn.go).
 			if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
@@ -177,7 +231,7 @@ func (s *Session) takeSnapshots(ctx context.Context, tables map[string]*catalog.
 			}
 			snap[t.ID] = parts
 		}
-		s.e.scans.setSnapshot(handle, parts)
+		s.e.scans.setSnapshot(handle, parts, specs[handle])
 	}
 	return nil
 }

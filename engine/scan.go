@@ -7,14 +7,15 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"regexp"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/google/uuid"
 
@@ -47,13 +48,27 @@ type scanEntry struct {
 	// fixed entries carry a file list chosen by their creator (one partition
 	// of a rewrite, a time-travel snapshot); takeSnapshots never refreshes them.
 	fixed bool
-	// prune, when set, narrows every snapshot given to the entry.
-	prune *pruneSpec
+	// prune, when set, holds the WHERE terms of a pruned reference; spec is
+	// them resolved for the current execution (prune.go), counts what the
+	// spec kept of the snapshot.
+	prune  *pruneInput
+	spec   *pruneSpec
+	counts pruneCounts
+	// stats counts what the current execution's scans read (EXPLAIN ANALYZE).
+	stats *reader.ScanStats
 	// changeFeed marks an incremental read (lakesoul.changes): rows of CDC
 	// tables whose merged op is delete are kept, as LakeSoul's incremental
 	// reads keep them (a change feed that dropped deletes would lose them
 	// downstream).
 	changeFeed bool
+}
+
+// keys is the key filter of the entry's current execution.
+func (e *scanEntry) keys() *reader.KeyFilter {
+	if e.spec == nil {
+		return nil
+	}
+	return e.spec.keys
 }
 
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
@@ -62,14 +77,17 @@ type scanRegistry struct {
 	// mem allocates the Arrow buffers of every scan: a pool, since scans
 	// allocate and free buffers batch after batch (arrowutil.PoolAllocator).
 	mem *arrowutil.PoolAllocator
-	mu  sync.Mutex
-	m   map[string]*scanEntry
+	// meta caches data files' footers, key statistics, page indexes and
+	// bloom filters across all scans.
+	meta *reader.MetaCache
+	mu   sync.Mutex
+	m    map[string]*scanEntry
 }
 
 func newScanRegistry(store objstore.Store) *scanRegistry {
 	mem := arrowutil.NewPoolAllocator()
 	mem.Poison = os.Getenv("LAKESOUL_POISON_FREED") != ""
-	return &scanRegistry{store: store, mem: mem, m: map[string]*scanEntry{}}
+	return &scanRegistry{store: store, mem: mem, meta: reader.NewMetaCache(reader.DefaultMetaCacheBytes), m: map[string]*scanEntry{}}
 }
 
 func (r *scanRegistry) put(handle string, t *catalog.Table) {
@@ -82,11 +100,11 @@ func (r *scanRegistry) put(handle string, t *catalog.Table) {
 	r.m[handle] = &scanEntry{table: t}
 }
 
-// putPruned registers a handle whose snapshots are narrowed by spec.
-func (r *scanRegistry) putPruned(handle string, t *catalog.Table, spec *pruneSpec) {
+// putPruned registers a handle whose snapshots are narrowed by the terms in.
+func (r *scanRegistry) putPruned(handle string, t *catalog.Table, in *pruneInput) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m[handle] = &scanEntry{table: t, prune: spec}
+	r.m[handle] = &scanEntry{table: t, prune: in}
 }
 
 // putFixed registers a handle that always scans exactly parts.
@@ -104,12 +122,23 @@ func (r *scanRegistry) putChangeFeed(handle string, t *catalog.Table, parts []ca
 	r.m[handle] = &scanEntry{table: t, parts: parts, resolved: true, fixed: true, changeFeed: true}
 }
 
-func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles) {
+// setSnapshot gives a handle the snapshot of its next execution, narrowed
+// by spec, and fresh counters.
+func (r *scanRegistry) setSnapshot(handle string, parts []catalog.PartitionFiles, spec *pruneSpec) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e, ok := r.m[handle]; ok && !e.fixed {
-		e.parts, e.resolved = e.prune.apply(parts), true
+	e, ok := r.m[handle]
+	if !ok {
+		return
 	}
+	e.stats = &reader.ScanStats{}
+	if e.fixed {
+		_, e.counts = (*pruneSpec)(nil).apply(e.parts)
+		return
+	}
+	e.spec = spec
+	e.parts, e.counts = spec.apply(parts)
+	e.resolved = true
 }
 
 func (r *scanRegistry) get(handle string) (scanEntry, bool) {
@@ -133,6 +162,80 @@ func (r *scanRegistry) dropPrefix(prefix string) {
 	}
 }
 
+// releaseWith drops the statement-own handles among tables' (pruned
+// references: each statement has its own) once owner, the statement
+// holding them, is garbage. Shared handles live as long as the session.
+func releaseWith[T any](r *scanRegistry, owner *T, tables map[string]*catalog.Table) {
+	var own []string
+	r.mu.Lock()
+	for h := range tables {
+		if e, ok := r.m[h]; ok && e.prune != nil {
+			own = append(own, h)
+		}
+	}
+	r.mu.Unlock()
+	if len(own) == 0 {
+		return
+	}
+	runtime.AddCleanup(owner, func(hs []string) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, h := range hs {
+			delete(r.m, h)
+		}
+	}, own)
+}
+
+// scanFailures carries the errors of lakesoul_scan through DuckDB, which
+// keeps only an error's text: the scan reports its error under a number,
+// and the DuckDB error mapper (duckdb.go) gives the statement the original
+// error, SQLSTATE and all. The last few hundred are kept.
+var scanFailures failureBox
+
+type failureBox struct {
+	mu    sync.Mutex
+	next  uint64
+	m     map[uint64]error
+	order []uint64
+}
+
+var failureRef = regexp.MustCompile(`\(lakesoul scan failure #(\d+)\)`)
+
+// wrap records err and returns the error DuckDB passes on: err itself
+// when it has no SQLSTATE of its own (DuckDB's error then carries its text
+// and the mapper classifies it as before).
+func (b *failureBox) wrap(err error) error {
+	se := sqlerr.From(err)
+	if se.Code == sqlerr.InternalError {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[uint64]error{}
+	}
+	b.next++
+	b.m[b.next] = err
+	b.order = append(b.order, b.next)
+	if len(b.order) > 256 {
+		delete(b.m, b.order[0])
+		b.order = b.order[1:]
+	}
+	return fmt.Errorf("%s (lakesoul scan failure #%d)", se.Message, b.next)
+}
+
+// recover returns the error a DuckDB error message refers to, if any.
+func (b *failureBox) recover(msg string) error {
+	m := failureRef.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	id, _ := strconv.ParseUint(m[1], 10, 64)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[id]
+}
+
 func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	if err != nil {
@@ -146,7 +249,7 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 			if !ok {
 				return nil, fmt.Errorf("%s: unknown handle", scanFunctionName)
 			}
-			return newScanSource(ctx, reg.store, reg.mem, e)
+			return newScanSource(ctx, reg, e)
 		},
 	}
 	return duckdb.RegisterTableUDF(conn, scanFunctionName, fn)
@@ -205,14 +308,14 @@ type scanThread struct {
 	row   int
 }
 
-func newScanSource(ctx context.Context, store objstore.Store, mem memory.Allocator, e scanEntry) (*scanSource, error) {
+func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSource, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	s := &scanSource{
 		ctx: ctx,
-		scan: &reader.Scan{Store: store, Table: e.table, Partitions: e.parts, Mem: mem, Unordered: true,
-			KeepCDCDeletes: e.changeFeed},
+		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
+			Keys: e.keys(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
@@ -295,7 +398,7 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 				if s.ctx.Err() != nil {
 					return sqlerr.ErrCanceled
 				}
-				return err
+				return scanFailures.wrap(err)
 			}
 			if !ok {
 				s.closeThread(th)

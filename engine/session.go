@@ -39,6 +39,9 @@ type Session struct {
 	// inside the block (every statement but ROLLBACK/COMMIT then fails 25P02).
 	inBlock bool
 	failed  bool
+	// queriedInBlock: the block ran a query, so its isolation level and
+	// read-write mode are fixed (txmode.go).
+	queriedInBlock bool
 	// wroteInBlock is set when a write committed inside the current block.
 	wroteInBlock bool
 	// staged are the block's writes waiting for COMMIT, buffered its small
@@ -50,6 +53,17 @@ type Session struct {
 	intent *catalog.WriteIntent
 	// cursors are the open DECLAREd cursors by name (cursor.go).
 	cursors map[string]*cursor
+	// handleSeq numbers the statement-own scan handles (resolve.go).
+	handleSeq uint64
+	// plans are the kept plans of queries run before (plancache.go);
+	// bound are the table names the last bindLakeTables resolved.
+	plans planCache
+	bound []tableRef
+	// prepared are the connection's prepared statements (prepared.go).
+	prepared pgwire.PreparedStatements
+	// ddlTx is the held catalog transaction of a block that ran DDL
+	// (ddltx.go); s.cat is pinned to it meanwhile.
+	ddlTx *blockDDL
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -69,6 +83,7 @@ func (s *Session) TxStatus() byte {
 func (s *Session) Close() {
 	s.closeCursors(true)
 	s.discardStaged(context.Background())
+	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
 	s.duck.Close()
 }
@@ -77,6 +92,12 @@ func (s *Session) Close() {
 func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([]pgwire.Statement, error) {
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+	}
+	key := newPlanKey(text, paramOIDs)
+	if !s.failed {
+		if q := s.cachedPlanFor(ctx, key); q != nil { // plancache.go
+			return []pgwire.Statement{&trackedStmt{Statement: q, s: s}}, nil
+		}
 	}
 	release, err := s.e.parsing.acquire(ctx, len(text))
 	if err != nil {
@@ -99,11 +120,15 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 				"current transaction is aborted, commands ignored until end of transaction block")
 		}
+		cacheable := len(tree.Stmts) == 1 && planCacheable(raw.Stmt)
 		st, err := s.plan(ctx, raw.Stmt, paramOIDs)
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		out = append(out, &trackedStmt{Statement: st, s: s})
+		if q, ok := st.(*duckQuery); ok && cacheable {
+			s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
+		}
+		out = append(out, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt)})
 	}
 	return out, nil
 }
@@ -126,7 +151,7 @@ func (l *lazyStmt) get(ctx context.Context) (pgwire.Statement, error) {
 		if err != nil {
 			l.err = l.s.fail(err)
 		} else {
-			l.st = &trackedStmt{Statement: st, s: l.s}
+			l.st = &trackedStmt{Statement: st, s: l.s, writes: statementWrites(l.node)}
 		}
 	}
 	return l.st, l.err
@@ -199,52 +224,7 @@ func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uin
 			return nil, err
 		}
 	}
-	switch n := stmt.Node.(type) {
-	case *pg_query.Node_SelectStmt:
-		return s.planSelect(ctx, stmt, paramOIDs)
-	case *pg_query.Node_InsertStmt:
-		return s.planInsert(ctx, n.InsertStmt, paramOIDs)
-	case *pg_query.Node_CreateSchemaStmt:
-		return s.planCreateSchema(n.CreateSchemaStmt)
-	case *pg_query.Node_CreateStmt:
-		return s.planCreateTable(ctx, n.CreateStmt)
-	case *pg_query.Node_GrantRoleStmt:
-		return s.planGrantRole(n.GrantRoleStmt)
-	case *pg_query.Node_AlterTableStmt:
-		return s.planAlterTable(ctx, n.AlterTableStmt)
-	case *pg_query.Node_DropStmt:
-		return s.planDrop(n.DropStmt)
-	case *pg_query.Node_VariableSetStmt:
-		return s.planSet(n.VariableSetStmt)
-	case *pg_query.Node_VariableShowStmt:
-		return s.planShow(n.VariableShowStmt)
-	case *pg_query.Node_TransactionStmt:
-		return s.planTransaction(n.TransactionStmt)
-	case *pg_query.Node_DiscardStmt, *pg_query.Node_DeallocateStmt:
-		tag := "DISCARD ALL"
-		if _, ok := n.(*pg_query.Node_DeallocateStmt); ok {
-			tag = "DEALLOCATE"
-		}
-		return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) { return tag, nil, nil }}, nil
-	case *pg_query.Node_CallStmt:
-		return s.planCall(ctx, n.CallStmt, paramOIDs) // call.go
-	case *pg_query.Node_UpdateStmt:
-		return s.planUpdate(ctx, n.UpdateStmt, paramOIDs)
-	case *pg_query.Node_DeleteStmt:
-		return s.planDelete(ctx, n.DeleteStmt, paramOIDs)
-	case *pg_query.Node_TruncateStmt:
-		return s.planTruncate(ctx, n.TruncateStmt)
-	case *pg_query.Node_MergeStmt:
-		return s.planMerge(ctx, n.MergeStmt, paramOIDs)
-	}
-	if st, ok, err := s.planSessionStmt(ctx, stmt, paramOIDs); ok { // COPY, cursors (copy.go)
-		return st, err
-	}
-	if st, ok, err := s.planSubscriptionStmt(stmt); ok { // subscription.go
-		return st, err
-	}
-	return nil, sqlerr.Unsupported(statementName(stmt),
-		"supported: SELECT, INSERT, CREATE/DROP SCHEMA, CREATE/DROP TABLE, SET, SHOW, BEGIN/COMMIT/ROLLBACK")
+	return s.routeStatement(ctx, stmt, paramOIDs) // routes.go
 }
 
 // statementName is a readable name for a statement node ("UPDATE", "COPY" …).
@@ -256,10 +236,12 @@ func statementName(stmt *pg_query.Node) string {
 }
 
 // trackedStmt marks the session failed when a statement errors inside a
-// transaction block.
+// transaction block, and refuses statements that write in a read-only
+// transaction (txmode.go) when they are bound.
 type trackedStmt struct {
 	pgwire.Statement
-	s *Session
+	s      *Session
+	writes bool
 }
 
 func (t *trackedStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
@@ -271,6 +253,11 @@ func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, er
 	if t.s.failed && !isTxEndTag(t.Statement.Tag()) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if t.writes {
+		if err := t.s.checkWritable(t.Statement.Tag()); err != nil {
+			return nil, t.s.fail(err)
+		}
 	}
 	p, err := t.Statement.Bind(ctx, params)
 	if err != nil {
@@ -293,6 +280,9 @@ func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	t.started()
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
+	if err == nil {
+		t.s.noteQuery(tag)
+	}
 	if done || err != nil {
 		t.s.statementEnded(ctx)
 	}

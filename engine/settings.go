@@ -60,9 +60,10 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("search_path", catalog.DefaultNamespace)
 	set("extra_float_digits", "1")
 	set("statement_timeout", "0")
-	set("transaction_isolation", "serializable")
-	set("default_transaction_isolation", "serializable")
-	set("transaction_read_only", "off")
+	// The current transaction's characteristics follow the defaults
+	// (txmode.go): PostgreSQL's, or the startup parameters'.
+	set("default_transaction_isolation", "read committed")
+	set("default_transaction_read_only", "off")
 	set("max_identifier_length", "63")
 	set("lc_messages", "C")
 	set("client_min_messages", "notice")
@@ -79,6 +80,9 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 				set(k, v)
 			}
 		}
+	}
+	for _, name := range []string{"transaction_isolation", "transaction_read_only"} {
+		set(name, st["default_"+name].value)
 	}
 	return st
 }
@@ -125,7 +129,9 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "SET ROLE is not allowed: sessions run as the role they logged in with")
 	case "session_authorization":
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "SET SESSION AUTHORIZATION is not allowed")
-	case "transaction", "session_characteristics", "transaction_snapshot":
+	case "transaction", "session characteristics":
+		return s.planSetTransaction(n) // txmode.go
+	case "transaction_snapshot":
 		return &funcStmt{tag: "SET", run: func(context.Context, []any) (string, [][]any, error) { return "SET", nil, nil }}, nil
 	}
 	if name == "timezone" && n.Kind == pg_query.VariableSetKind_VAR_SET_VALUE {
@@ -151,6 +157,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &funcStmt{tag: "RESET", run: func(context.Context, []any) (string, [][]any, error) {
 			s.settings = s.defaultSettings(nil)
+			s.plans.clear() // plans may depend on settings (plancache.go)
 			return "RESET", nil, nil
 		}}, nil
 	default:
@@ -175,7 +182,22 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 		if name == "client_encoding" {
 			value = "UTF8"
 		}
+		switch name {
+		case "transaction_isolation", "transaction_read_only":
+			// SET TRANSACTION's spelling: the open block's, else no effect.
+			if s.inBlock {
+				if err := s.checkTxChange(txOption{name, value}); err != nil {
+					return "", nil, err
+				}
+				s.setTx(name, value)
+			}
+			return tag, nil, nil
+		}
 		s.settings[name] = setting{name: canon, value: value}
+		s.plans.clear() // plans may depend on settings (plancache.go)
+		if strings.HasPrefix(name, "default_transaction_") && !s.inBlock {
+			s.resetTx()
+		}
 		return tag, nil, nil
 	}}, nil
 }
@@ -219,18 +241,35 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 	}
 	switch n.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		return run(func(context.Context) (string, error) { s.inBlock = true; return "BEGIN", nil })
+		opts, err := txOptions(n.Options)
+		if err != nil {
+			return nil, err
+		}
+		return run(func(context.Context) (string, error) {
+			if !s.inBlock {
+				s.beginTx(opts)
+			}
+			return "BEGIN", nil
+		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
 		return run(func(ctx context.Context) (string, error) {
 			failed := s.failed
 			s.inBlock, s.failed, s.wroteInBlock = false, false, false
+			s.resetTx()
 			s.closeCursors(false)
 			if failed {
 				// COMMIT of a failed block rolls back, as in PostgreSQL.
 				s.discardStaged(ctx)
+				_ = s.endBlockDDL(ctx, false, nil)
 				return "ROLLBACK", nil
 			}
-			if err := s.commitStaged(ctx); err != nil {
+			staged, err := s.commitStaged(ctx)
+			if err != nil {
+				_ = s.endBlockDDL(ctx, false, nil)
+				return "", err
+			}
+			// The block's DDL and its staged writes commit together (ddltx.go).
+			if err := s.endBlockDDL(ctx, true, staged); err != nil {
 				return "", err
 			}
 			return "COMMIT", nil
@@ -238,8 +277,10 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		return run(func(ctx context.Context) (string, error) {
 			s.inBlock, s.failed, s.wroteInBlock = false, false, false
+			s.resetTx()
 			s.closeCursors(false)
 			s.discardStaged(ctx)
+			_ = s.endBlockDDL(ctx, false, nil)
 			return "ROLLBACK", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg_query.TransactionStmtKind_TRANS_STMT_RELEASE,
@@ -284,6 +325,23 @@ func validateSetting(name, value string) (string, error) {
 		if _, ok := parseDurationSetting(value); !ok {
 			return bad()
 		}
+	case "transaction_isolation", "default_transaction_isolation":
+		v := strings.ToLower(strings.TrimSpace(value))
+		if v == "default" {
+			v = "read committed"
+		}
+		if !isolationLevels[v] {
+			return bad()
+		}
+		return v, nil
+	case "transaction_read_only", "default_transaction_read_only":
+		switch strings.ToLower(strings.TrimSpace(value)) {
+		case "on", "true", "yes", "1", "t", "y":
+			return "on", nil
+		case "off", "false", "no", "0", "f", "n":
+			return "off", nil
+		}
+		return bad()
 	case "extra_float_digits":
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		if err != nil || n < -15 || n > 3 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -19,9 +20,8 @@ import (
 // users see the subscriptions into their namespaces in lakesoul.subscriptions.
 // Like PostgreSQL's, the statements cannot run inside a transaction block.
 
-// planSubscriptionStmt plans a subscription statement; ok is false for
-// other statements.
-func (s *Session) planSubscriptionStmt(stmt *pg_query.Node) (st pgwire.Statement, ok bool, err error) {
+// planSubscription plans a subscription statement (its routes, routes.go).
+func planSubscription(s *Session, _ context.Context, stmt *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 	switch n := stmt.Node.(type) {
 	case *pg_query.Node_CreateSubscriptionStmt:
 		spec := cdc.CreateSpec{Name: n.CreateSubscriptionStmt.Subname, Connection: n.CreateSubscriptionStmt.Conninfo,
@@ -35,7 +35,7 @@ func (s *Session) planSubscriptionStmt(stmt *pg_query.Node) (st pgwire.Statement
 		}
 		return s.subscriptionStmt("CREATE SUBSCRIPTION", func(ctx context.Context, env *cdc.Env) error {
 			return cdc.Create(ctx, env, spec)
-		}), true, nil
+		}), nil
 	case *pg_query.Node_AlterSubscriptionStmt:
 		a := n.AlterSubscriptionStmt
 		var action string
@@ -50,34 +50,38 @@ func (s *Session) planSubscriptionStmt(stmt *pg_query.Node) (st pgwire.Statement
 		case pg_query.AlterSubscriptionType_ALTER_SUBSCRIPTION_REFRESH:
 			action = "refresh"
 		default:
-			return nil, true, sqlerr.Unsupported("this ALTER SUBSCRIPTION", "ALTER SUBSCRIPTION name ENABLE | DISABLE | REFRESH PUBLICATION")
+			return nil, sqlerr.Unsupported("this ALTER SUBSCRIPTION", "ALTER SUBSCRIPTION name ENABLE | DISABLE | REFRESH PUBLICATION")
 		}
 		return s.subscriptionStmt("ALTER SUBSCRIPTION", func(ctx context.Context, env *cdc.Env) error {
 			return cdc.Alter(ctx, env, a.Subname, action)
-		}), true, nil
+		}), nil
 	case *pg_query.Node_DropSubscriptionStmt:
 		d := n.DropSubscriptionStmt
 		return s.subscriptionStmt("DROP SUBSCRIPTION", func(ctx context.Context, env *cdc.Env) error {
 			return cdc.Drop(ctx, env, d.Subname, d.MissingOk)
-		}), true, nil
+		}), nil
 	}
-	return nil, false, nil
+	return nil, fmt.Errorf("planSubscription: %T is not a subscription statement", stmt.Node)
 }
 
 // subscriptionStmt runs fn for a superuser outside a transaction block.
 func (s *Session) subscriptionStmt(tag string, fn func(context.Context, *cdc.Env) error) pgwire.Statement {
-	return ddl(tag, func(ctx context.Context) error {
+	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		if s.inBlock {
-			return sqlerr.New("25001", "%s cannot run inside a transaction block", tag)
+			return "", nil, sqlerr.New("25001", "%s cannot run inside a transaction block", tag)
 		}
 		super, err := s.cat.IsSuperuser(ctx)
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		if !super {
-			return &sqlerr.Error{Code: sqlerr.InsufficientPrivilege, Message: "permission denied to " + strings.ToLower(tag),
+			return "", nil, &sqlerr.Error{Code: sqlerr.InsufficientPrivilege, Message: "permission denied to " + strings.ToLower(tag),
 				Hint: "Only superusers (the admin) manage subscriptions."}
 		}
-		return fn(ctx, &cdc.Env{Catalog: s.e.cat.As(""), Store: s.e.store, Warehouse: s.e.cfg.Warehouse, Logger: s.e.log})
-	})
+		env := &cdc.Env{Catalog: s.e.cat.As(""), Store: s.e.store, Warehouse: s.e.cfg.Warehouse, Logger: s.e.log}
+		if err := fn(ctx, env); err != nil {
+			return "", nil, err
+		}
+		return tag, nil, nil
+	}}
 }

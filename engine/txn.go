@@ -127,18 +127,18 @@ func mergePartitionCommits(dst, more []catalog.PartitionCommit) []catalog.Partit
 	return dst
 }
 
-// commitStaged commits the block's staged writes together. Whatever happens,
-// nothing stays staged; on failure the files are deleted.
-func (s *Session) commitStaged(ctx context.Context) error {
+// commitStaged commits the block's staged writes together and returns them.
+// Whatever happens, nothing stays staged; on failure the files are deleted.
+func (s *Session) commitStaged(ctx context.Context) ([]stagedWrite, error) {
 	if err := s.flushAllBuffered(ctx); err != nil {
 		s.dropBuffered()
 		s.discardStaged(ctx)
-		return err
+		return nil, err
 	}
 	staged := s.staged
 	s.staged = nil
 	if len(staged) == 0 {
-		return nil
+		return nil, nil
 	}
 	commits := make([]catalog.TableCommit, len(staged))
 	for i, w := range staged {
@@ -157,10 +157,10 @@ func (s *Session) commitStaged(ctx context.Context) error {
 			}
 		}
 		s.releaseIntent(ctx)
-		return err
+		return nil, err
 	}
 	s.intent = nil // consumed by the commit
-	return nil
+	return staged, nil
 }
 
 // discardStaged drops the block's staged writes and deletes their files.

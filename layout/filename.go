@@ -2,7 +2,6 @@ package layout
 
 import (
 	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -94,24 +93,37 @@ func bucketSuffix(bucket int) string {
 	return id
 }
 
-// bucketFileRe extracts the bucket from a base name. LakeSoul's reader uses
-// the stricter `part-.*_(\d+)(?:\..+)?$`; we accept any prefix so names
-// from other writers that follow the `_<bucket>` convention also resolve.
-var bucketFileRe = regexp.MustCompile(`^.*_(\d+)(?:\..*)?$`)
-
 // BucketOfFile returns the bucket id encoded in the base name of path (the
-// part after the last '/'), matching `.*_(\d+)(?:\..*)?$`: the digits after
+// part after the last '/'), matching `^.*_(\d+)(?:\..*)?$`: the digits after
 // the last '_' that is followed only by digits and, optionally, a '.'
 // suffix. It returns false if there is no such number or it overflows int.
+// (LakeSoul's reader uses the stricter `part-.*_(\d+)(?:\..+)?$`; any prefix
+// is accepted so names from other writers that follow the `_<bucket>`
+// convention also resolve.) Scans call it for every file of a snapshot, so
+// it is written out rather than a regular expression.
 func BucketOfFile(path string) (int, bool) {
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		path = path[i+1:]
 	}
-	m := bucketFileRe.FindStringSubmatch(path)
-	if m == nil {
+	if strings.IndexByte(path, '\n') >= 0 {
+		return 0, false // '.' matches no newline: the pattern cannot match
+	}
+	digits := ""
+	for i := strings.LastIndexByte(path, '_'); i >= 0; i = strings.LastIndexByte(path[:i], '_') {
+		rest := path[i+1:]
+		d := 0
+		for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+			d++
+		}
+		if d > 0 && (d == len(rest) || rest[d] == '.') {
+			digits = rest[:d]
+			break
+		}
+	}
+	if digits == "" {
 		return 0, false
 	}
-	n, err := strconv.Atoi(m[1])
+	n, err := strconv.Atoi(digits)
 	if err != nil {
 		return 0, false
 	}

@@ -1,7 +1,9 @@
 package layout
 
 import (
+	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"testing"
 )
 
@@ -94,6 +96,30 @@ func TestIntentFileName(t *testing.T) {
 	for _, p := range []string{"part-short_0000.parquet", "x/y.parquet", "file:///w/part-AbCd0123xx-yyyyy_0000.parquet"} {
 		if id, ok := IntentOfFile(p); ok {
 			t.Errorf("IntentOfFile(%q) = %q", p, id)
+		}
+	}
+}
+
+// BucketOfFile agrees with the pattern it documents on names made of the
+// characters that matter to it.
+func TestBucketOfFileMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^.*_(\d+)(?:\..*)?$`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := "_123.a\n"
+	for range 200000 {
+		b := make([]byte, rng.IntN(9))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		name := string(b)
+		want, wantOK := 0, false
+		if m := re.FindStringSubmatch(name); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				want, wantOK = n, true
+			}
+		}
+		if got, ok := BucketOfFile("dir/" + name); got != want || ok != wantOK {
+			t.Fatalf("BucketOfFile(%q) = %d, %v; the pattern says %d, %v", name, got, ok, want, wantOK)
 		}
 	}
 }

@@ -6,8 +6,8 @@
 --     locks). Users may not take any: EXECUTE on the lock-taking functions is
 --     revoked from PUBLIC and granted to the catalog owner only; the server's
 --     own statements, which run as the session's role, take them through
---     lakesoul.xact_lock / xact_lock_shared (sqlfuncs/005_locks.sql), which
---     are SECURITY DEFINER and refuse every login but the owner's.
+--     lakesoul.xact_lock (sqlfuncs/005_locks.sql), which is
+--     SECURITY DEFINER and refuses every login but the owner's.
 --   * lakesoul.namespace_oid, table_oid, table_created and compaction_job
 --     show a row only when its namespace or table is visible to the role
 --     (row-level security, as for LakeSoul's own tables); compaction_task is

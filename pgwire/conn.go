@@ -162,6 +162,9 @@ func (c *conn) run() (err error) {
 	if c.sess == nil {
 		return fatal(errors.New("pgwire: NewSession returned no session"))
 	}
+	if u, ok := c.sess.(PreparedStatementUser); ok {
+		u.UsePreparedStatements(connStatements{c})
+	}
 	if err := c.raw.SetDeadline(time.Time{}); err != nil {
 		return &connLostError{err: fmt.Errorf("pgwire: clear deadline: %w", err)}
 	}
@@ -232,8 +235,13 @@ func (c *conn) loop() error {
 		if endsConnection(err) {
 			return err
 		}
-		// An ERROR in the extended protocol: report it, then skip to Sync.
+		// An ERROR in the extended protocol: report it at once, as
+		// PostgreSQL does (a client that sent Flush and no Sync waits for
+		// it), then skip to Sync.
 		if err := c.sendError(err); err != nil {
+			return err
+		}
+		if err := c.out.flush(); err != nil {
 			return err
 		}
 		c.ignoreTillSync = true
@@ -312,7 +320,7 @@ func (c *conn) refuseOversized(tooBig *messageTooLargeError) error {
 		return err
 	}
 	c.ignoreTillSync = true
-	return nil
+	return c.out.flush()
 }
 
 // messageName names a frontend message type for error messages.

@@ -11,9 +11,9 @@ import (
 )
 
 // The extended query protocol. Each handler returns nil after buffering its
-// response, an ERROR (the loop reports it and discards messages until Sync),
-// or an error that ends the connection. Nothing is flushed before Sync or
-// Flush unless the buffer fills up.
+// response, an ERROR (the loop reports and flushes it, then discards messages
+// until Sync), or an error that ends the connection. Other responses are not
+// flushed before Sync or Flush unless the buffer fills up.
 
 // handleParse creates a prepared statement. The unnamed statement is
 // replaced; a named one must not exist yet.

@@ -224,3 +224,24 @@ type CopyOutPortal interface {
 	// CopyOutFormat is the format to write and the columns of the rows.
 	CopyOutFormat() (CopyFormat, []Column)
 }
+
+// PreparedStatements are a connection's named prepared statements (those the
+// extended protocol's Parse created), as SQL statements that drop them
+// (DEALLOCATE, DISCARD ALL) reach them. Its methods may only be called while
+// a call of the Session runs (Execute of a portal): they change the
+// connection's state, which only that goroutine touches. Portals already
+// bound from a dropped statement stay usable, as in PostgreSQL.
+type PreparedStatements interface {
+	// Deallocate drops the named prepared statement. It reports false when
+	// there is none by that name; the unnamed statement is never dropped.
+	Deallocate(name string) bool
+	// DeallocateAll drops every named prepared statement.
+	DeallocateAll()
+}
+
+// PreparedStatementUser is implemented by Sessions that drop prepared
+// statements from SQL. The server calls UsePreparedStatements once, right
+// after NewSession and before any other call of the Session.
+type PreparedStatementUser interface {
+	UsePreparedStatements(PreparedStatements)
+}

@@ -428,3 +428,28 @@ func TestDateTimeTextParameters(t *testing.T) {
 		"DataRow 2026-01-01|2026-01-01 10:11:12.5|2026-01-01 05:30:00+05:30|2026-01-01 05:30:00+05:30|infinity",
 		"CommandComplete SELECT 1", "ReadyForQuery I")
 }
+
+// TestErrorBeforeSyncIsSentAtOnce replays postgres.js: Parse, Describe and
+// Flush, waiting for the answer before it sends Bind/Execute/Sync. An error
+// must reach the client without a Sync (issue 14, item 2), and the
+// connection must work after the Sync that follows.
+func TestErrorBeforeSyncIsSentAtOnce(t *testing.T) {
+	h := newHarness(t)
+	r := h.raw(t)
+	for _, fail := range [][]pgproto3.FrontendMessage{
+		{&pgproto3.Parse{Name: "p1", Query: "SELECT * FROM missing"}, &pgproto3.Describe{ObjectType: 'S', Name: "p1"}},
+		{&pgproto3.Parse{Name: "p2", Query: "FAIL"}, &pgproto3.Bind{PreparedStatement: "p2"}, &pgproto3.Execute{}},
+		{&pgproto3.Describe{ObjectType: 'S', Name: "nope"}},
+		{&pgproto3.Bind{PreparedStatement: "nope"}},
+	} {
+		r.send(append(fail, &pgproto3.Flush{})...)
+		// No Sync sent yet: the error must arrive on its own.
+		got := r.until("ErrorResponse")
+		if !strings.HasPrefix(got[len(got)-1], "ErrorResponse ERROR ") {
+			t.Fatalf("got %q", got)
+		}
+		r.send(&pgproto3.Sync{})
+		expectMsgs(t, r.until("ReadyForQuery"), "ReadyForQuery I")
+	}
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+}

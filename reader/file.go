@@ -3,8 +3,11 @@ package reader
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -55,7 +58,7 @@ type fileStream struct {
 	order int
 	path  string
 	obj   objstore.Reader
-	rr    pqarrow.RecordReader
+	rr    batchReader
 	// colMap maps table column index → column index in the file's batches, or -1
 	// when the file does not contain the column (partial upsert, schema evolution).
 	colMap []int
@@ -70,19 +73,114 @@ type fileStream struct {
 	whole []byte
 	// complete is set by a merge when the file has every column it needs.
 	complete bool
+	// stats counts the rows read (nil: not counted).
+	stats *ScanStats
 }
 
-func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFile, order int, scan *Scan, mem memory.Allocator,
-	batchRows, bufSize int) (*fileStream, error) {
-	t := scan.Table
-	if err := checkInTable(t, f.Path); err != nil {
-		return nil, err
+// batchReader is what a fileStream reads batches from: a whole file's or
+// row groups' record reader, or a rangeReader over selected rows.
+type batchReader interface {
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+	Release()
+}
+
+// fileOpen is one data file of a unit, opened on first use: a filtered
+// scan may decide from cached metadata that it need not be opened at all.
+type fileOpen struct {
+	ctx   context.Context
+	store objstore.Store
+	f     catalog.DataFile
+	obj   objstore.Reader
+}
+
+// open returns the file's reader, opening it the first time.
+func (o *fileOpen) open() (objstore.Reader, error) {
+	if o.obj == nil {
+		obj, err := o.store.Open(o.ctx, o.f.Path)
+		if err != nil {
+			return nil, err
+		}
+		o.obj = obj
 	}
-	obj, err := store.Open(ctx, f.Path)
+	return o.obj, nil
+}
+
+// source is open as the index readers want it.
+func (o *fileOpen) source() (parquet.ReaderAtSeeker, error) { return o.open() }
+
+// close closes the file if it was opened and not handed to a stream.
+func (o *fileOpen) close() {
+	if o.obj != nil {
+		o.obj.Close()
+		o.obj = nil
+	}
+}
+
+// size is the file's size: the catalog's, else the object's.
+func (o *fileOpen) size() (int64, error) {
+	if o.f.Size > 0 {
+		return o.f.Size, nil
+	}
+	obj, err := o.open()
+	if err != nil {
+		return 0, err
+	}
+	return obj.Size(), nil
+}
+
+// footerError is the error of a footer that does not parse: the storage's
+// own error when reading failed, else 58030 for a damaged file.
+func footerError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return errCorrupt(path, "the Parquet footer", err)
+}
+
+// fileMeta returns what is known of the file: from the scan's metadata
+// cache, else parsed from its footer (and cached). nil when the scan has
+// neither a cache nor a key filter (the stream parses the footer itself).
+func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
+	if s.Meta == nil && s.keys == nil {
+		return nil, nil
+	}
+	size, err := fo.size()
 	if err != nil {
 		return nil, err
 	}
-	fs := &fileStream{order: order, path: f.Path, mem: mem}
+	k := fileKey{path: fo.f.Path, size: size}
+	if fm := s.Meta.get(k); fm != nil {
+		return fm, nil
+	}
+	obj, err := fo.open()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(s.Mem)))
+	if err != nil {
+		return nil, footerError(fo.f.Path, err)
+	}
+	return s.Meta.add(newFileMeta(k, pf.MetaData(), obj.Size())), nil
+}
+
+// openFileStream opens a stream over the file fo: the rows sel selects
+// (nil: all), with the footer of fm when known.
+func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
+	batchRows, bufSize int, fm *fileMeta, sel *fileSelection) (*fileStream, error) {
+	ctx, f, t := fo.ctx, fo.f, scan.Table
+	obj, err := fo.open()
+	if err != nil {
+		return nil, err
+	}
+	fo.obj = nil // the stream owns it now
+	if fm != nil && obj.Size() != fm.objSize {
+		obj.Close()
+		return nil, errCorrupt(f.Path, fmt.Sprintf("the data file (%d bytes, %d when first read)", obj.Size(), fm.objSize), nil)
+	}
+	fs := &fileStream{order: order, path: f.Path, mem: mem, stats: scan.Stats}
 	props := parquet.NewReaderProperties(mem)
 	var src parquet.ReaderAtSeeker
 	needed := 0
@@ -91,11 +189,13 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 			needed++
 		}
 	}
-	if size := obj.Size(); size <= int64(bufSize)*int64(needed) {
+	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
+	if size := obj.Size(); size <= int64(bufSize)*int64(needed) && (!ranged || size <= rangedWholeBytes) {
 		// A file no larger than the buffers its column readers would hold
 		// is read whole, in one request: a merge of many small upsert files
 		// then costs one read per file instead of several per column (and
 		// one GET on object stores). Column chunks are cut from it whole.
+		// A file read for a few pages is read whole only when small.
 		fs.whole = mem.Allocate(int(size))
 		n, err := obj.ReadAt(fs.whole, 0)
 		obj.Close()
@@ -112,15 +212,23 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 	} else {
 		// Stream column chunks page by page instead of loading whole
 		// chunks: a bucket may merge hundreds of files at once, and whole
-		// row-group chunks of each would hold gigabytes.
+		// row-group chunks of each would hold gigabytes. Selected pages
+		// are read with buffers of about a page.
 		fs.obj, src = obj, obj
 		props.BufferedStreamEnabled = true
 		props.BufferSize = int64(bufSize)
+		if ranged {
+			props.BufferSize = min(props.BufferSize, rangedBufferBytes)
+		}
 	}
-	pf, err := file.NewParquetReader(src, file.WithReadProps(props))
+	opts := []file.ReadOption{file.WithReadProps(props)}
+	if fm != nil {
+		opts = append(opts, file.WithMetadata(fm.md))
+	}
+	pf, err := file.NewParquetReader(src, opts...)
 	if err != nil {
 		fs.close()
-		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		return nil, footerError(f.Path, err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchRows), PreAllocBinaryData: true}, mem)
 	if err != nil {
@@ -162,19 +270,28 @@ func openFileStream(ctx context.Context, store objstore.Store, f catalog.DataFil
 		// Nothing needed: read the smallest thing there is to learn row counts.
 		want, widenTo = []int{0}, nil
 	}
-	rr, err := fr.GetRecordReader(ctx, want, nil)
+	var rowGroups []int
+	if sel != nil {
+		rowGroups = sel.rowGroups
+	}
+	seeks := ranged && seekable(pf.MetaData(), want, rowGroups)
+	if seeks {
+		fs.rr, err = newRangeReader(ctx, fr, want, sel, int64(batchRows), mem, scan.probeFor(colMap))
+	} else {
+		fs.rr, err = fr.GetRecordReader(ctx, want, rowGroups)
+	}
 	if err != nil {
 		fs.close()
 		return nil, fmt.Errorf("read %s: %w", f.Path, err)
 	}
-	if fs.whole != nil && pf.NumRowGroups() <= 1 {
+	if fs.whole != nil && !seeks && (pf.NumRowGroups() <= 1 || len(rowGroups) == 1) {
 		// The column readers copied their chunks out of the file bytes when
-		// they were created; with no further row group to read, the bytes
-		// are no longer needed.
+		// they were created; with no further row group to read (and no
+		// seek to come back for a page), the bytes are no longer needed.
 		mem.Free(fs.whole)
 		fs.whole = nil
 	}
-	fs.rr, fs.colMap, fs.widenTo = rr, colMap, widenTo
+	fs.colMap, fs.widenTo = colMap, widenTo
 	return fs, nil
 }
 
@@ -196,6 +313,9 @@ func (s *fileStream) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		metrics.RowsRead(b.NumRows())
+		if s.stats != nil {
+			s.stats.RowsRead.Add(b.NumRows())
+		}
 		if s.widenTo != nil {
 			return s.widenBatch(b)
 		}

@@ -51,7 +51,28 @@ type Scan struct {
 	// columns come back as NULL and are not read from files, except what
 	// merging needs (key and CDC columns).
 	Needed []bool
+	// Keys, when set, restricts a primary-key table's scan to the rows
+	// whose key matches (keyfilter.go): files, row groups and pages that
+	// cannot hold one are skipped, and other rows are not returned.
+	Keys *KeyFilter
+	// Meta caches file metadata across scans (nil: parse each footer).
+	Meta *MetaCache
+	// Stats, when set, counts what the scan read and skipped.
+	Stats *ScanStats
+	// keys is Keys compiled (at the first Open).
+	keys    *keyMatcher
+	keysErr error
 }
+
+// stats is s.Stats, or a sink for scans nobody counts.
+func (s *Scan) stats() *ScanStats {
+	if s.Stats != nil {
+		return s.Stats
+	}
+	return &discardStats
+}
+
+var discardStats ScanStats
 
 // needs reports whether column c must be read from files.
 func (s *Scan) needs(c int) bool {
@@ -156,38 +177,97 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		if s.BatchRows <= 0 {
 			s.BatchRows = DefaultBatchRows
 		}
+		if s.Table.HasPK() {
+			s.keys, s.keysErr = compileKeyFilter(s.Table, s.Keys)
+		}
 	})
+	if s.keysErr != nil {
+		return nil, s.keysErr
+	}
 	consts, err := s.rangeValues(u.Desc)
 	if err != nil {
 		return nil, err
 	}
-	streams := make([]*fileStream, 0, len(u.Files))
+	if s.keys != nil && s.keys.empty() {
+		return emptyIterator{}, nil
+	}
+	type planned struct {
+		fo    *fileOpen
+		order int
+		fm    *fileMeta
+		sel   *fileSelection
+	}
+	var files []planned
+	closeFiles := func() {
+		for _, p := range files {
+			p.fo.close()
+		}
+	}
+	st := s.stats()
+	for i, f := range u.Files {
+		if err := checkInTable(s.Table, f.Path); err != nil {
+			closeFiles()
+			return nil, err
+		}
+		st.Files.Add(1)
+		fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
+		fm, err := s.fileMeta(fo)
+		var sel *fileSelection
+		if err == nil && s.keys != nil {
+			sel, err = s.planFile(fm, s.keys, fo.source)
+			if err == nil && sel == nil {
+				fo.close() // nothing in it can match
+				continue
+			}
+		}
+		if err != nil {
+			fo.close()
+			closeFiles()
+			return nil, err
+		}
+		if sel != nil {
+			st.RowGroupsRead.Add(int64(len(sel.rowGroups)))
+		} else if fm != nil {
+			st.RowGroupsRead.Add(int64(fm.md.NumRowGroups()))
+		}
+		files = append(files, planned{fo: fo, order: i, fm: fm, sel: sel})
+	}
+	streams := make([]*fileStream, 0, len(files))
 	closeAll := func() {
 		for _, st := range streams {
 			st.close()
 		}
+		closeFiles()
 	}
-	batchRows, bufSize := fileReadSizes(len(u.Files), s.BatchRows)
-	for i, f := range u.Files {
-		st, err := openFileStream(ctx, s.Store, f, i, s, s.Mem, batchRows, bufSize)
+	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
+	for _, p := range files {
+		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel)
 		if err != nil {
 			closeAll()
 			return nil, err
 		}
-		streams = append(streams, st)
+		streams = append(streams, fs)
+		st.FilesRead.Add(1)
 	}
-	if s.Table.HasPK() {
-		if len(streams) == 1 && singleFileOK(s) {
-			it, err := newSingleIterator(s, streams[0], consts)
-			if err != nil {
-				closeAll()
-				return nil, err
-			}
-			return it, nil
+	var it Iterator
+	switch {
+	case !s.Table.HasPK():
+		it = &concatIterator{scan: s, streams: streams, consts: consts}
+	case len(streams) == 1 && singleFileOK(s):
+		if it, err = newSingleIterator(s, streams[0], consts); err != nil {
+			closeAll()
+			return nil, err
 		}
-		return newMergeIterator(s, streams, consts)
+	default:
+		if it, err = newMergeIterator(s, streams, consts); err != nil {
+			closeAll()
+			return nil, err
+		}
 	}
-	return &concatIterator{scan: s, streams: streams, consts: consts}, nil
+	if s.keys != nil || s.Stats != nil {
+		it = &filterIterator{it: it, scan: s, m: s.keys}
+	}
+	return it, nil
 }
 
 // fileReadSizes returns the batch size and per-column read buffer of each

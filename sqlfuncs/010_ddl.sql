@@ -53,7 +53,7 @@ BEGIN
     -- A shared advisory lock, not FOR SHARE: workspace users may not lock
     -- namespace rows (no UPDATE right on them), yet must not create a table
     -- in a namespace being dropped.
-    PERFORM lakesoul.xact_lock_shared(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
+    PERFORM lakesoul.xact_lock(hashtextextended('lakesoul.namespace:' || p_namespace, 0), true);
     SELECT domain INTO v_domain FROM public.namespace WHERE namespace = p_namespace;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';

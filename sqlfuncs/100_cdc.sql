@@ -59,18 +59,20 @@ SET search_path = pg_catalog, lakesoul AS $$
 DECLARE
     v_other text;
 BEGIN
-    IF EXISTS (SELECT 1 FROM lakesoul.subscription_table t WHERE t.subscription = p_name AND t.source_table = p_source_table) THEN
-        RETURN false;
-    END IF;
+    -- Insert first and let the constraints decide: REFRESH PUBLICATION and
+    -- the worker meeting the table in its stream may add it at the same
+    -- time (the second waits for the first and finds it known), and a
+    -- check before the insert would race them.
+    INSERT INTO lakesoul.subscription_table (subscription, source_table, namespace, table_name, synced_at)
+    VALUES (p_name, p_source_table, p_namespace, p_table_name, p_synced_at)
+    ON CONFLICT (subscription, source_table) DO NOTHING;
+    RETURN FOUND;
+EXCEPTION WHEN unique_violation THEN
+    -- (namespace, table_name) is taken: the lake table is another's.
     SELECT t.subscription INTO v_other FROM lakesoul.subscription_table t
      WHERE t.namespace = p_namespace AND t.table_name = p_table_name;
-    IF FOUND THEN
-        RAISE EXCEPTION 'table %.% is already replicated by subscription %', p_namespace, p_table_name, v_other
-            USING ERRCODE = '42710';
-    END IF;
-    INSERT INTO lakesoul.subscription_table (subscription, source_table, namespace, table_name, synced_at)
-    VALUES (p_name, p_source_table, p_namespace, p_table_name, p_synced_at);
-    RETURN true;
+    RAISE EXCEPTION 'table %.% is already replicated by subscription %', p_namespace, p_table_name, v_other
+        USING ERRCODE = '42710';
 END
 $$;
 

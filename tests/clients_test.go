@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Real-client tests: pgjdbc (Debian's libpostgresql-jdbc-java) replaying
@@ -200,25 +199,9 @@ func TestPsycopg2Types(t *testing.T) {
 // OIDs in field descriptions, transactions, SQLSTATEs.
 func TestNodePostgres(t *testing.T) {
 	t.Parallel()
-	node := requireClient(t, "node", "node")
-	npm := requireClient(t, "npm", "npm")
 	srv := sharedServer(t)
-	ctx := testCtx(t)
-	dir := t.TempDir()
-	ictx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ictx, npm, "install", "--no-audit", "--no-fund", "--silent", "pg@8")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if os.Getenv(envRequirePG) == "1" {
-			t.Fatalf("npm install pg: %v\n%s", err, out)
-		}
-		t.Skipf("npm install pg failed (%v); %s=1 makes this a failure", err, envRequirePG)
-	}
-	pw, _ := srv.adminPassword()
-	env := []string{"NODE_PATH=" + filepath.Join(dir, "node_modules"), "PGHOST=127.0.0.1",
-		"PGPORT=" + strconv.Itoa(srv.port), "PGUSER=" + adminRole, "PGPASSWORD=" + pw, "PGDATABASE=" + database}
-	got := runClient(t, ctx, env, node, testdataPath(t, "pg_client.js"), "nodepg")
+	node, env := nodePackages(t, srv, "pg@8") // wire_clients_test.go
+	got := runClient(t, testCtx(t), env, node, testdataPath(t, "pg_client.js"), "nodepg")
 	var fields string
 	for _, l := range got {
 		if strings.HasPrefix(l, "FIELDS ") {

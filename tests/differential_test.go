@@ -54,6 +54,7 @@ var diffSetup = []string{
 	`CREATE TABLE diff.acct (id int, v text, PRIMARY KEY (id))`,
 	`INSERT INTO diff.acct VALUES (1, 'a'), (2, 'b'), (3, 'c'), (42, 'z')`,
 	`UPDATE diff.acct SET v = diff.emp.name FROM diff.emp WHERE diff.acct.id = diff.emp.id AND diff.emp.id < 3`,
+	`CREATE TABLE diff.nn (id int, v text NOT NULL, PRIMARY KEY (id))`,
 	`MERGE INTO diff.acct USING diff.emp ON diff.acct.id = diff.emp.id
 		WHEN MATCHED AND diff.emp.id = 3 THEN UPDATE SET v = diff.emp.dept
 		WHEN NOT MATCHED AND diff.emp.id = 4 THEN INSERT (id, v) VALUES (diff.emp.id, diff.emp.name)`,
@@ -176,6 +177,32 @@ var diffCorpus = []string{
 	`SELECT id FROM diff.docs WHERE ts >= '2026-05-17 07:00+00' AND ts < '2026-05-17 10:00:00.5+00' ORDER BY id`,
 	`SELECT id, CASE WHEN id > 2 THEN uid ELSE '00000000-0000-0000-0000-000000000002' END, coalesce(ts, '2000-01-01 00:00+01')
 		FROM diff.docs ORDER BY id`,
+	// Transaction characteristics and settings as SHOW and current_setting
+	// report them (issue 14, item 5).
+	`SHOW transaction_isolation`,
+	`SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only'), current_setting('default_transaction_isolation')`,
+	`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SHOW transaction_isolation; SHOW transaction_read_only;
+		SELECT current_setting('transaction_isolation'); ROLLBACK; SHOW transaction_read_only`,
+	`BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SHOW transaction_isolation; COMMIT; SHOW transaction_isolation`,
+	`SET search_path = diff, public; SHOW search_path; SELECT current_setting('search_path'); SELECT count(*) FROM emp`,
+}
+
+// diffScripts are statement sequences whose command tags (or SQLSTATEs)
+// must be PostgreSQL's, statement by statement (issue 14, items 1, 3, 4, 5
+// and 9); they run after the corpus, in order, on both sides.
+var diffScripts = [][]string{
+	// A target row joined to several FROM rows counts once.
+	{`UPDATE diff.acct SET v = diff.events.kind FROM diff.events WHERE diff.acct.id = diff.events.emp_id`},
+	{`UPDATE diff.acct SET v = 'none' FROM diff.dept WHERE diff.acct.v = diff.dept.code`},
+	{`SELECT id FROM diff.acct ORDER BY id`},
+	{`DELETE FROM diff.events WHERE amount = 0`},
+	{`BEGIN READ ONLY`, `INSERT INTO diff.acct VALUES (100, 'x')`, `ROLLBACK`},
+	{`BEGIN`, `CREATE TABLE diff.tmp (id int)`, `INSERT INTO diff.tmp VALUES (1)`, `ROLLBACK`, `SELECT * FROM diff.tmp`},
+	{`BEGIN`, `DROP TABLE diff.dept`, `ROLLBACK`, `SELECT count(*) FROM diff.dept`},
+	{`INSERT INTO diff.nn (id) VALUES (1)`},
+	{`INSERT INTO diff.nn VALUES (1, 'a')`, `UPDATE diff.nn SET v = NULL`},
+	{`DEALLOCATE nope`},
+	{`DEALLOCATE ALL`},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
@@ -239,6 +266,27 @@ func TestDifferential(t *testing.T) {
 		}
 		if diff != "" {
 			t.Errorf("query %d differs from PostgreSQL:\n%s\n%s", i, q, diff)
+		}
+	}
+	compareScripts(t, ctx, lake, ref)
+}
+
+// compareScripts runs diffScripts on both sides and compares each
+// statement's command tag, or SQLSTATE when it fails.
+func compareScripts(t *testing.T, ctx context.Context, lake, ref *pgx.Conn) {
+	t.Helper()
+	outcome := func(c *pgx.Conn, q string) string {
+		results, err := c.PgConn().Exec(ctx, q).ReadAll()
+		if err != nil {
+			return "ERROR " + pgCode(err)
+		}
+		return results[len(results)-1].CommandTag.String()
+	}
+	for _, script := range diffScripts {
+		for _, q := range script {
+			if got, want := outcome(lake, q), outcome(ref, q); got != want {
+				t.Errorf("%s (in %q): lakesoul %q, postgres %q", q, script, got, want)
+			}
 		}
 	}
 }

@@ -47,6 +47,10 @@ type Writer struct {
 	// the commit under it fails if it expired. layout.RandomNames names
 	// files no intent protects (tests, tools).
 	Intent FileNamer
+	// RowGroupRows and PageBytes override the row group length and the
+	// data page size (0: RowGroupRows, DataPageBytes). Tests use small ones
+	// for files of many row groups and pages.
+	RowGroupRows, PageBytes int
 }
 
 // FileNamer gives the base name of a new data file of bucket.
@@ -507,7 +511,9 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 		return 0, err
 	}
 	cw := &countingWriter{w: ow}
-	if err := writeRowGroups(cw, arrow.NewSchema(fields, nil), rec, cols, rows, w.Mem); err != nil {
+	sch := arrow.NewSchema(fields, nil)
+	ff := newFileFormat(sch, w.Table.PKCols, len(rows), w.RowGroupRows, w.PageBytes)
+	if err := writeRowGroups(cw, sch, rec, cols, rows, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
 	if err := ow.Close(); err != nil {
@@ -518,14 +524,16 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 }
 
 // writeRowGroups writes rows of rec's columns cols as a Parquet file of
-// the given schema to out.
-func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32, mem memory.Allocator) error {
-	fw, err := newParquetWriter(out, schema, mem)
+// the given schema and format to out, with the checksums of its bloom
+// filters in the file's metadata (layout.BloomChecksumsKey).
+func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32, ff fileFormat, mem memory.Allocator) error {
+	fw, err := newParquetWriter(out, schema, mem, ff)
 	if err != nil {
 		return err
 	}
-	for start := 0; start < len(rows); start += RowGroupRows {
-		chunk := rows[start:min(start+RowGroupRows, len(rows))]
+	var sums []layout.BloomChecksum
+	for start := 0; start < len(rows); start += ff.rowGroupRows {
+		chunk := rows[start:min(start+ff.rowGroupRows, len(rows))]
 		if err := fw.NewRowGroupChecked(); err != nil {
 			return errors.Join(err, fw.Close())
 		}
@@ -534,11 +542,19 @@ func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, 
 			if err != nil {
 				return errors.Join(fmt.Errorf("gather column %s: %w", schema.Field(i).Name, err), fw.Close())
 			}
+			if slices.Contains(ff.bloomCols, i) {
+				sums = append(sums, layout.BloomChecksum{RowGroup: start / ff.rowGroupRows, Column: i, CRC: ff.bloomChecksum(col, mem)})
+			}
 			err = fw.WriteColumnData(col)
 			col.Release()
 			if err != nil {
 				return errors.Join(err, fw.Close())
 			}
+		}
+	}
+	if len(sums) > 0 {
+		if err := fw.AppendKeyValueMetadata(layout.BloomChecksumsKey, layout.FormatBloomChecksums(sums)); err != nil {
+			return errors.Join(err, fw.Close())
 		}
 	}
 	return fw.Close()

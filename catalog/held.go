@@ -1,0 +1,94 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A held transaction is one catalog transaction kept open across many calls:
+// a SQL transaction block that changed the catalog (CREATE/DROP/ALTER inside
+// BEGIN … COMMIT) holds one until it ends, so its DDL and its commits become
+// visible together at COMMIT, or not at all.
+//
+// Hold returns a handle pinned to the transaction: every call of the handle
+// (and of handles copied from it, except As, which always returns a handle on
+// the pool) runs in it, each inside its own savepoint, so a call that fails
+// leaves the transaction usable and undoes only itself. Commits through a
+// pinned handle are not retried after a connection failure: the transaction
+// died with its connection, so nothing was committed; the outcome of the
+// whole transaction is HeldTx.Commit's. A pinned handle must be used by one
+// goroutine at a time.
+
+// HeldTx is a held catalog transaction.
+type HeldTx struct {
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+}
+
+// Hold begins a held transaction as the handle's role and returns a handle
+// pinned to it.
+func (c *Catalog) Hold(ctx context.Context) (*Catalog, *HeldTx, error) {
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Release()
+		return nil, nil, err
+	}
+	if c.role != "" {
+		if _, err := tx.Exec(ctx, "SELECT set_config('role', $1, true)", c.role); err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			conn.Release()
+			return nil, nil, fmt.Errorf("switch to role %s: %w", c.role, err)
+		}
+	}
+	h := *c
+	h.pinned = tx
+	return &h, &HeldTx{conn: conn, tx: tx}, nil
+}
+
+// Commit commits the held transaction. nil means committed; an error
+// wrapping ErrCommitOutcomeUnknown means the connection failed during COMMIT
+// (it may have committed); any other error means nothing was committed.
+func (h *HeldTx) Commit(ctx context.Context) error {
+	defer h.conn.Release()
+	err := h.tx.Commit(ctx)
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && !transient(err) {
+		return err // a definite answer: rolled back
+	}
+	if errors.Is(err, pgx.ErrTxClosed) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrCommitOutcomeUnknown, err)
+}
+
+// Rollback rolls the held transaction back (best effort: a broken
+// connection has rolled it back already).
+func (h *HeldTx) Rollback(ctx context.Context) {
+	_ = h.tx.Rollback(context.WithoutCancel(ctx))
+	h.conn.Release()
+}
+
+// inSavepoint runs fn inside a savepoint of the pinned transaction.
+func (c *Catalog) inSavepoint(ctx context.Context, fn func(pgx.Tx) error) error {
+	sp, err := c.pinned.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(sp); err != nil {
+		_ = sp.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return sp.Commit(ctx)
+}

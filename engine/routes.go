@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// route plans one kind of statement (one parse-tree node type).
+type route struct {
+	// node is a nil pointer of the statement's node type (*pg_query.Node_XStmt).
+	node any
+	// shown is the statement as the hint of unsupported statements names it;
+	// routes sharing a name appear once.
+	shown string
+	// writes: the statement changes data or the catalog, so a read-only
+	// transaction refuses it (COPY only when it is COPY FROM).
+	writes bool
+	plan   func(s *Session, ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error)
+}
+
+// routes is the one list of the statements the engine plans: plan dispatches
+// by it, and the 0A000 hint for anything else is made from it, so the two
+// cannot disagree.
+var routes = []route{
+	{(*pg_query.Node_SelectStmt)(nil), "SELECT", false, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planSelect(ctx, n, p)
+	}},
+	{(*pg_query.Node_ExplainStmt)(nil), "EXPLAIN [ANALYZE]", false, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planExplain(ctx, n.GetExplainStmt(), p) // explain.go
+	}},
+	{(*pg_query.Node_InsertStmt)(nil), "INSERT", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planInsert(ctx, n.GetInsertStmt(), p)
+	}},
+	{(*pg_query.Node_UpdateStmt)(nil), "UPDATE", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planUpdate(ctx, n.GetUpdateStmt(), p)
+	}},
+	{(*pg_query.Node_DeleteStmt)(nil), "DELETE", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planDelete(ctx, n.GetDeleteStmt(), p)
+	}},
+	{(*pg_query.Node_MergeStmt)(nil), "MERGE", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planMerge(ctx, n.GetMergeStmt(), p)
+	}},
+	{(*pg_query.Node_TruncateStmt)(nil), "TRUNCATE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planTruncate(ctx, n.GetTruncateStmt())
+	}},
+	{(*pg_query.Node_CopyStmt)(nil), "COPY", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCopy(ctx, n.GetCopyStmt())
+	}},
+	{(*pg_query.Node_CreateSchemaStmt)(nil), "CREATE SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateSchema(n.GetCreateSchemaStmt())
+	}},
+	{(*pg_query.Node_CreateStmt)(nil), "CREATE TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateTable(ctx, n.GetCreateStmt())
+	}},
+	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planAlterTable(ctx, n.GetAlterTableStmt())
+	}},
+	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planDrop(n.GetDropStmt())
+	}},
+	{(*pg_query.Node_GrantRoleStmt)(nil), "GRANT/REVOKE role", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planGrantRole(n.GetGrantRoleStmt())
+	}},
+	{(*pg_query.Node_CallStmt)(nil), "CALL lakesoul.*", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planCall(ctx, n.GetCallStmt(), p)
+	}},
+	{(*pg_query.Node_TransactionStmt)(nil), "BEGIN/COMMIT/ROLLBACK", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planTransaction(n.GetTransactionStmt())
+	}},
+	{(*pg_query.Node_VariableSetStmt)(nil), "SET/RESET", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planSet(n.GetVariableSetStmt())
+	}},
+	{(*pg_query.Node_VariableShowStmt)(nil), "SHOW", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planShow(n.GetVariableShowStmt())
+	}},
+	{(*pg_query.Node_DeclareCursorStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
+		return s.planDeclare(ctx, n.GetDeclareCursorStmt(), p)
+	}},
+	{(*pg_query.Node_FetchStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planFetch(n.GetFetchStmt())
+	}},
+	{(*pg_query.Node_ClosePortalStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planClose(n.GetClosePortalStmt())
+	}},
+	{(*pg_query.Node_DeallocateStmt)(nil), "DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planDeallocate(n.GetDeallocateStmt())
+	}},
+	{(*pg_query.Node_DiscardStmt)(nil), "DISCARD", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planDiscard(n.GetDiscardStmt())
+	}},
+	{(*pg_query.Node_CreateSubscriptionStmt)(nil), "CREATE/ALTER/DROP SUBSCRIPTION", true, planSubscription},
+	{(*pg_query.Node_AlterSubscriptionStmt)(nil), "CREATE/ALTER/DROP SUBSCRIPTION", true, planSubscription},
+	{(*pg_query.Node_DropSubscriptionStmt)(nil), "CREATE/ALTER/DROP SUBSCRIPTION", true, planSubscription},
+}
+
+var (
+	routeByType    = map[reflect.Type]*route{}
+	supportedHint  string
+	supportedNames []string
+)
+
+func init() {
+	for i := range routes {
+		r := &routes[i]
+		routeByType[reflect.TypeOf(r.node)] = r
+		if !slices.Contains(supportedNames, r.shown) {
+			supportedNames = append(supportedNames, r.shown)
+		}
+	}
+	supportedHint = "supported: " + strings.Join(supportedNames, ", ")
+}
+
+// statementWrites reports whether stmt changes data or the catalog.
+func statementWrites(stmt *pg_query.Node) bool {
+	if c := stmt.GetCopyStmt(); c != nil {
+		return c.IsFrom
+	}
+	r, ok := routeByType[reflect.TypeOf(stmt.Node)]
+	return ok && r.writes
+}
+
+// routeStatement plans stmt by its route, or fails with 0A000 naming what is
+// supported.
+func (s *Session) routeStatement(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	r, ok := routeByType[reflect.TypeOf(stmt.Node)]
+	if !ok {
+		return nil, sqlerr.Unsupported(statementName(stmt), supportedHint)
+	}
+	return r.plan(s, ctx, stmt, paramOIDs)
+}

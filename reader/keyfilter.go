@@ -1,0 +1,409 @@
+package reader
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+)
+
+// KeyFilter restricts a scan of a primary-key table to the rows whose key
+// satisfies every one of its conditions. The scan then skips files, row
+// groups and pages that cannot hold such a key (statistics, the page index,
+// bloom filters) and returns only matching rows. Every version of a
+// matching key is still merged: a file, row group or page holding one of
+// them can match the filter, so it is read. Pruning is therefore invisible
+// in the result: a filtered scan returns exactly the rows of the full merge
+// whose key matches.
+type KeyFilter struct {
+	Conds []KeyCond
+}
+
+// KeyCond constrains one primary-key column. With In set the column equals
+// one of Values (an empty list matches nothing); otherwise it lies between
+// Lower and Upper (nil: unbounded), a bound included when its Inclusive
+// flag is set. Values and bounds are int64 for integer, date (days) and
+// timestamp (the column's unit) columns and string for text columns.
+type KeyCond struct {
+	Column                         string
+	In                             bool
+	Values                         []any
+	Lower, Upper                   any
+	LowerInclusive, UpperInclusive bool
+}
+
+// String renders the filter for EXPLAIN: "id = 5", "k IN ('a', 'b')",
+// "id >= 3 AND id < 9".
+func (f *KeyFilter) String() string {
+	var parts []string
+	for _, c := range f.Conds {
+		name := quoteName(c.Column)
+		switch {
+		case c.In && len(c.Values) == 1:
+			parts = append(parts, name+" = "+keyLiteral(c.Values[0]))
+		case c.In:
+			vals := make([]string, len(c.Values))
+			for i, v := range c.Values {
+				vals[i] = keyLiteral(v)
+			}
+			parts = append(parts, name+" IN ("+strings.Join(vals, ", ")+")")
+		default:
+			if c.Lower != nil {
+				op := " > "
+				if c.LowerInclusive {
+					op = " >= "
+				}
+				parts = append(parts, name+op+keyLiteral(c.Lower))
+			}
+			if c.Upper != nil {
+				op := " < "
+				if c.UpperInclusive {
+					op = " <= "
+				}
+				parts = append(parts, name+op+keyLiteral(c.Upper))
+			}
+		}
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func quoteName(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+		}
+	}
+	return s
+}
+
+func keyLiteral(v any) string {
+	if s, ok := v.(string); ok {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
+	return fmt.Sprint(v)
+}
+
+// keyKind is how a key column's values compare: as int64 or as strings
+// (bytewise, as Parquet orders byte arrays and DuckDB compares VARCHAR).
+type keyKind uint8
+
+const (
+	kindInt keyKind = iota + 1
+	kindStr
+)
+
+// keyKindOf is the kind of a key column type; 0 when keys of the type are
+// not filtered.
+func keyKindOf(dt arrow.DataType) keyKind {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32, arrow.TIMESTAMP:
+		return kindInt
+	case arrow.STRING:
+		return kindStr
+	}
+	return 0
+}
+
+// keyValue is one value of a key column of either kind.
+type keyValue struct {
+	i int64
+	s string
+}
+
+func (k keyKind) compare(a, b keyValue) int {
+	if k == kindStr {
+		return strings.Compare(a.s, b.s)
+	}
+	switch {
+	case a.i < b.i:
+		return -1
+	case a.i > b.i:
+		return 1
+	}
+	return 0
+}
+
+// keyBound is one end of an interval.
+type keyBound struct {
+	set, incl bool
+	v         keyValue
+}
+
+// keyPred is a compiled KeyCond.
+type keyPred struct {
+	col   int // table column
+	name  string
+	kind  keyKind
+	bloom arrowutil.BloomKind
+	// points are the allowed values, sorted and distinct, when the
+	// condition lists them; otherwise lo and hi bound an interval.
+	points   []keyValue
+	isPoints bool
+	lo, hi   keyBound
+}
+
+// keyMatcher is a compiled KeyFilter: every predicate must hold.
+type keyMatcher struct {
+	preds []keyPred
+}
+
+// compileKeyFilter checks f against t's primary key and compiles it; nil
+// for a nil filter.
+func compileKeyFilter(t *catalog.Table, f *KeyFilter) (*keyMatcher, error) {
+	if f == nil {
+		return nil, nil
+	}
+	m := &keyMatcher{}
+	for _, c := range f.Conds {
+		idx := t.Schema.FieldIndices(c.Column)
+		if len(idx) == 0 || !slices.Contains(t.PKCols, c.Column) {
+			return nil, fmt.Errorf("key filter: %q is not a primary-key column of %s", c.Column, t.QualifiedName())
+		}
+		dt := t.Schema.Field(idx[0]).Type
+		p := keyPred{col: idx[0], name: c.Column, kind: keyKindOf(dt), bloom: arrowutil.BloomKindOf(dt), isPoints: c.In}
+		if p.kind == 0 {
+			return nil, fmt.Errorf("key filter: column %q of type %s cannot be filtered", c.Column, dt)
+		}
+		conv := func(v any) (keyValue, error) {
+			switch x := v.(type) {
+			case int64:
+				if p.kind == kindInt {
+					return keyValue{i: x}, nil
+				}
+			case string:
+				if p.kind == kindStr {
+					return keyValue{s: x}, nil
+				}
+			}
+			return keyValue{}, fmt.Errorf("key filter: value %v (%T) for column %q of type %s", v, v, c.Column, dt)
+		}
+		if c.In {
+			for _, v := range c.Values {
+				kv, err := conv(v)
+				if err != nil {
+					return nil, err
+				}
+				p.points = append(p.points, kv)
+			}
+			slices.SortFunc(p.points, p.kind.compare)
+			p.points = slices.CompactFunc(p.points, func(a, b keyValue) bool { return p.kind.compare(a, b) == 0 })
+		} else {
+			for _, b := range []struct {
+				v    any
+				incl bool
+				dst  *keyBound
+			}{{c.Lower, c.LowerInclusive, &p.lo}, {c.Upper, c.UpperInclusive, &p.hi}} {
+				if b.v == nil {
+					continue
+				}
+				kv, err := conv(b.v)
+				if err != nil {
+					return nil, err
+				}
+				*b.dst = keyBound{set: true, incl: b.incl, v: kv}
+			}
+		}
+		m.preds = append(m.preds, p)
+	}
+	return m, nil
+}
+
+// empty reports whether no key can match (an empty IN list, an empty
+// interval).
+func (m *keyMatcher) empty() bool {
+	for i := range m.preds {
+		p := &m.preds[i]
+		if p.isPoints && len(p.points) == 0 {
+			return true
+		}
+		if !p.isPoints && p.lo.set && p.hi.set {
+			c := p.kind.compare(p.lo.v, p.hi.v)
+			if c > 0 || (c == 0 && !(p.lo.incl && p.hi.incl)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// match reports whether v satisfies p.
+func (p *keyPred) match(v keyValue) bool {
+	if p.isPoints {
+		if len(p.points) == 1 {
+			return p.kind.compare(v, p.points[0]) == 0
+		}
+		_, found := slices.BinarySearchFunc(p.points, v, p.kind.compare)
+		return found
+	}
+	if p.lo.set {
+		if c := p.kind.compare(v, p.lo.v); c < 0 || (c == 0 && !p.lo.incl) {
+			return false
+		}
+	}
+	if p.hi.set {
+		if c := p.kind.compare(v, p.hi.v); c > 0 || (c == 0 && !p.hi.incl) {
+			return false
+		}
+	}
+	return true
+}
+
+// overlaps reports whether some value in [lo, hi] (both included) may
+// satisfy p.
+func (p *keyPred) overlaps(lo, hi keyValue) bool {
+	if p.isPoints {
+		i, _ := slices.BinarySearchFunc(p.points, lo, p.kind.compare)
+		return i < len(p.points) && p.kind.compare(p.points[i], hi) <= 0
+	}
+	if p.lo.set {
+		if c := p.kind.compare(hi, p.lo.v); c < 0 || (c == 0 && !p.lo.incl) {
+			return false
+		}
+	}
+	if p.hi.set {
+		if c := p.kind.compare(lo, p.hi.v); c > 0 || (c == 0 && !p.hi.incl) {
+			return false
+		}
+	}
+	return true
+}
+
+// bloomHashes are the filter hashes of p's points (nil when p is an
+// interval or its column has no bloom filters).
+func (p *keyPred) bloomHashes() []uint64 {
+	if !p.isPoints || p.bloom == arrowutil.NoBloom {
+		return nil
+	}
+	out := make([]uint64, 0, len(p.points))
+	for _, v := range p.points {
+		switch p.bloom {
+		case arrowutil.BloomBytes:
+			out = append(out, arrowutil.BloomHashBytes([]byte(v.s)))
+		case arrowutil.BloomInt32:
+			if v.i < -1<<31 || v.i >= 1<<31 {
+				continue // no INT32 column holds it
+			}
+			out = append(out, arrowutil.BloomHashInt(p.bloom, v.i))
+		default:
+			out = append(out, arrowutil.BloomHashInt(p.bloom, v.i))
+		}
+	}
+	return out
+}
+
+// valueAt is row i of a key column (non-null: keys never are).
+func valueAt(arr arrow.Array, i int) keyValue {
+	switch a := arr.(type) {
+	case *array.String:
+		return keyValue{s: a.Value(i)}
+	case *array.Int64:
+		return keyValue{i: a.Value(i)}
+	case *array.Int32:
+		return keyValue{i: int64(a.Value(i))}
+	case *array.Int16:
+		return keyValue{i: int64(a.Value(i))}
+	case *array.Int8:
+		return keyValue{i: int64(a.Value(i))}
+	case *array.Date32:
+		return keyValue{i: int64(a.Value(i))}
+	case *array.Timestamp:
+		return keyValue{i: int64(a.Value(i))}
+	}
+	panic("reader: key column of type " + arr.DataType().String())
+}
+
+// matchRow reports whether row i of b, a batch in the table schema,
+// satisfies every predicate.
+func (m *keyMatcher) matchRow(b arrow.RecordBatch, i int) bool {
+	for k := range m.preds {
+		p := &m.preds[k]
+		if !p.match(valueAt(b.Column(p.col), i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// probeFor is the probe of a point lookup for a stream whose batch columns
+// colMap maps (nil: any stream): the predicate on the leading key column
+// when it lists values; nil otherwise.
+func (s *Scan) probeFor(colMap []int) *rangeProbe {
+	if s.keys == nil {
+		return nil
+	}
+	for i := range s.keys.preds {
+		p := &s.keys.preds[i]
+		if p.name == s.Table.PKCols[0] && p.isPoints {
+			if colMap == nil {
+				return &rangeProbe{pred: p}
+			}
+			if colMap[p.col] >= 0 {
+				return &rangeProbe{col: colMap[p.col], pred: p}
+			}
+		}
+	}
+	return nil
+}
+
+// filterIterator passes on the rows of a unit's merge whose key matches the
+// scan's key filter (every row when m is nil: then it only counts them).
+type filterIterator struct {
+	it   Iterator
+	scan *Scan
+	m    *keyMatcher
+}
+
+func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
+	st := f.scan.stats()
+	for {
+		b, err := NextSelected(ctx, f.it)
+		if err != nil {
+			return b, err
+		}
+		n := b.Len()
+		st.RowsMerged.Add(int64(n))
+		if f.m == nil {
+			st.RowsOut.Add(int64(n))
+			return b, nil
+		}
+		var sel []int
+		for i := range n {
+			if r := b.Row(i); f.m.matchRow(b.RecordBatch, r) {
+				sel = append(sel, r)
+			}
+		}
+		if len(sel) == 0 {
+			b.Release()
+			continue
+		}
+		st.RowsOut.Add(int64(len(sel)))
+		if len(sel) == int(b.NumRows()) {
+			sel = nil
+		}
+		return Selected{RecordBatch: b.RecordBatch, Sel: sel}, nil
+	}
+}
+
+func (f *filterIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	s, err := f.nextSelected(ctx)
+	if err != nil || s.Sel == nil {
+		return s.RecordBatch, err
+	}
+	defer s.Release()
+	return takeRows(f.scan, s.RecordBatch, s.Sel)
+}
+
+func (f *filterIterator) Close() { f.it.Close() }
+
+// emptyIterator is a unit no row of which can match.
+type emptyIterator struct{}
+
+func (emptyIterator) Next(context.Context) (arrow.RecordBatch, error) { return nil, io.EOF }
+func (emptyIterator) Close()                                          {}

@@ -1,0 +1,56 @@
+package reader
+
+import "sync/atomic"
+
+// ScanStats counts what a scan read and what it skipped, for EXPLAIN
+// ANALYZE and tests. Units add to it concurrently.
+type ScanStats struct {
+	// Files: considered, skipped by key statistics, skipped by bloom
+	// filters, opened for reading.
+	Files, FilesSkippedStats, FilesSkippedBloom, FilesRead atomic.Int64
+	// RowGroups of the considered files: all, skipped by statistics,
+	// skipped by bloom filters, skipped by the page index, read.
+	RowGroups, RowGroupsSkippedStats, RowGroupsSkippedBloom, RowGroupsSkippedPages, RowGroupsRead atomic.Int64
+	// Pages of the key columns' page index: considered and skipped.
+	Pages, PagesSkipped atomic.Int64
+	// RowsRead are rows decoded from files; RowsMerged rows the merge
+	// produced; RowsOut rows that passed the key filter.
+	RowsRead, RowsMerged, RowsOut atomic.Int64
+}
+
+// ScanCounts is a snapshot of ScanStats.
+type ScanCounts struct {
+	Files, FilesSkippedStats, FilesSkippedBloom, FilesRead                                        int64
+	RowGroups, RowGroupsSkippedStats, RowGroupsSkippedBloom, RowGroupsSkippedPages, RowGroupsRead int64
+	Pages, PagesSkipped                                                                           int64
+	RowsRead, RowsMerged, RowsOut                                                                 int64
+}
+
+// Counts reads the counters.
+func (s *ScanStats) Counts() ScanCounts {
+	return ScanCounts{
+		Files: s.Files.Load(), FilesSkippedStats: s.FilesSkippedStats.Load(), FilesSkippedBloom: s.FilesSkippedBloom.Load(),
+		FilesRead: s.FilesRead.Load(), RowGroups: s.RowGroups.Load(), RowGroupsSkippedStats: s.RowGroupsSkippedStats.Load(),
+		RowGroupsSkippedBloom: s.RowGroupsSkippedBloom.Load(), RowGroupsSkippedPages: s.RowGroupsSkippedPages.Load(),
+		RowGroupsRead: s.RowGroupsRead.Load(), Pages: s.Pages.Load(), PagesSkipped: s.PagesSkipped.Load(),
+		RowsRead: s.RowsRead.Load(), RowsMerged: s.RowsMerged.Load(), RowsOut: s.RowsOut.Load(),
+	}
+}
+
+// Add adds o's counts.
+func (c *ScanCounts) Add(o ScanCounts) {
+	c.Files += o.Files
+	c.FilesSkippedStats += o.FilesSkippedStats
+	c.FilesSkippedBloom += o.FilesSkippedBloom
+	c.FilesRead += o.FilesRead
+	c.RowGroups += o.RowGroups
+	c.RowGroupsSkippedStats += o.RowGroupsSkippedStats
+	c.RowGroupsSkippedBloom += o.RowGroupsSkippedBloom
+	c.RowGroupsSkippedPages += o.RowGroupsSkippedPages
+	c.RowGroupsRead += o.RowGroupsRead
+	c.Pages += o.Pages
+	c.PagesSkipped += o.PagesSkipped
+	c.RowsRead += o.RowsRead
+	c.RowsMerged += o.RowsMerged
+	c.RowsOut += o.RowsOut
+}
