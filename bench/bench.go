@@ -43,7 +43,12 @@ func (r Row) MarshalJSON() ([]byte, error) {
 type Emitter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// observe, when set, sees every row after it is printed.
+	observe func(Row)
 }
+
+// Observe makes f see every row the emitter prints (a progress display).
+func (e *Emitter) Observe(f func(Row)) { e.observe = f }
 
 // NewEmitter writes to w.
 func NewEmitter(w io.Writer) *Emitter { return &Emitter{w: w} }
@@ -63,6 +68,9 @@ func (e *Emitter) Emit(r Row) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	fmt.Fprintln(e.w, string(b))
+	if e.observe != nil {
+		e.observe(r)
+	}
 }
 
 // PeakRSSMB is this process's peak resident set size in MiB.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/metrics"
 )
 
 // ErrCommitOutcomeUnknown is wrapped by a commit error when the catalog could
@@ -33,13 +35,15 @@ var CommitRetryWindow = 60 * time.Second
 //     detached from ctx, until it gets a definite answer or the window ends.
 //   - A SQL error from the commit itself (conflict 40001, bad input, …) is
 //     definite and returned as is.
-func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (map[string]int, error)) (map[string]int, error) {
-	out, err := call(ctx)
+func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (map[string]int, error)) (out map[string]int, err error) {
+	out, err = call(ctx)
 	if c.pinned != nil {
 		// In a held transaction (held.go): a failure lost the transaction,
-		// so nothing was committed; its COMMIT decides the outcome.
+		// so nothing was committed; its COMMIT decides the outcome (and is
+		// not counted as a commit here).
 		return out, err
 	}
+	defer func() { metrics.Commit(commitOutcome(err)) }()
 	if err == nil || !transient(err) {
 		return out, err
 	}
@@ -56,11 +60,24 @@ func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (m
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)
+		metrics.CommitRetry()
 		out, err = call(detached)
 		if err == nil || !transient(err) {
 			return out, err
 		}
 	}
+}
+
+// commitOutcome classifies a commit's result for the metrics.
+func commitOutcome(err error) string {
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return metrics.Committed
+	case errors.As(err, &pe) && pe.Code == "40001":
+		return metrics.Conflict
+	}
+	return metrics.Failed
 }
 
 // transient reports whether err is a connection-level failure rather than an

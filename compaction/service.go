@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -213,7 +214,9 @@ func (s *Service) run(ctx context.Context, j job) {
 		_ = s.c.release(ctx, j.token, nil, 0, false)
 		return
 	}
+	start := time.Now()
 	res, err := s.c.runClaimed(ctx, t, j, false)
+	defer func() { metrics.CompactionJob(jobOutcome(res, err), time.Since(start)) }()
 	switch {
 	case err != nil:
 		s.count(func(st *Stats) { st.Failed++ })
@@ -236,6 +239,19 @@ func (s *Service) run(ctx context.Context, j job) {
 	default:
 		s.count(func(st *Stats) { st.Skipped++ })
 	}
+}
+
+// jobOutcome names a job's result for the metrics.
+func jobOutcome(res Result, err error) string {
+	switch {
+	case err != nil:
+		return "failed"
+	case res.Status == Compacted:
+		return "compacted"
+	case res.Status == Dropped:
+		return "dropped"
+	}
+	return "skipped"
 }
 
 // lifecycle runs the lifecycle task whenever this service wins its claim.

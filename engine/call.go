@@ -60,14 +60,17 @@ func (s *Session) planCall(ctx context.Context, n *pg_query.CallStmt, paramOIDs 
 			}
 		}
 	}
-	supported := "CALL lakesoul.rollback(...), CALL lakesoul.cleanup(...), CALL lakesoul.drop_partition(...)"
+	supported := "CALL lakesoul.rollback(...), CALL lakesoul.cleanup(...), CALL lakesoul.drop_partition(...), CALL lakesoul.compact(...), CALL lakesoul.import(...)"
 	if len(names) != 2 || names[0] != "lakesoul" {
 		return nil, sqlerr.Unsupported("CALL "+strings.Join(names, "."), supported)
 	}
 	proc, ok := callProcs[names[1]]
 	if !ok {
-		if names[1] == "compact" {
+		switch names[1] {
+		case "compact":
 			return s.planCompact(ctx, fc, paramOIDs) // compact_call.go
+		case "import":
+			return s.planImport(ctx, fc, paramOIDs) // import.go
 		}
 		e := sqlerr.New(sqlerr.UndefinedFunction, "procedure lakesoul.%s does not exist", names[1])
 		e.Hint = supported

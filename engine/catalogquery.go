@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -38,6 +41,12 @@ type catalogQuery struct {
 	sql    string
 	params []uint32
 	cols   []pgwire.Column
+	// clientParams is how many of params the client binds; the others are
+	// the server views' rows (activity.go), bound by the engine.
+	clientParams int
+	views        []string
+	// signals are the columns of pg_cancel_backend/pg_terminate_backend.
+	signals []signalColumn
 }
 
 func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
@@ -46,23 +55,45 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	}
 	s.rewriteCurrentSettings(stmt) // currentsetting.go
 	tree := singleStatementTree(stmt)
+	markers, err := s.rewriteSessionFunctions(stmt) // activity.go
+	if err != nil {
+		return nil, err
+	}
 	if err := pgcatalog.Rewrite(tree); err != nil {
 		return nil, err
+	}
+	clientParams, views, err := pointServerViews(tree, len(paramOIDs))
+	if err != nil {
+		return nil, err
+	}
+	if len(views) > 0 {
+		paramOIDs = append(slices.Clip(paramOIDs), make([]uint32, clientParams-len(paramOIDs))...)
+		for range views {
+			paramOIDs = append(paramOIDs, pgtype.JSONBOID)
+		}
 	}
 	text, err := pg_query.Deparse(tree)
 	if err != nil {
 		return nil, fmt.Errorf("deparse: %w", err)
 	}
-	q := &catalogQuery{s: s, sql: text}
+	q := &catalogQuery{s: s, sql: text, clientParams: clientParams, views: views}
 	err = s.withUserTx(ctx, func(tx pgx.Tx) error {
 		sd, err := tx.Conn().PgConn().Prepare(ctx, "", text, paramOIDs)
 		if err != nil {
 			return err
 		}
 		q.params = sd.ParamOIDs
-		for _, f := range sd.Fields {
-			q.cols = append(q.cols, pgwire.Column{Name: f.Name, TableOID: f.TableOID, AttrNum: int16(f.TableAttributeNumber),
-				TypeOID: f.DataTypeOID, TypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier})
+		if len(views) == 0 {
+			q.clientParams = len(q.params)
+		}
+		for i, f := range sd.Fields {
+			col := pgwire.Column{Name: f.Name, TableOID: f.TableOID, AttrNum: int16(f.TableAttributeNumber),
+				TypeOID: f.DataTypeOID, TypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier}
+			if name, ok := markers[f.Name]; ok {
+				q.signals = append(q.signals, signalColumn{idx: i, terminate: strings.HasSuffix(f.Name, fnTerminate)})
+				col = pgwire.Column{Name: name, TypeOID: pgtype.BoolOID, TypeSize: 1, TypeModifier: -1}
+			}
+			q.cols = append(q.cols, col)
 		}
 		return nil
 	})
@@ -72,13 +103,34 @@ func (s *Session) planCatalogQuery(ctx context.Context, stmt *pg_query.Node, par
 	return q, nil
 }
 
-func (q *catalogQuery) ParamOIDs() []uint32                               { return q.params }
+// signalled reports whether column i is a pg_cancel/terminate_backend call.
+func (q *catalogQuery) signalled(i int) bool {
+	for _, sc := range q.signals {
+		if sc.idx == i {
+			return true
+		}
+	}
+	return false
+}
+
+// ParamOIDs are the client's parameters: all but the engine's own.
+func (q *catalogQuery) ParamOIDs() []uint32 {
+	return q.params[:q.clientParams]
+}
+
 func (q *catalogQuery) Describe(context.Context) ([]pgwire.Column, error) { return q.cols, nil }
 func (q *catalogQuery) Tag() string                                       { return "SELECT" }
 
 func (q *catalogQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error) {
-	if len(params) != len(q.params) {
-		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.params))
+	if len(params) != len(q.ParamOIDs()) {
+		return nil, sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(q.ParamOIDs()))
+	}
+	if len(q.views) > 0 {
+		// The server views' rows as of this execution.
+		params = slices.Clip(params)
+		for _, v := range q.views {
+			params = append(params, q.s.serverViewJSON(v))
+		}
 	}
 	return &catalogPortal{q: q, args: params}, nil
 }
@@ -159,11 +211,29 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 			return tag.String(), true, nil
 		}
 		for i, raw := range p.rr.Values() {
+			if p.q.signalled(i) {
+				continue // below
+			}
 			v, err := decodeText(m, p.q.cols[i].TypeOID, raw)
 			if err != nil {
 				return "", true, err
 			}
 			row[i] = v
+		}
+		for _, sc := range p.q.signals {
+			var pid any
+			if raw := p.rr.Values()[sc.idx]; raw != nil {
+				n, err := strconv.ParseInt(string(raw), 10, 32)
+				if err != nil {
+					return "", true, fmt.Errorf("signal argument %q: %w", raw, err)
+				}
+				pid = int32(n)
+			}
+			v, err := p.q.s.signal(ctx, pid, sc.terminate)
+			if err != nil {
+				return "", true, err
+			}
+			row[sc.idx] = v
 		}
 		if err := w.WriteRow(row); err != nil {
 			return "", true, err

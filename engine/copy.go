@@ -298,12 +298,18 @@ func (s *Session) planCopyFrom(ctx context.Context, n *pg_query.CopyStmt, opts c
 	if err != nil {
 		return nil, err
 	}
+	return s.newCopyFrom(t, target, opts.format)
+}
+
+// newCopyFrom plans COPY FROM of rows holding the target columns of t, in
+// that order, in format.
+func (s *Session) newCopyFrom(t *catalog.Table, target []string, format pgwire.CopyFormat) (*copyFromStmt, error) {
 	for _, c := range t.PKCols {
 		if !slices.Contains(target, c) {
 			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
 		}
 	}
-	st := &copyFromStmt{s: s, t: t, target: target, format: opts.format}
+	st := &copyFromStmt{s: s, t: t, target: target, format: format}
 	st.format.Columns = len(target)
 	var fields []arrow.Field
 	for _, f := range t.Schema.Fields() {

@@ -67,6 +67,10 @@ type Engine struct {
 	parsing *parseBudget
 	// held bounds the blocks holding a catalog transaction (ddltx.go).
 	held heldSlots
+	// sessions lists the server's sessions (activity.go; nil: none known).
+	sessions SessionRegistry
+	// imports are the running CALL lakesoul.import (importprogress.go).
+	imports importRegistry
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -28,7 +29,9 @@ type Session struct {
 	cat *catalog.Catalog
 	// superuser is the role's rolsuper when the session started.
 	superuser bool
-	token     string
+	// pid is the session's process ID as the client knows it (activity.go).
+	pid   uint32
+	token string
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
 	settings settings
@@ -260,7 +263,7 @@ func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, er
 	if err != nil {
 		return nil, t.s.fail(err)
 	}
-	return t.s.trackPortal(p), nil
+	return t.s.trackPortal(p, t.Statement.Tag()), nil
 }
 
 func isTxEndTag(tag string) bool { return tag == "COMMIT" || tag == "ROLLBACK" }
@@ -268,10 +271,14 @@ func isTxEndTag(tag string) bool { return tag == "COMMIT" || tag == "ROLLBACK" }
 type trackedPortal struct {
 	pgwire.Portal
 	s *Session
+	// kind is the statement's tag; start when its first Execute began.
+	kind  string
+	start time.Time
 }
 
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
+	t.started()
 	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
 	if err == nil {
 		t.s.noteQuery(tag)
@@ -279,7 +286,11 @@ func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 	if done || err != nil {
 		t.s.statementEnded(ctx)
 	}
-	return tag, done, t.s.fail(stop(err))
+	err = t.s.fail(stop(err))
+	if done || err != nil {
+		t.ended(err)
+	}
+	return tag, done, err
 }
 
 // statementEnded ends the statement's write intent outside a transaction

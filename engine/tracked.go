@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -14,8 +15,8 @@ import (
 // trackPortal wraps a portal so that its errors mark a transaction block
 // failed and statement_timeout applies, keeping the COPY interfaces
 // pgwire looks for.
-func (s *Session) trackPortal(p pgwire.Portal) pgwire.Portal {
-	tp := &trackedPortal{Portal: p, s: s}
+func (s *Session) trackPortal(p pgwire.Portal, kind string) pgwire.Portal {
+	tp := &trackedPortal{Portal: p, s: s, kind: kind}
 	switch cp := p.(type) {
 	case pgwire.CopyInPortal:
 		return &trackedCopyIn{trackedPortal: tp, in: cp}
@@ -34,9 +35,12 @@ func (t *trackedCopyIn) CopyInFormat() pgwire.CopyFormat { return t.in.CopyInFor
 
 func (t *trackedCopyIn) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) (string, error) {
 	ctx, stop := t.s.statementContext(ctx)
+	t.started()
 	tag, err := t.in.CopyIn(ctx, rows)
 	t.s.statementEnded(ctx)
-	return tag, t.s.fail(stop(err))
+	err = t.s.fail(stop(err))
+	t.ended(err)
+	return tag, err
 }
 
 type trackedCopyOut struct {
@@ -104,4 +108,21 @@ func parseDurationSetting(v string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(n * float64(unit)), true
+}
+
+// started notes when the statement's first execution step began.
+func (t *trackedPortal) started() {
+	if t.start.IsZero() {
+		t.start = time.Now()
+	}
+}
+
+// ended records the statement's end in the metrics: its kind, SQLSTATE and
+// duration since its first execution step.
+func (t *trackedPortal) ended(err error) {
+	code := "00000"
+	if err != nil {
+		code = sqlerr.From(err).Code
+	}
+	metrics.Statement(t.kind, code, time.Since(t.start))
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lakesoul-go/lakesoul/metrics"
 )
 
 // Local stores objects as files; URIs are file:///absolute/path.
@@ -81,6 +83,18 @@ type localReader struct {
 }
 
 func (r *localReader) Size() int64 { return r.size }
+
+func (r *localReader) Read(p []byte) (int, error) {
+	n, err := r.File.Read(p)
+	metrics.DataRead(metrics.StoreFile, n)
+	return n, err
+}
+
+func (r *localReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.File.ReadAt(p, off)
+	metrics.DataRead(metrics.StoreFile, n)
+	return n, err
+}
 
 // Open implements Store.
 func (Local) Open(_ context.Context, uri string) (Reader, error) {

@@ -141,12 +141,14 @@ type S3 struct {
 	partSem chan struct{}
 	bufs    sync.Pool
 
-	requests, retries, bytesIn, bytesOut atomic.Int64
+	requests, retries, failures, bytesIn, bytesOut atomic.Int64
 }
 
 // S3Stats are the backend's request counters.
 type S3Stats struct {
-	Requests, Retries, BytesIn, BytesOut int64
+	// Failures counts operations that failed for good (after their
+	// retries; a cancelled caller's are not counted).
+	Requests, Retries, Failures, BytesIn, BytesOut int64
 	// Cache holds the disk cache's counters (zero without a cache).
 	Cache CacheStats
 }
@@ -219,7 +221,7 @@ func (s *S3) Cache() *Cache { return s.cache }
 
 // Stats returns the request counters and the cache's.
 func (s *S3) Stats() S3Stats {
-	st := S3Stats{Requests: s.requests.Load(), Retries: s.retries.Load(), BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load()}
+	st := S3Stats{Requests: s.requests.Load(), Retries: s.retries.Load(), Failures: s.failures.Load(), BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load()}
 	if s.cache != nil {
 		st.Cache = s.cache.Stats()
 	}
@@ -299,6 +301,7 @@ func (s *S3) retry(ctx context.Context, fn func(ctx context.Context) error) erro
 			err = &tidyError{msg: fmt.Sprintf("%sno answer within %v", op, s.opt.RequestTimeout), err: err}
 		}
 		if !(timedOut || isTransient(err)) || attempt >= s.opt.MaxRetries {
+			s.failures.Add(1)
 			err = tidy(err)
 			if attempt > 0 {
 				return fmt.Errorf("%w (after %d attempts)", err, attempt+1)

@@ -16,6 +16,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/lakesoul-go/lakesoul/metrics"
 )
 
 // objectMeta is what Open learns in its one request: size, version (ETag)
@@ -327,6 +329,7 @@ func (r *s3Reader) ReadAt(p []byte, off int64) (int, error) {
 			return 0, err
 		}
 	}
+	metrics.DataRead(metrics.StoreS3, n)
 	return n, eof
 }
 

@@ -24,7 +24,7 @@ func (c *conn) call(parent context.Context, fn func(context.Context) error) erro
 	if c.shutdown.Load() {
 		return fatal(adminShutdownError())
 	}
-	ctx, cancel := context.WithCancelCause(parent)
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, noticeKey{}, c))
 	defer cancel(nil)
 	c.mu.Lock()
 	c.cancelCall = cancel

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // backendKey is the BackendKeyData of a connection: the process ID and secret
@@ -23,6 +24,8 @@ type backendKey struct {
 type keyRegistry struct {
 	mu    sync.Mutex
 	conns map[uint32]*conn
+	// accepted counts registrations (Server.SessionsAccepted).
+	accepted atomic.Int64
 }
 
 // register gives c a fresh random key, stores it in c.key and records it.
@@ -42,6 +45,7 @@ func (r *keyRegistry) register(c *conn) (backendKey, error) {
 		if _, taken := r.conns[k.pid]; k.pid != 0 && !taken {
 			r.conns[k.pid] = c
 			c.key = k
+			r.accepted.Add(1)
 			return k, nil
 		}
 	}

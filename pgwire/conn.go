@@ -56,6 +56,11 @@ type conn struct {
 	// are discarded until Sync.
 	ignoreTillSync bool
 
+	// opened is when the socket was accepted; act what pg_stat_activity
+	// shows of the session (shared with Server.Activity).
+	opened time.Time
+	act    activity
+
 	// Shared with Shutdown and CancelRequest.
 	shutdown   atomic.Bool
 	mu         sync.Mutex
@@ -71,6 +76,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		log:        s.log.With("remote", nc.RemoteAddr().String()),
 		ctx:        ctx,
 		cancelConn: cancel,
+		opened:     time.Now(),
 		stmts:      make(map[string]*preparedStatement),
 		portals:    make(map[string]*portal),
 	}
@@ -173,9 +179,16 @@ func (c *conn) run() (err error) {
 		return fatal(err)
 	}
 	c.registered = true
+	c.act.begin(c, sm.params)
+	if p, ok := c.sess.(SessionPID); ok {
+		p.SetBackendPID(c.key.pid)
+	}
 	c.types = pgtype.NewMap()
 
 	c.reported = maps.Clone(c.sess.ParameterStatus())
+	if v, ok := c.reported["application_name"]; ok {
+		c.act.setApplicationName(v)
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.reported)) {
 		if err := c.out.send(&pgproto3.ParameterStatus{Name: name, Value: c.reported[name]}); err != nil {
 			return err
@@ -333,6 +346,7 @@ func (c *conn) readyForQuery() error {
 	if status == 'I' {
 		c.closeAllPortals()
 	}
+	c.act.idle(status)
 	if err := c.out.send(&pgproto3.ReadyForQuery{TxStatus: status}); err != nil {
 		return err
 	}
@@ -349,6 +363,9 @@ func (c *conn) reportParameterChanges() error {
 			continue
 		}
 		c.reported[name] = v
+		if name == "application_name" {
+			c.act.setApplicationName(v)
+		}
 		if err := c.out.send(&pgproto3.ParameterStatus{Name: name, Value: v}); err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ func (c *conn) handleParse(m *pgproto3.Parse) error {
 	if !utf8.ValidString(m.Query) {
 		return invalidUTF8Error()
 	}
+	c.act.run(m.Query) // PostgreSQL is active from Parse on
 	ps, err := c.prepare(m.Name, m.Query, slices.Clone(m.ParameterOIDs))
 	if err != nil {
 		return err
@@ -90,11 +91,12 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	} else if _, dup := c.portals[m.DestinationPortal]; dup {
 		return sqlerr.New(codeDuplicateCursor, "portal %q already exists", m.DestinationPortal)
 	}
+	c.act.run(ps.query)
 	params, err := c.decodeParams(ps, m.ParameterFormatCodes, m.Parameters)
 	if err != nil {
 		return err
 	}
-	pt := &portal{name: m.DestinationPortal}
+	pt := &portal{name: m.DestinationPortal, query: ps.query}
 	if ps.stmt != nil {
 		err = c.call(c.ctx, func(ctx context.Context) error {
 			var err error
@@ -172,6 +174,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 	if pt.p == nil {
 		return c.out.send(&pgproto3.EmptyQueryResponse{})
 	}
+	c.act.run(pt.query)
 	maxRows := int(m.MaxRows)
 	if int32(m.MaxRows) <= 0 { // PostgreSQL reads the field as int32; <= 0 means no limit
 		maxRows = 0

@@ -73,6 +73,13 @@ type Session interface {
 	Close()
 }
 
+// SessionPID may be implemented by a Session to learn its process ID (the
+// pid of BackendKeyData, pg_stat_activity and pg_cancel_backend); it is
+// called once, before the session's first statement.
+type SessionPID interface {
+	SetBackendPID(pid uint32)
+}
+
 // Statement is one parsed statement (a prepared statement in the extended
 // protocol, or one statement of a simple query).
 type Statement interface {

@@ -27,6 +27,8 @@ type preparedStatement struct {
 // transaction, end of the connection).
 type portal struct {
 	name string
+	// query is the text of the statement it binds (pg_stat_activity).
+	query string
 	// p is nil for a portal of an empty query.
 	p Portal
 	// cols are the result columns (nil = NoData) and formats their wire

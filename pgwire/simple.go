@@ -15,6 +15,7 @@ import (
 //
 // As in PostgreSQL, a simple query replaces the unnamed statement and portal.
 func (c *conn) simpleQuery(query string) error {
+	c.act.run(query)
 	delete(c.stmts, "")
 	c.closePortal("")
 	if err := c.runSimpleQuery(query); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -311,6 +312,7 @@ func (s *fileStream) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 		if b.NumRows() == 0 {
 			continue
 		}
+		metrics.RowsRead(b.NumRows())
 		if s.stats != nil {
 			s.stats.RowsRead.Add(b.NumRows())
 		}

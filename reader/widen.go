@@ -54,6 +54,11 @@ func CanWiden(from, to arrow.DataType) bool {
 }
 
 // widen converts arr to type to; CanWiden(arr.DataType(), to) must hold.
+// Widen converts arr to type to, which CanWiden(arr's type, to) allows.
+func Widen(mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Array, error) {
+	return widen(mem, arr, to)
+}
+
 func widen(mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Array, error) {
 	b := array.NewBuilder(mem, to)
 	defer b.Release()

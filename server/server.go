@@ -29,6 +29,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/engine"
 	"github.com/lakesoul-go/lakesoul/flightsql"
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -79,6 +80,9 @@ type Config struct {
 	// FlightListen, when set, also serves Arrow Flight SQL (package
 	// flightsql) on this address, with the same roles, engine and TLS.
 	FlightListen string
+	// MetricsListen, when set, serves Prometheus metrics (/metrics) and
+	// health checks (/healthz, /readyz) on this address (package metrics).
+	MetricsListen string
 	// CompactionWorkers is the number of compaction workers to run (0: none;
 	// `lakesoul serve` defaults to 1).
 	CompactionWorkers int
@@ -129,6 +133,7 @@ type Server struct {
 	s3proxy    *s3proxy.Server
 	flight     *flightsql.Server
 	flightLn   net.Listener
+	metrics    *metrics.Server
 	ln         net.Listener
 	serveErr   chan error
 }
@@ -243,6 +248,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		PasswordAuth: cfg.PasswordAuth, MaxConnections: cfg.MaxConnections, ReservedConnections: cfg.ReservedConnections,
 		AuthTimeout: cfg.AuthTimeout, AuthFailureDelay: cfg.AuthFailureDelay, MaxMessageSize: cfg.MaxMessageSize,
 		MaxRowSize: cfg.MaxRowSize})
+	s.eng.SetSessions(s.wire)
+	if cfg.MetricsListen != "" {
+		if s.metrics, err = metrics.Listen(cfg.MetricsListen, s.metricsSources(), cfg.Logger); err != nil {
+			return nil, err
+		}
+		s.log.Info("metrics serving", "listen", s.metrics.Addr().String())
+	}
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
@@ -397,6 +409,14 @@ func (s *Server) Store() objstore.Store { return s.store }
 // cluster's unix socket, or --catalog-url).
 func (s *Server) CatalogURL() string { return s.catalogURL }
 
+// MetricsAddr is the metrics listener's address (nil without one).
+func (s *Server) MetricsAddr() net.Addr {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Addr()
+}
+
 // Addr is the pgwire listen address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
@@ -419,6 +439,11 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.s3proxy != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		errs = append(errs, s.s3proxy.Shutdown(sctx))
+		cancel()
+	}
+	if s.metrics != nil {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		errs = append(errs, s.metrics.Shutdown(sctx))
 		cancel()
 	}
 	if s.compactor != nil {

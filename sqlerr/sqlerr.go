@@ -51,6 +51,7 @@ const (
 	DependentObjectsStillExist = "2BP01"
 	AmbiguousColumn            = "42702"
 	InvalidColumnDefinition    = "42611"
+	DataCorrupted              = "XX001"
 	InvalidTableDefinition     = "42P16"
 	InvalidName                = "42602"
 	NameTooLong                = "42622"

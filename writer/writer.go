@@ -31,6 +31,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -518,6 +519,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 	if err := ow.Close(); err != nil {
 		return 0, err
 	}
+	metrics.FileWritten(int64(len(rows)), cw.n)
 	return cw.n, nil
 }
 

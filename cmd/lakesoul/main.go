@@ -33,6 +33,8 @@ commands:
   compactor run compaction workers alone against a catalog (--catalog-url, --workers N)
   s3proxy   S3 endpoint for access keys of lakesoul.create_access_key() (--listen, --catalog-url, --s3-endpoint)
   migrate   up | down N | version   manage the catalog schema (--catalog-url)
+  import    SCHEMA.TABLE LOCATION [--format, --header, --register]   have a server import files (--url)
+  healthcheck [--live]   exit 0 when the server's /readyz (or /healthz) answers 200 (--metrics-listen)
   bench     <name> [--scale F] [flags]   run a benchmark with its peers (JSON lines)
   version   print the version
 `
@@ -54,6 +56,10 @@ func main() {
 		err = s3proxyCmd(os.Args[2:])
 	case "bench":
 		err = benchCmd(os.Args[2:])
+	case "import":
+		err = importCmd(os.Args[2:])
+	case "healthcheck":
+		err = healthcheckCmd(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("lakesoul", version)
 	case "help", "-h", "--help":
@@ -100,6 +106,7 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", env("LAKESOUL_TLS_KEY", ""), "PEM private key for TLS [LAKESOUL_TLS_KEY]")
 	fs.StringVar(&cfg.FlightListen, "flight-listen", env("LAKESOUL_FLIGHT_LISTEN", ""), "also serve Arrow Flight SQL on this address (host:port; off by default; TLS as for pgwire) [LAKESOUL_FLIGHT_LISTEN]")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("LAKESOUL_METRICS_LISTEN", ""), "serve Prometheus metrics (/metrics) and health checks (/healthz, /readyz) on this address (host:port) [LAKESOUL_METRICS_LISTEN]")
 	fs.StringVar(&cfg.S3ProxyListen, "s3proxy-listen", env("LAKESOUL_S3PROXY_LISTEN", ""), "also serve the S3 proxy on this address (host:port; needs an s3:// warehouse) [LAKESOUL_S3PROXY_LISTEN]")
 	passwordAuth := fs.String("password-auth", env("LAKESOUL_PASSWORD_AUTH", "scram"), "scram, or cleartext-tls: ask TLS connections for the password in cleartext (others still use SCRAM) [LAKESOUL_PASSWORD_AUTH]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
@@ -315,7 +322,18 @@ func benchCmd(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	slog.SetDefault(newLogger("warn"))
+	// On a terminal, a status line shows how far the run is.
+	status := newStatusLine("bench " + name)
+	defer status.close()
+	status.set("starting")
+	slog.SetDefault(slog.New(slog.NewTextHandler(status.Writer(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	out := bench.NewEmitter(status.wrap(os.Stdout))
+	measured := 0
+	out.Observe(func(r bench.Row) {
+		measured++
+		status.set("%d measurements; last: %s %s, %d rows in %.1fs (%.0f rows/s), peak RSS %.0f MiB",
+			measured, r.Phase, r.System, r.Rows, r.Seconds, r.RowsPerS, r.PeakRSSMB)
+	})
 	return bench.Run(ctx, name, bench.Options{Scale: *scale, CatalogURL: *url, Dir: scratch, Args: rest,
-		Out: bench.NewEmitter(os.Stdout), Log: os.Stderr})
+		Out: out, Log: status.Writer()})
 }

@@ -1,0 +1,47 @@
+package lakesoultc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// EnvRequireDocker, when "1", turns RequireDocker's skip into a failure
+// (for CI machines that have a Docker engine).
+const EnvRequireDocker = "LAKESOUL_REQUIRE_DOCKER"
+
+// RequireDocker skips the test, saying why, when no Docker engine answers
+// (testcontainers' provider health check); with LAKESOUL_REQUIRE_DOCKER=1
+// it fails it instead.
+func RequireDocker(t testing.TB) {
+	t.Helper()
+	err := dockerHealth()
+	if err == nil {
+		return
+	}
+	if os.Getenv(EnvRequireDocker) == "1" {
+		t.Fatalf("a Docker engine is required (%s=1): %v", EnvRequireDocker, err)
+	}
+	t.Skipf("no Docker engine answers, so no container runs here (%s=1 makes this a failure): %v", EnvRequireDocker, err)
+}
+
+func dockerHealth() (err error) {
+	defer func() {
+		if r := recover(); r != nil { // the provider panics on some broken setups
+			err = &panicError{r}
+		}
+	}()
+	p, err := testcontainers.ProviderDocker.GetProvider()
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.Health(context.Background())
+}
+
+type panicError struct{ v any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("docker provider: %v", e.v) }
