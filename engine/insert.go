@@ -29,9 +29,6 @@ import (
 // values there (LakeSoul partial upsert). On an append table (AppendCommit)
 // omitted columns are NULL.
 func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if len(n.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("INSERT ... RETURNING", "INSERT without RETURNING")
-	}
 	if n.SelectStmt == nil {
 		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES", "INSERT ... VALUES (...) or INSERT ... SELECT")
 	}
@@ -197,10 +194,15 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		}
 	}
 	recSchema := arrow.NewSchema(fields, nil)
+	ret, err := s.planReturning(ctx, n.ReturningList, n.Relation, t, paramOIDs) // returning.go
+	if err != nil {
+		return nil, err
+	}
 
-	paramTypes := mergeParamOIDs(paramOIDs, params)
+	paramTypes := ret.statementParams(mergeParamOIDs(paramOIDs, params))
 	st := &funcStmt{
 		tag:    "INSERT",
+		cols:   ret.columns(),
 		params: paramTypes,
 		run: func(ctx context.Context, args []any) (string, [][]any, error) {
 			if err := s.takeSnapshotsWith(ctx, tables, args); err != nil {
@@ -210,12 +212,20 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			if err != nil {
 				return "", nil, err
 			}
-			n, err := s.writeQuery(ctx, t, query, dargs, recSchema, false)
+			var n int64
+			var rows [][]any
+			if ret == nil {
+				n, err = s.writeQuery(ctx, t, query, dargs[:len(params)], recSchema, false)
+			} else {
+				n, rows, err = ret.run(ctx, s, dargs,
+					func() error { return ret.add(ctx, s, query, dargs[:len(params)]) },
+					func() (int64, error) { return s.writeQuery(ctx, t, ret.source(fields, nil), nil, recSchema, false) })
+			}
 			if err != nil {
 				return "", nil, err
 			}
 			s.noteWrite()
-			return fmt.Sprintf("INSERT 0 %d", n), nil, nil
+			return fmt.Sprintf("INSERT 0 %d", n), rows, nil
 		},
 	}
 	releaseWith(s.e.scans, st, tables)
