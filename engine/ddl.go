@@ -314,6 +314,10 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			}
 			return nil
 		}), nil
+	case pg_query.ObjectType_OBJECT_SEQUENCE:
+		return s.ddl("DROP SEQUENCE", func(ctx context.Context) error {
+			return s.dropSequences(ctx, names, n.MissingOk) // sequence.go
+		}), nil
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {
@@ -331,7 +335,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			return nil
 		}), nil
 	}
-	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA")
+	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE")
 }
 
 func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool) error {

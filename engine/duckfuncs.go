@@ -41,6 +41,8 @@ type duckScalar struct {
 	result duckdb.Type
 	// nulls: fn sees NULL arguments (nil) instead of DuckDB answering NULL.
 	nulls bool
+	// volatile: called for every row, never folded (nextval).
+	volatile bool
 	fn    func(args []driver.Value) (any, error)
 }
 
@@ -62,7 +64,7 @@ func (f duckScalar) Config() duckdb.ScalarFuncConfig {
 	if err != nil {
 		panic(err)
 	}
-	return duckdb.ScalarFuncConfig{InputTypeInfos: in, ResultTypeInfo: out, SpecialNullHandling: f.nulls}
+	return duckdb.ScalarFuncConfig{InputTypeInfos: in, ResultTypeInfo: out, SpecialNullHandling: f.nulls, Volatile: f.volatile}
 }
 
 func (f duckScalar) Executor() duckdb.ScalarFuncExecutor {

@@ -59,10 +59,13 @@ var routes = []route{
 	{(*pg_query.Node_CreateStmt)(nil), "CREATE TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateTable(ctx, n.GetCreateStmt())
 	}},
+	{(*pg_query.Node_CreateSeqStmt)(nil), "CREATE/DROP SEQUENCE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
+	}},
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
-	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
 	}},
 	{(*pg_query.Node_GrantRoleStmt)(nil), "GRANT/REVOKE role", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {

@@ -55,6 +55,8 @@ type Session struct {
 	bound []tableRef
 	// prepared are the connection's prepared statements (prepared.go).
 	prepared pgwire.PreparedStatements
+	// seq is the session's sequence memory (currval, lastval; sequence.go).
+	seq seqState
 	// ddlTx is the held catalog transaction of a block that ran DDL
 	// (ddltx.go); s.cat is pinned to it meanwhile.
 	ddlTx *blockDDL
@@ -79,6 +81,7 @@ func (s *Session) Close() {
 	s.discardStaged(context.Background())
 	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
+	sequenceSessions.Delete(s.token)
 	s.duck.Close()
 }
 

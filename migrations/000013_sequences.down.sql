@@ -1,0 +1,11 @@
+DROP FUNCTION IF EXISTS lakesoul.create_sequence(text, text, bigint, bigint, bigint, bigint, boolean, text);
+DROP FUNCTION IF EXISTS lakesoul.sequence_object(bigint, bigint, bigint, bigint, bigint, boolean);
+DROP FUNCTION IF EXISTS lakesoul.drop_sequence(text, text);
+DROP FUNCTION IF EXISTS lakesoul.drop_table_sequences(text);
+DROP FUNCTION IF EXISTS lakesoul.drop_sequence_object(bigint);
+DROP FUNCTION IF EXISTS lakesoul.seq_id(text, text);
+DROP FUNCTION IF EXISTS lakesoul.seq_nextval(text, text);
+DROP FUNCTION IF EXISTS lakesoul.seq_setval(text, text, bigint, boolean);
+DROP FUNCTION IF EXISTS lakesoul.seq_namespace(text);
+DROP TABLE IF EXISTS lakesoul.sequence;
+DROP SCHEMA IF EXISTS lakesoul_seq CASCADE;
