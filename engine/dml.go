@@ -481,6 +481,10 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 					return "", nil, err
 				}
 			}
+			if err := s.verifyChecks(ctx, t, written, nil); err != nil { // checks.go
+				cleanup()
+				return "", nil, err
+			}
 			if err := s.commitWrite(ctx, t, catalog.UpdateCommit, commits); err != nil {
 				return "", nil, err
 			}

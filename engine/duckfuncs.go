@@ -43,7 +43,7 @@ type duckScalar struct {
 	nulls bool
 	// volatile: called for every row, never folded (nextval).
 	volatile bool
-	fn    func(args []driver.Value) (any, error)
+	fn       func(args []driver.Value) (any, error)
 }
 
 func (f duckScalar) Config() duckdb.ScalarFuncConfig {

@@ -81,7 +81,7 @@ func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire
 // describes it. The result columns carry PostgreSQL's types (resultcols.go);
 // text is what DuckDB executes.
 func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared []uint32) (text string, cols []pgwire.Column, convs []valueConv, params []uint32, err error) {
-	s.rewriteCurrentSettings(stmt) // currentsetting.go
+	s.rewriteCurrentSettings(stmt)                       // currentsetting.go
 	if err := s.rewriteSequenceCalls(stmt); err != nil { // sequence.go
 		return "", nil, nil, nil, err
 	}

@@ -63,8 +63,28 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			target = append(target, rt.Name)
 		}
 	}
+	// Defaults of the columns left out (columndefault.go); an identity
+	// column GENERATED ALWAYS takes no value unless OVERRIDING SYSTEM VALUE.
+	defaults := map[string]string{}
+	for _, f := range t.Schema.Fields() {
+		def, always := columnDefault(f)
+		if always && slices.Contains(target, f.Name) && n.Override != pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE {
+			e := sqlerr.New(sqlerr.GeneratedAlways, "cannot insert a non-DEFAULT value into column %q", f.Name)
+			e.Detail = fmt.Sprintf("Column %q is an identity column defined as GENERATED ALWAYS.", f.Name)
+			e.Hint = "Use OVERRIDING SYSTEM VALUE to override."
+			return nil, e
+		}
+		if def == "" || slices.Contains(target, f.Name) {
+			continue
+		}
+		expr, err := s.defaultSQL(ctx, def, f)
+		if err != nil {
+			return nil, err
+		}
+		defaults[f.Name] = expr
+	}
 	for _, c := range t.PKCols {
-		if !slices.Contains(target, c) {
+		if !slices.Contains(target, c) && defaults[c] == "" {
 			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
 		}
 	}
@@ -116,6 +136,8 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		switch {
 		case i >= 0:
 			exprs = append(exprs, lakeWriteCast(fmt.Sprintf("__src.c%d", i), f)+" AS "+quoteIdent(f.Name))
+		case defaults[f.Name] != "":
+			exprs = append(exprs, defaults[f.Name]+" AS "+quoteIdent(f.Name))
 		case !t.HasPK() || slices.Contains(t.RangeCols, f.Name):
 			exprs = append(exprs, fmt.Sprintf("CAST(NULL AS %s) AS %s", schema.DuckDBType(f.Type), quoteIdent(f.Name)))
 		default:

@@ -29,6 +29,7 @@ const (
 	NotNullViolation           = "23502"
 	UniqueViolation            = "23505"
 	CheckViolation             = "23514"
+	GeneratedAlways            = "428C9"
 	CharacterNotInRepertoire   = "22021"
 	InvalidTransactionState    = "25000"
 	InFailedSQLTransaction     = "25P02"

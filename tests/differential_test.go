@@ -58,6 +58,10 @@ var diffSetup = []string{
 	`MERGE INTO diff.acct USING diff.emp ON diff.acct.id = diff.emp.id
 		WHEN MATCHED AND diff.emp.id = 3 THEN UPDATE SET v = diff.emp.dept
 		WHEN NOT MATCHED AND diff.emp.id = 4 THEN INSERT (id, v) VALUES (diff.emp.id, diff.emp.name)`,
+	// Issue 20: SERIAL, DEFAULT, IDENTITY and sequences.
+	`CREATE TABLE diff.ret (id bigserial, name text NOT NULL, qty int DEFAULT 1, PRIMARY KEY (id))`,
+	`CREATE TABLE diff.gen (id int GENERATED ALWAYS AS IDENTITY (START WITH 100), v text, PRIMARY KEY (id))`,
+	`CREATE SEQUENCE diff.sq START 5 INCREMENT 3`,
 }
 
 // diffCorpus are the compared queries. Every query has a total ORDER BY
@@ -185,6 +189,20 @@ var diffCorpus = []string{
 		SELECT current_setting('transaction_isolation'); ROLLBACK; SHOW transaction_read_only`,
 	`BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SHOW transaction_isolation; COMMIT; SHOW transaction_isolation`,
 	`SET search_path = diff, public; SHOW search_path; SELECT current_setting('search_path'); SELECT count(*) FROM emp`,
+	// Issue 20: RETURNING over SERIAL keys and defaults, IDENTITY, sequences.
+	`INSERT INTO diff.ret (name) VALUES ('a'), ('b') RETURNING *`,
+	`INSERT INTO diff.ret (name, qty) VALUES ('c', 5) RETURNING id, qty * 2 AS dbl, upper(name)`,
+	`UPDATE diff.ret SET qty = qty + 10 WHERE id = 2 RETURNING id, name, qty`,
+	`DELETE FROM diff.ret WHERE id = 1 RETURNING *`,
+	`SELECT * FROM diff.ret ORDER BY id`,
+	`INSERT INTO diff.gen (v) VALUES ('x') RETURNING id, v`,
+	`INSERT INTO diff.gen VALUES (7, 'y')`,
+	`INSERT INTO diff.gen OVERRIDING SYSTEM VALUE VALUES (7, 'y') RETURNING *`,
+	`SELECT nextval('diff.sq')`,
+	`SELECT nextval('diff.sq')`,
+	`SELECT currval('diff.sq')`,
+	`SELECT setval('diff.sq', 50)`,
+	`SELECT nextval('diff.sq')`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)
