@@ -183,6 +183,10 @@ func (k *tableSink) commit(ctx context.Context) error {
 		rec := k.pending
 		k.pending = nil
 		_ = k.finish()
+		if err := writer.CheckRecord(k.t, rec); err != nil {
+			rec.Release()
+			return err
+		}
 		return k.s.bufferRows(ctx, k.t, rec)
 	}
 	if err := k.sendPending(ctx); err != nil {

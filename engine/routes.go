@@ -62,6 +62,9 @@ var routes = []route{
 	{(*pg_query.Node_CreateSeqStmt)(nil), "CREATE/DROP SEQUENCE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
 	}},
+	{(*pg_query.Node_CreateTableAsStmt)(nil), "CREATE TABLE … AS / SELECT … INTO", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateTableAs(ctx, n.GetCreateTableAsStmt()) // ctas.go
+	}},
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
@@ -74,7 +77,7 @@ var routes = []route{
 	{(*pg_query.Node_CallStmt)(nil), "CALL lakesoul.*", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planCall(ctx, n.GetCallStmt(), p)
 	}},
-	{(*pg_query.Node_TransactionStmt)(nil), "BEGIN/COMMIT/ROLLBACK", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_TransactionStmt)(nil), "BEGIN/COMMIT/ROLLBACK/SAVEPOINT", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planTransaction(n.GetTransactionStmt())
 	}},
 	{(*pg_query.Node_VariableSetStmt)(nil), "SET/RESET", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
@@ -92,7 +95,13 @@ var routes = []route{
 	{(*pg_query.Node_ClosePortalStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planClose(n.GetClosePortalStmt())
 	}},
-	{(*pg_query.Node_DeallocateStmt)(nil), "DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_PrepareStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planPrepare(ctx, n.GetPrepareStmt()) // prepared.go
+	}},
+	{(*pg_query.Node_ExecuteStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planExecute(ctx, n.GetExecuteStmt())
+	}},
+	{(*pg_query.Node_DeallocateStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDeallocate(n.GetDeallocateStmt())
 	}},
 	{(*pg_query.Node_DiscardStmt)(nil), "DISCARD", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
@@ -124,6 +133,9 @@ func init() {
 func statementWrites(stmt *pg_query.Node) bool {
 	if c := stmt.GetCopyStmt(); c != nil {
 		return c.IsFrom
+	}
+	if sel := stmt.GetSelectStmt(); sel != nil && sel.IntoClause != nil {
+		return true // SELECT … INTO creates a table
 	}
 	r, ok := routeByType[reflect.TypeOf(stmt.Node)]
 	return ok && r.writes

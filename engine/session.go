@@ -53,8 +53,16 @@ type Session struct {
 	// bound are the table names the last bindLakeTables resolved.
 	plans planCache
 	bound []tableRef
-	// prepared are the connection's prepared statements (prepared.go).
-	prepared pgwire.PreparedStatements
+	// prepared are the connection's prepared statements (prepared.go);
+	// sqlPrepared those SQL PREPARE made, by name.
+	prepared    pgwire.PreparedStatements
+	sqlPrepared map[string]sqlPrepared
+	// savepoints are the open block's, oldest first; spSeq numbers them;
+	// superseded are staged files a rewrite replaced while a savepoint
+	// could bring them back (savepoint.go).
+	savepoints []savepoint
+	spSeq      int
+	superseded []catalog.PartitionCommit
 	// seq is the session's sequence memory (currval, lastval; sequence.go).
 	seq seqState
 	// ddlTx is the held catalog transaction of a block that ran DDL

@@ -203,6 +203,10 @@ var diffCorpus = []string{
 	`SELECT currval('diff.sq')`,
 	`SELECT setval('diff.sq', 50)`,
 	`SELECT nextval('diff.sq')`,
+	`PREPARE pq (int) AS SELECT id, name FROM diff.emp WHERE id <= $1 ORDER BY id; EXECUTE pq(2); EXECUTE pq('3'); DEALLOCATE pq`,
+	`CREATE TABLE diff.chk (id int, v int CHECK (v > 0), PRIMARY KEY (id))`,
+	`INSERT INTO diff.chk VALUES (1, 0)`,
+	`INSERT INTO diff.chk VALUES (1, 5) RETURNING *`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)
@@ -221,6 +225,14 @@ var diffScripts = [][]string{
 	{`INSERT INTO diff.nn VALUES (1, 'a')`, `UPDATE diff.nn SET v = NULL`},
 	{`DEALLOCATE nope`},
 	{`DEALLOCATE ALL`},
+	// Issue 20: savepoints, PREPARE/EXECUTE as SQL.
+	{`BEGIN`, `INSERT INTO diff.acct VALUES (200, 'sp')`, `SAVEPOINT a`, `INSERT INTO diff.acct VALUES (201, 'gone')`,
+		`SELECT 1/0`, `SELECT 1`, `ROLLBACK TO SAVEPOINT a`, `RELEASE a`, `ROLLBACK TO a`, `ROLLBACK`},
+	{`BEGIN`, `INSERT INTO diff.acct VALUES (202, 'kept')`, `SAVEPOINT b`, `DELETE FROM diff.acct WHERE id = 202`,
+		`ROLLBACK TO b`, `COMMIT`, `SELECT v FROM diff.acct WHERE id >= 200`},
+	{`SAVEPOINT c`},
+	{`PREPARE ins (int, text) AS INSERT INTO diff.acct VALUES ($1, $2)`, `EXECUTE ins(203, 'p')`, `EXECUTE ins(204)`,
+		`PREPARE ins AS SELECT 1`, `DEALLOCATE ins`, `EXECUTE ins(205, 'q')`},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.

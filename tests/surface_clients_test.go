@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -37,7 +38,8 @@ func TestJDBCGeneratedKeys(t *testing.T) {
 
 // TestSQLAlchemyORM: SQLAlchemy's ORM creates a table with a SERIAL key and a
 // server default, inserts objects and reads their keys back through INSERT …
-// RETURNING; Core insert/update/delete … RETURNING.
+// RETURNING; Core insert/update/delete … RETURNING; begin_nested
+// (savepoints) whose failure rolls back alone.
 func TestSQLAlchemyORM(t *testing.T) {
 	t.Parallel()
 	python := requireClient(t, "python3", "/usr/bin/python3")
@@ -56,6 +58,24 @@ func TestSQLAlchemyORM(t *testing.T) {
 		"CORE_UPDATE [(1, 4)]",
 		"CORE_DELETE [('b',)]",
 		"ROWS [(1, 'a', 4), (3, 'c', 3)]",
+		"NESTED_ERROR 23502",
+		"NESTED ['a', 'c', 'n1', 'n2']",
 		"DONE",
 	)
+}
+
+// TestPsqlOnErrorRollback: psql's ON_ERROR_ROLLBACK wraps each statement of
+// a block in a savepoint and rolls back to it on error, so the block's other
+// statements commit.
+func TestPsqlOnErrorRollback(t *testing.T) {
+	t.Parallel()
+	p := &psqlClient{t: t, path: psqlPath(t), srv: sharedServer(t)}
+	ctx := testCtx(t)
+	out, errOut, _ := p.run(ctx, []string{"-A", "-t", "-v", "ON_ERROR_STOP=0", "-v", "ON_ERROR_ROLLBACK=on"},
+		"CREATE SCHEMA surf_psql", "CREATE TABLE surf_psql.t (id int PRIMARY KEY)", "BEGIN",
+		"INSERT INTO surf_psql.t VALUES (1)", "INSERT INTO surf_psql.nope VALUES (2)", "INSERT INTO surf_psql.t VALUES (3)",
+		"COMMIT", "SELECT string_agg(id::text, ',' ORDER BY id) FROM surf_psql.t")
+	if !strings.HasSuffix(out, "\n1,3\n") || !strings.Contains(errOut, "surf_psql.nope") {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
 }

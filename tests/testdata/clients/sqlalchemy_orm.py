@@ -1,7 +1,8 @@
 """SQLAlchemy (Debian's python3-sqlalchemy, psycopg2 dialect) ORM against
 lakesoul serve: create_all with an autoincrement primary key (SERIAL) and a
 server default, session inserts that fetch the new keys with INSERT …
-RETURNING, Core insert/update/delete … RETURNING, a query back. Prints one
+RETURNING, Core insert/update/delete … RETURNING, a query back, nested
+transactions (SAVEPOINT / ROLLBACK TO / RELEASE). Prints one
 line per fact for the Go test; any exception fails the run.
 
 usage: sqlalchemy_orm.py <url> <schema>
@@ -45,4 +46,18 @@ with engine.begin() as conn:
     print("CORE_DELETE", [tuple(x) for x in r])
 with Session(engine) as session:
     print("ROWS", [(i.id, i.name, i.qty) for i in session.query(Item).order_by(Item.id)])
+
+# Nested transactions are savepoints: the failed one rolls back alone.
+with Session(engine) as session:
+    session.add(Item(name="n1"))
+    try:
+        with session.begin_nested():
+            session.add(Item(name=None))
+            session.flush()
+    except sa.exc.IntegrityError as e:
+        print("NESTED_ERROR", e.orig.pgcode)
+    with session.begin_nested():
+        session.add(Item(name="n2"))
+    session.commit()
+    print("NESTED", sorted(i.name for i in session.query(Item)))
 print("DONE")
