@@ -234,6 +234,14 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		if err := s.checkNotDropped(t); err != nil {
 			return err
 		}
+		if v, err := s.cat.ViewByName(ctx, ns, t.Name); err != nil {
+			return err
+		} else if v != nil {
+			if n.IfNotExists {
+				return nil
+			}
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
+		}
 		err := s.catalogAtomically(ctx, func(cat *catalog.Catalog) error {
 			if err := cat.CreateTable(ctx, t); err != nil {
 				return err
@@ -344,6 +352,10 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			}
 			return nil
 		}), nil
+	case pg_query.ObjectType_OBJECT_VIEW:
+		return s.ddl("DROP VIEW", func(ctx context.Context) error {
+			return s.dropViews(ctx, names, n.MissingOk) // view.go
+		}), nil
 	case pg_query.ObjectType_OBJECT_SEQUENCE:
 		return s.ddl("DROP SEQUENCE", func(ctx context.Context) error {
 			return s.dropSequences(ctx, names, n.MissingOk) // sequence.go
@@ -365,7 +377,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			return nil
 		}), nil
 	}
-	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE")
+	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE, DROP VIEW")
 }
 
 func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool) error {

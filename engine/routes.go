@@ -65,10 +65,13 @@ var routes = []route{
 	{(*pg_query.Node_CreateTableAsStmt)(nil), "CREATE TABLE … AS / SELECT … INTO", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateTableAs(ctx, n.GetCreateTableAsStmt()) // ctas.go
 	}},
+	{(*pg_query.Node_ViewStmt)(nil), "CREATE [OR REPLACE] VIEW", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateView(ctx, n.GetViewStmt()) // view.go
+	}},
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
-	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
 	}},
 	{(*pg_query.Node_GrantRoleStmt)(nil), "GRANT/REVOKE role", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
@@ -76,6 +79,9 @@ var routes = []route{
 	}},
 	{(*pg_query.Node_CallStmt)(nil), "CALL lakesoul.*", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planCall(ctx, n.GetCallStmt(), p)
+	}},
+	{(*pg_query.Node_VacuumStmt)(nil), "VACUUM [FULL]/ANALYZE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planVacuum(ctx, n.GetVacuumStmt()) // vacuum.go
 	}},
 	{(*pg_query.Node_TransactionStmt)(nil), "BEGIN/COMMIT/ROLLBACK/SAVEPOINT", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planTransaction(n.GetTransactionStmt())

@@ -95,3 +95,58 @@ func TestCreateTableAs(t *testing.T) {
 	wantCode(t, s, `CREATE TABLE c1 AS SELECT 1 AS x`, sqlerr.DuplicateTable)
 	expectRows(t, s, `SELECT count(*) FROM c1`, "2")
 }
+
+// Views are stored in the catalog and expanded where they are named: joins,
+// filters, views of views, OR REPLACE, DROP; pg_views and
+// information_schema list them.
+func TestViews(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE e (id int PRIMARY KEY, dept text, pay int)`)
+	mustRun(t, s, `INSERT INTO e VALUES (1, 'eng', 10), (2, 'eng', 20), (3, 'ops', 5)`)
+	wantTag(t, s, `CREATE VIEW by_dept (d, total) AS SELECT dept, sum(pay) FROM e GROUP BY dept`, "CREATE VIEW")
+	expectRows(t, s, `SELECT d, total FROM by_dept ORDER BY d`, "eng|30", "ops|5")
+	expectRows(t, s, `SELECT e.id, v.total FROM e JOIN by_dept v ON v.d = e.dept WHERE e.id = 3`, "3|5")
+	mustRun(t, s, `CREATE VIEW big AS WITH b AS (SELECT d FROM by_dept WHERE total > 10) SELECT d FROM b`)
+	expectRows(t, s, `SELECT * FROM big`, "eng")
+	mustRun(t, s, `INSERT INTO e VALUES (4, 'ops', 50)`)
+	expectRows(t, s, `SELECT * FROM big ORDER BY 1`, "eng", "ops")
+	wantCode(t, s, `CREATE VIEW big AS SELECT 1 AS x`, sqlerr.DuplicateTable)
+	wantCode(t, s, `CREATE VIEW e AS SELECT 1 AS x`, sqlerr.DuplicateTable)
+	wantCode(t, s, `CREATE TABLE big (x int)`, sqlerr.DuplicateTable)
+	wantCode(t, s, `CREATE VIEW bad AS SELECT nope FROM e`, sqlerr.UndefinedColumn)
+	mustRun(t, s, `CREATE OR REPLACE VIEW by_dept (d, total) AS SELECT dept, max(pay) FROM e GROUP BY dept`)
+	expectRows(t, s, `SELECT d, total FROM by_dept ORDER BY d`, "eng|20", "ops|50")
+	expectRows(t, s, `SELECT viewname FROM pg_views WHERE schemaname = 'default' ORDER BY 1`, "big", "by_dept")
+	expectRows(t, s, `SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'default' ORDER BY 1`,
+		"big|VIEW", "by_dept|VIEW", "e|BASE TABLE")
+	expectRows(t, s, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind = 'v' AND n.nspname = 'default' ORDER BY 1`, "big", "by_dept")
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, `DROP VIEW big`)
+	mustRun(t, s, "ROLLBACK")
+	expectRows(t, s, `SELECT count(*) FROM big`, "2")
+	mustRun(t, s, `DROP VIEW big, by_dept`)
+	wantCode(t, s, `SELECT * FROM big`, sqlerr.UndefinedTable)
+	wantCode(t, s, `DROP VIEW big`, sqlerr.UndefinedTable)
+	mustRun(t, s, `DROP VIEW IF EXISTS big`)
+}
+
+// VACUUM collects a table's expired history (compaction.ttl) and VACUUM FULL
+// compacts it; neither runs in a block; ANALYZE is accepted.
+func TestVacuumAnalyze(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE v (id int PRIMARY KEY, x int)`)
+	for i := 0; i < 3; i++ {
+		mustRun(t, s, `INSERT INTO v VALUES (1, `+string(rune('0'+i))+`), (2, 2)`)
+	}
+	wantTag(t, s, `VACUUM FULL v`, "VACUUM")
+	expectRows(t, s, `SELECT id, x FROM v ORDER BY id`, "1|2", "2|2")
+	expectRows(t, s, `SELECT count(*) FROM lakesoul.history('v') WHERE commit_op = 'CompactionCommit'`, "1")
+	wantTag(t, s, `VACUUM`, "VACUUM")
+	wantTag(t, s, `VACUUM (VERBOSE, ANALYZE) v`, "VACUUM")
+	wantTag(t, s, `ANALYZE v`, "ANALYZE")
+	wantCode(t, s, `VACUUM nope`, sqlerr.UndefinedTable)
+	mustRun(t, s, "BEGIN")
+	wantCode(t, s, `VACUUM v`, "25001")
+	mustRun(t, s, "ROLLBACK")
+}

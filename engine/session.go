@@ -53,6 +53,9 @@ type Session struct {
 	// bound are the table names the last bindLakeTables resolved.
 	plans planCache
 	bound []tableRef
+	// boundViews: the last bindLakeTables expanded a view; such plans are
+	// not kept (a view can be replaced under the same name).
+	boundViews bool
 	// prepared are the connection's prepared statements (prepared.go);
 	// sqlPrepared those SQL PREPARE made, by name.
 	prepared    pgwire.PreparedStatements
@@ -130,7 +133,7 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		if q, ok := st.(*duckQuery); ok && cacheable {
+		if q, ok := st.(*duckQuery); ok && cacheable && !s.boundViews {
 			s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
 		}
 		out = append(out, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt)})

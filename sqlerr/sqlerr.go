@@ -39,6 +39,8 @@ const (
 	ReadOnlySQLTransaction     = "25006"
 	InvalidSQLStatementName    = "26000"
 	DuplicatePreparedStatement = "42P05"
+	InvalidObjectDefinition    = "42P17"
+	UndefinedParameter         = "42P02"
 	InvalidAuthorization       = "28000"
 	InvalidPassword            = "28P01"
 	InvalidCatalogName         = "3D000"

@@ -54,3 +54,57 @@ func TestCopyDefaultsAndChecks(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// TestViewsAndSequencesFollowWorkspaces: a view and a sequence of one
+// workspace's namespace do not exist for another workspace's user (42P01,
+// absent from pg_views), who can neither read through the view, advance or
+// set the sequence, nor drop either; the owner's workspace uses both.
+func TestViewsAndSequencesFollowWorkspaces(t *testing.T) {
+	t.Parallel()
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('surf_w1')",
+		"SELECT lakesoul.create_workspace('surf_w2')",
+		"SELECT lakesoul.create_user('surf_ann', 'ann-pw', 'surf_w1', admin => true)",
+		"SELECT lakesoul.create_user('surf_ben', 'ben-pw', 'surf_w2', admin => true)")
+	ann, err := pgx.Connect(ctx, s.dsn("surf_ann", "ann-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ann.Close(ctx)
+	mustExec(t, ctx, ann, "CREATE SCHEMA surf_ws", "CREATE TABLE surf_ws.t (id serial PRIMARY KEY, v text)",
+		"INSERT INTO surf_ws.t (v) VALUES ('secret')", "CREATE VIEW surf_ws.v AS SELECT id, v FROM surf_ws.t",
+		"CREATE SEQUENCE surf_ws.q")
+	wantRows(t, "ann's view", queryStrings(t, ctx, ann, "SELECT v FROM surf_ws.v"), []string{"secret"})
+	wantRows(t, "ann's sequence", queryStrings(t, ctx, ann, "SELECT nextval('surf_ws.q')"), []string{"1"})
+	ben, err := pgx.Connect(ctx, s.dsn("surf_ben", "ben-pw", database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ben.Close(ctx)
+	for _, q := range []string{"SELECT * FROM surf_ws.v", "SELECT nextval('surf_ws.q')", "SELECT setval('surf_ws.q', 100)",
+		"SELECT nextval('surf_ws.t_id_seq')", "DROP VIEW surf_ws.v", "DROP SEQUENCE surf_ws.q"} {
+		if _, err := ben.Exec(ctx, q); pgCode(err) != "42P01" {
+			t.Errorf("ben: %s: %v, want 42P01", q, err)
+		}
+	}
+	wantRows(t, "ben's pg_views", queryStrings(t, ctx, ben, "SELECT count(*) FROM pg_views WHERE schemaname = 'surf_ws'"), []string{"0"})
+	wantRows(t, "ann's pg_views", queryStrings(t, ctx, ann, "SELECT viewname FROM pg_views WHERE schemaname = 'surf_ws'"), []string{"v"})
+	wantRows(t, "sequence untouched", queryStrings(t, ctx, ann, "SELECT nextval('surf_ws.q')"), []string{"2"})
+	// The catalog's own check: ben's login cannot use the sequence object
+	// directly either (PostgreSQL's grant, not only the registry's RLS).
+	cat := s.catalogConn(t)
+	var obj string
+	if err := cat.QueryRow(ctx, "SELECT 'lakesoul_seq.s' || id FROM lakesoul.sequence WHERE namespace = 'surf_ws' AND name = 'q'").Scan(&obj); err != nil {
+		t.Fatal(err)
+	}
+	var allowed bool
+	if err := cat.QueryRow(ctx, "SELECT has_sequence_privilege('surf_ben', $1, 'USAGE')", obj).Scan(&allowed); err != nil || allowed {
+		t.Fatalf("surf_ben USAGE on %s: %v, %v", obj, allowed, err)
+	}
+	if err := cat.QueryRow(ctx, "SELECT has_sequence_privilege('surf_ann', $1, 'USAGE')", obj).Scan(&allowed); err != nil || !allowed {
+		t.Fatalf("surf_ann USAGE on %s: %v, %v", obj, allowed, err)
+	}
+}
