@@ -116,6 +116,43 @@ func columnDefault(f arrow.Field) (def string, always bool) {
 	return def, always
 }
 
+// replaceSetToDefault replaces each DEFAULT of an INSERT's VALUES lists by
+// the default expression of its target column (NULL without one); it
+// reports the target columns some row gives a value other than DEFAULT.
+func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) (map[string]bool, error) {
+	explicit := map[string]bool{}
+	sel := src.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 {
+		for _, c := range target {
+			explicit[c] = true
+		}
+		return explicit, nil
+	}
+	for _, row := range sel.ValuesLists {
+		for j, item := range row.GetList().GetItems() {
+			if j >= len(target) {
+				continue
+			}
+			if item.GetSetToDefault() == nil {
+				explicit[target[j]] = true
+				continue
+			}
+			f := t.Schema.Field(t.Schema.FieldIndices(target[j])[0])
+			def, _ := columnDefault(f)
+			if def == "" {
+				item.Node = &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}
+				continue
+			}
+			tree, err := parseSQL("SELECT " + def)
+			if err != nil {
+				return nil, sqlerr.Wrap(sqlerr.SyntaxError, err, "default of column "+f.Name)
+			}
+			item.Node = tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.Node
+		}
+	}
+	return explicit, nil
+}
+
 // defaultSQL is the DuckDB expression of default expression text def,
 // written into column f, for this session (nextval bound to it).
 func (s *Session) defaultSQL(ctx context.Context, def string, f arrow.Field) (string, error) {

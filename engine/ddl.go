@@ -119,8 +119,7 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 				case pg_query.ConstrType_CONSTR_CHECK:
 					checks = append(checks, pendingCheck{con, cd.Colname})
 				default:
-					return nil, sqlerr.Unsupported(fmt.Sprintf("constraint %s on a lake table", strings.TrimPrefix(con.Contype.String(), "CONSTR_")),
-						"PRIMARY KEY, NOT NULL, DEFAULT, CHECK, GENERATED AS IDENTITY")
+					return nil, unsupportedConstraint(con)
 				}
 			}
 		case elt.GetConstraint() != nil:
@@ -130,7 +129,7 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 				continue
 			}
 			if con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
-				return nil, sqlerr.Unsupported(fmt.Sprintf("table constraint %s", strings.TrimPrefix(con.Contype.String(), "CONSTR_")), "PRIMARY KEY (cols), CHECK (condition)")
+				return nil, unsupportedConstraint(con)
 			}
 			if len(t.PKCols) > 0 {
 				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", rel.Relname)
@@ -263,6 +262,21 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	}), nil
 }
 
+// unsupportedConstraint is the 0A000 of a constraint lake tables do not
+// have, with what works instead.
+func unsupportedConstraint(con *pg_query.Constraint) error {
+	what := fmt.Sprintf("constraint %s on a lake table", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
+	switch con.Contype {
+	case pg_query.ConstrType_CONSTR_FOREIGN:
+		return sqlerr.Unsupported("FOREIGN KEY constraints on lake tables", "foreign keys are not enforced across lake tables; check references with a join (… WHERE NOT EXISTS …)")
+	case pg_query.ConstrType_CONSTR_UNIQUE:
+		return sqlerr.Unsupported("UNIQUE constraints other than the primary key", "PRIMARY KEY (cols): the key is unique by merge-on-read")
+	case pg_query.ConstrType_CONSTR_EXCLUSION:
+		return sqlerr.Unsupported("EXCLUDE constraints", "PRIMARY KEY, CHECK (condition)")
+	}
+	return sqlerr.Unsupported(what, "PRIMARY KEY, NOT NULL, DEFAULT, CHECK, GENERATED AS IDENTITY")
+}
+
 // columnField is the lake column of a column definition (nullable; the
 // caller applies constraints).
 func columnField(cd *pg_query.ColumnDef) (arrow.Field, error) {
@@ -354,11 +368,11 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 		}), nil
 	case pg_query.ObjectType_OBJECT_VIEW:
 		return s.ddl("DROP VIEW", func(ctx context.Context) error {
-			return s.dropViews(ctx, names, n.MissingOk) // view.go
+			return s.dropNamed(ctx, "view", names, n.MissingOk, s.cat.DropView) // sequence.go
 		}), nil
 	case pg_query.ObjectType_OBJECT_SEQUENCE:
 		return s.ddl("DROP SEQUENCE", func(ctx context.Context) error {
-			return s.dropSequences(ctx, names, n.MissingOk) // sequence.go
+			return s.dropNamed(ctx, "sequence", names, n.MissingOk, s.cat.DropSequence) // sequence.go
 		}), nil
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {

@@ -29,12 +29,20 @@ import (
 // values there (LakeSoul partial upsert). On an append table (AppendCommit)
 // omitted columns are NULL.
 func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if n.SelectStmt == nil {
-		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES", "INSERT ... VALUES (...) or INSERT ... SELECT")
-	}
 	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
 	if err != nil {
 		return nil, err
+	}
+	if n.SelectStmt == nil {
+		// DEFAULT VALUES: one row of every column's default.
+		var row []*pg_query.Node
+		n.Cols = nil
+		for _, f := range t.Schema.Fields() {
+			n.Cols = append(n.Cols, pg_query.MakeResTargetNodeWithName(f.Name, -1))
+			row = append(row, &pg_query.Node{Node: &pg_query.Node_SetToDefault{SetToDefault: &pg_query.SetToDefault{Location: -1}}})
+		}
+		n.SelectStmt = selectNode(nil, nil, nil)
+		n.SelectStmt.GetSelectStmt().ValuesLists = []*pg_query.Node{pg_query.MakeListNode(row)}
 	}
 	if oc := n.OnConflictClause; oc != nil {
 		if err := checkConflictTarget(t, oc); err != nil {
@@ -63,12 +71,18 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			target = append(target, rt.Name)
 		}
 	}
-	// Defaults of the columns left out (columndefault.go); an identity
-	// column GENERATED ALWAYS takes no value unless OVERRIDING SYSTEM VALUE.
+	// DEFAULT in VALUES is the column's default expression (NULL without
+	// one), as PostgreSQL reads it (columndefault.go).
+	explicit, err := replaceSetToDefault(n.SelectStmt, target, t)
+	if err != nil {
+		return nil, err
+	}
+	// Defaults of the columns left out; an identity column GENERATED
+	// ALWAYS takes no value unless OVERRIDING SYSTEM VALUE.
 	defaults := map[string]string{}
 	for _, f := range t.Schema.Fields() {
 		def, always := columnDefault(f)
-		if always && slices.Contains(target, f.Name) && n.Override != pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE {
+		if always && explicit[f.Name] && n.Override != pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE {
 			e := sqlerr.New(sqlerr.GeneratedAlways, "cannot insert a non-DEFAULT value into column %q", f.Name)
 			e.Detail = fmt.Sprintf("Column %q is an identity column defined as GENERATED ALWAYS.", f.Name)
 			e.Hint = "Use OVERRIDING SYSTEM VALUE to override."

@@ -147,11 +147,23 @@ func statementWrites(stmt *pg_query.Node) bool {
 	return ok && r.writes
 }
 
+// unsupportedHints name what works instead of statements lake tables do not
+// have; other unrouted statements get supportedHint.
+var unsupportedHints = map[reflect.Type]string{
+	reflect.TypeOf((*pg_query.Node_CreateTrigStmt)(nil)): "triggers do not exist on lake tables; follow a table's commits with lakesoul.changes('s.t', from, to)",
+	reflect.TypeOf((*pg_query.Node_RuleStmt)(nil)):       "rules do not exist on lake tables; CREATE VIEW for a stored query",
+	reflect.TypeOf((*pg_query.Node_RenameStmt)(nil)):     "renaming lake tables and columns is not supported (data files are named by them); CREATE TABLE new AS SELECT … FROM old",
+	reflect.TypeOf((*pg_query.Node_CommentStmt)(nil)):    "comments on lake objects are not stored; keep descriptions in table options: ALTER TABLE t SET (comment = '…')",
+}
+
 // routeStatement plans stmt by its route, or fails with 0A000 naming what is
 // supported.
 func (s *Session) routeStatement(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
 	r, ok := routeByType[reflect.TypeOf(stmt.Node)]
 	if !ok {
+		if hint, ok := unsupportedHints[reflect.TypeOf(stmt.Node)]; ok {
+			return nil, sqlerr.Unsupported(statementName(stmt), hint)
+		}
 		return nil, sqlerr.Unsupported(statementName(stmt), supportedHint)
 	}
 	return r.plan(s, ctx, stmt, paramOIDs)

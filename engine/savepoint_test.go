@@ -150,3 +150,24 @@ func TestVacuumAnalyze(t *testing.T) {
 	wantCode(t, s, `VACUUM v`, "25001")
 	mustRun(t, s, "ROLLBACK")
 }
+
+// What stays unsupported answers 0A000 with a hint and creates nothing.
+func TestUnsupportedCreateNothing(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE base (id int PRIMARY KEY)`)
+	for _, q := range []string{
+		`CREATE TABLE f1 (id int, b int REFERENCES base (id))`,
+		`CREATE TABLE f2 (id int, b int, FOREIGN KEY (b) REFERENCES base (id))`,
+		`CREATE TABLE f3 (id int UNIQUE, v text)`,
+		`CREATE TABLE f4 (id int, EXCLUDE USING gist (id WITH =))`,
+		`CREATE TRIGGER tr AFTER INSERT ON base FOR EACH ROW EXECUTE FUNCTION f()`,
+		`CREATE RULE r AS ON INSERT TO base DO NOTHING`,
+		`ALTER TABLE base RENAME TO base2`,
+		`COMMENT ON TABLE base IS 'x'`,
+	} {
+		wantCode(t, s, q, sqlerr.FeatureNotSupported)
+	}
+	for _, tbl := range []string{"f1", "f2", "f3", "f4", "base2"} {
+		wantCode(t, s, `SELECT * FROM `+tbl, sqlerr.UndefinedTable)
+	}
+}

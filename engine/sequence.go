@@ -325,8 +325,10 @@ func sequenceOptions(defs []*pg_query.Node) (catalog.SequenceOptions, error) {
 	return o, nil
 }
 
-// dropSequences drops the named sequences.
-func (s *Session) dropSequences(ctx context.Context, names [][]string, missingOK bool) error {
+// dropNamed drops the named objects of a kind (sequence, view) with drop,
+// which reports false for a name the role sees nothing of.
+func (s *Session) dropNamed(ctx context.Context, kind string, names [][]string, missingOK bool,
+	drop func(ctx context.Context, ns, name string) (bool, error)) error {
 	for _, parts := range names {
 		ns, name := s.searchPath()[0], parts[len(parts)-1]
 		if len(parts) == 2 {
@@ -334,12 +336,12 @@ func (s *Session) dropSequences(ctx context.Context, names [][]string, missingOK
 		} else if len(parts) > 2 {
 			return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
 		}
-		ok, err := s.cat.DropSequence(ctx, ns, name)
+		ok, err := drop(ctx, ns, name)
 		if err != nil {
 			return err
 		}
 		if !ok && !missingOK {
-			return sqlerr.New(sqlerr.UndefinedTable, "sequence %q does not exist", name)
+			return sqlerr.New(sqlerr.UndefinedTable, "%s %q does not exist", kind, name)
 		}
 	}
 	return nil

@@ -84,3 +84,14 @@ func TestCheckConstraints(t *testing.T) {
 	wantCode(t, s, `CREATE TABLE bad (x int CHECK (x > (SELECT 1)))`, sqlerr.FeatureNotSupported)
 	wantCode(t, s, `CREATE TABLE bad (x int CHECK (nope > 0))`, sqlerr.UndefinedColumn)
 }
+
+// DEFAULT in VALUES and INSERT … DEFAULT VALUES take the column defaults
+// (knex, Sequelize and SQLAlchemy send both).
+func TestInsertDefaultKeyword(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE d (id serial PRIMARY KEY, v text DEFAULT 'dv', n int)`)
+	expectRows(t, s, `INSERT INTO d VALUES (DEFAULT, 'x', DEFAULT), (DEFAULT, DEFAULT, 3) RETURNING *`, "1|x|NULL", "2|dv|3")
+	expectRows(t, s, `INSERT INTO d DEFAULT VALUES RETURNING id, v, n`, "3|dv|NULL")
+	mustRun(t, s, `CREATE TABLE g (id int GENERATED ALWAYS AS IDENTITY, v text)`)
+	expectRows(t, s, `INSERT INTO g VALUES (DEFAULT, 'a') RETURNING id, v`, "1|a")
+}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -74,28 +73,6 @@ func (s *Session) planCreateView(ctx context.Context, n *pg_query.ViewStmt) (pgw
 	return s.ddl(tag, func(ctx context.Context) error {
 		return s.cat.CreateView(ctx, v, types, typmods, n.Replace)
 	}), nil
-}
-
-// dropViews drops the named views.
-func (s *Session) dropViews(ctx context.Context, names [][]string, missingOK bool) error {
-	for _, parts := range names {
-		ns, name := s.searchPath()[0], parts[len(parts)-1]
-		switch len(parts) {
-		case 2:
-			ns = parts[0]
-		case 1:
-		default:
-			return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
-		}
-		ok, err := s.cat.DropView(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		if !ok && !missingOK {
-			return sqlerr.New(sqlerr.UndefinedTable, "view %q does not exist", name)
-		}
-	}
-	return nil
 }
 
 // lookupView finds the view a relation name means (search_path as for

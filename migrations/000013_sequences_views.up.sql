@@ -132,4 +132,6 @@ SELECT r.oid, r.relname, r.relnamespace,
         SELECT v.oid, v.relname, v.relnamespace, 0::oid, false, 'v'::"char",
                cardinality(v.columns)::int2, 'n'::"char"
           FROM lakesoul_pg.lake_view v) r;
-GRANT SELECT ON lakesoul_pg.lake_view TO base_super_admin_role, base_admin_role, base_user_role;
+-- As migration 3's catalog views: readable by every role, rows by RLS.
+GRANT SELECT ON lakesoul_pg.lake_view TO PUBLIC;
+GRANT SELECT ON lakesoul.view TO PUBLIC;

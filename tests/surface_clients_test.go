@@ -2,7 +2,6 @@ package tests
 
 import (
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -16,16 +15,7 @@ import (
 // DEFAULT, and UPDATE/DELETE … RETURNING through executeQuery.
 func TestJDBCGeneratedKeys(t *testing.T) {
 	t.Parallel()
-	jar := requireClient(t, "pgjdbc (apt-get install libpostgresql-jdbc-java)", "/usr/share/java/postgresql.jar")
-	javac := requireClient(t, "javac (a JDK)", "javac")
-	java := requireClient(t, "java", "java")
-	srv := sharedServer(t)
-	ctx := testCtx(t)
-	classes := t.TempDir()
-	runClient(t, ctx, nil, javac, "-d", classes, "-cp", jar, testdataPath(t, "SurfaceJdbc.java"))
-	pw, _ := srv.adminPassword()
-	got := runClient(t, ctx, nil, java, "-cp", classes+string(os.PathListSeparator)+jar, "SurfaceJdbc",
-		"jdbc:postgresql://"+srv.addr+"/"+database, adminRole, pw, "surface_jdbc")
+	got := runJDBC(t, "SurfaceJdbc", "surface_jdbc")
 	expectLines(t, got,
 		"KEYS_ALL 1 a 1",
 		"KEYS_BATCH 2 3",
@@ -77,5 +67,21 @@ func TestPsqlOnErrorRollback(t *testing.T) {
 		"COMMIT", "SELECT string_agg(id::text, ',' ORDER BY id) FROM surf_psql.t")
 	if !strings.HasSuffix(out, "\n1,3\n") || !strings.Contains(errOut, "surf_psql.nope") {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+}
+
+// TestPsqlViews: psql's \dv lists a lake view and \d+ of it is not needed
+// for SELECT through it; DROP VIEW removes it from \dv.
+func TestPsqlViews(t *testing.T) {
+	t.Parallel()
+	p := &psqlClient{t: t, path: psqlPath(t), srv: sharedServer(t)}
+	ctx := testCtx(t)
+	p.exec(ctx, "CREATE SCHEMA surf_dv", "CREATE TABLE surf_dv.t (id int PRIMARY KEY, v text)",
+		"INSERT INTO surf_dv.t VALUES (1, 'a'), (2, 'b')", "CREATE VIEW surf_dv.odd AS SELECT id, v FROM surf_dv.t WHERE id % 2 = 1")
+	p.check(ctx, `\dv surf_dv.*`, "surf_dv|odd|view|lakesoul")
+	p.check(ctx, "SELECT v FROM surf_dv.odd", "a")
+	p.exec(ctx, "DROP VIEW surf_dv.odd")
+	if out := p.exec(ctx, `\dv surf_dv.*`); strings.Contains(out, "odd") {
+		t.Fatalf(`\dv after DROP VIEW: %q`, out)
 	}
 }

@@ -111,16 +111,7 @@ func TestPostgresJS(t *testing.T) {
 // input with the connection going on.
 func TestJDBCStatements(t *testing.T) {
 	t.Parallel()
-	jar := requireClient(t, "pgjdbc (apt-get install libpostgresql-jdbc-java)", "/usr/share/java/postgresql.jar")
-	javac := requireClient(t, "javac (a JDK)", "javac")
-	java := requireClient(t, "java", "java")
-	srv := sharedServer(t)
-	ctx := testCtx(t)
-	classes := t.TempDir()
-	runClient(t, ctx, nil, javac, "-d", classes, "-cp", jar, testdataPath(t, "WireJdbc.java"))
-	pw, _ := srv.adminPassword()
-	got := runClient(t, ctx, nil, java, "-cp", classes+string(os.PathListSeparator)+jar, "WireJdbc",
-		"jdbc:postgresql://"+srv.addr+"/"+database, adminRole, pw, "wire_jdbc")
+	got := runJDBC(t, "WireJdbc", "wire_jdbc")
 	expectLines(t, got,
 		"UPDATE_AP 1", "DELETE_AP 1", "ROWS_AP 1:x",
 		"UPDATE_PK 1", "DELETE_PK 1", "ROWS_PK 1:x",
