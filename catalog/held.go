@@ -92,3 +92,23 @@ func (c *Catalog) inSavepoint(ctx context.Context, fn func(pgx.Tx) error) error 
 	}
 	return sp.Commit(ctx)
 }
+
+// Savepoint sets savepoint n of the held transaction (a SQL SAVEPOINT of the
+// block holding it); RollbackTo and Release act on it as PostgreSQL's
+// ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT do.
+func (h *HeldTx) Savepoint(ctx context.Context, n int) error {
+	_, err := h.tx.Exec(ctx, fmt.Sprintf("SAVEPOINT lakesoul_sp_%d", n))
+	return err
+}
+
+// RollbackTo undoes what the held transaction did since savepoint n.
+func (h *HeldTx) RollbackTo(ctx context.Context, n int) error {
+	_, err := h.tx.Exec(ctx, fmt.Sprintf("ROLLBACK TO SAVEPOINT lakesoul_sp_%d", n))
+	return err
+}
+
+// Release forgets savepoint n (and those set after it).
+func (h *HeldTx) Release(ctx context.Context, n int) error {
+	_, err := h.tx.Exec(ctx, fmt.Sprintf("RELEASE SAVEPOINT lakesoul_sp_%d", n))
+	return err
+}

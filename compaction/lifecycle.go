@@ -85,23 +85,10 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 			c.opt.Logger.Warn("lifecycle: skipping a table not in a directory of its own", "table", t.QualifiedName(), "err", err)
 			continue
 		}
-		if d, ok := days(t, PropPartitionTTL); ok {
-			if err := c.expirePartitions(ctx, t, d, &rep); err != nil {
-				errs = append(errs, fmt.Errorf("partition.ttl of %s: %w", t.QualifiedName(), err))
-			}
-		}
-		if d, ok := days(t, PropCompactionTTL); ok {
-			if err := c.expireRedundant(ctx, t, d, &rep); err != nil {
-				errs = append(errs, fmt.Errorf("compaction.ttl of %s: %w", t.QualifiedName(), err))
-			}
-		}
+		errs = append(errs, c.expireTTLs(ctx, t, &rep)...)
 	}
-	cutoff := opt.Now().Add(-opt.DiscardRetention).UnixMilli()
-	paths, err := c.queryPaths(ctx, "SELECT lakesoul.discard_collect($1)", cutoff)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("discarded files: %w", err))
-	} else {
-		rep.DiscardedFiles += c.deleteOwned(ctx, paths, tables)
+	if err := c.collectDiscarded(ctx, opt, tables, &rep); err != nil {
+		errs = append(errs, err)
 	}
 	if opt.OrphanGrace > 0 {
 		// Expired write intents go first, in their own transaction: the
@@ -328,4 +315,50 @@ func (c *compactor) claimTask(ctx context.Context, task string, interval time.Du
 
 func (c *compactor) taskDone(ctx context.Context, task string) {
 	_, _ = c.cat.Pool().Exec(context.WithoutCancel(ctx), "SELECT lakesoul.compaction_task_done($1, $2)", task, c.opt.WorkerID)
+}
+
+// Vacuum runs the lifecycle task for one table now (SQL VACUUM): its
+// partition.ttl and compaction.ttl, then the collection of discarded files
+// no version reads any more (of every table: that collection is global).
+func Vacuum(ctx context.Context, cat *catalog.Catalog, store objstore.Store, t *catalog.Table, opt LifecycleOptions) (LifecycleReport, error) {
+	c := newCompactor(cat, store, Options{})
+	opt = opt.withDefaults()
+	var rep LifecycleReport
+	tables, err := c.cat.Tables(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	if err := c.ownDir(t, tables); err != nil {
+		return rep, err
+	}
+	if errs := c.expireTTLs(ctx, t, &rep); len(errs) > 0 {
+		return rep, errors.Join(errs...)
+	}
+	return rep, c.collectDiscarded(ctx, opt, tables, &rep)
+}
+
+// expireTTLs applies t's partition.ttl and compaction.ttl.
+func (c *compactor) expireTTLs(ctx context.Context, t *catalog.Table, rep *LifecycleReport) []error {
+	var errs []error
+	if d, ok := days(t, PropPartitionTTL); ok {
+		if err := c.expirePartitions(ctx, t, d, rep); err != nil {
+			errs = append(errs, fmt.Errorf("partition.ttl of %s: %w", t.QualifiedName(), err))
+		}
+	}
+	if d, ok := days(t, PropCompactionTTL); ok {
+		if err := c.expireRedundant(ctx, t, d, rep); err != nil {
+			errs = append(errs, fmt.Errorf("compaction.ttl of %s: %w", t.QualifiedName(), err))
+		}
+	}
+	return errs
+}
+
+// collectDiscarded deletes the discarded files no version reads any more.
+func (c *compactor) collectDiscarded(ctx context.Context, opt LifecycleOptions, tables []*catalog.Table, rep *LifecycleReport) error {
+	paths, err := c.queryPaths(ctx, "SELECT lakesoul.discard_collect($1)", opt.Now().Add(-opt.DiscardRetention).UnixMilli())
+	if err != nil {
+		return fmt.Errorf("discarded files: %w", err)
+	}
+	rep.DiscardedFiles += c.deleteOwned(ctx, paths, tables)
+	return nil
 }

@@ -82,6 +82,9 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 				return nil, sqlerr.Unsupported("constraints on an added column", "ADD COLUMN name type (existing rows read NULL)")
 			}
 		}
+		if _, serial := serialTypes[typeNameString(cd.TypeName)]; serial {
+			return nil, sqlerr.Unsupported("adding a SERIAL column", "CREATE TABLE with the SERIAL column, then INSERT … SELECT")
+		}
 		f, err := columnField(cd)
 		if err != nil {
 			return nil, err

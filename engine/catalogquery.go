@@ -24,9 +24,12 @@ import (
 // behaves exactly as clients expect.
 func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
 	if sel := stmt.GetSelectStmt(); sel != nil && sel.IntoClause != nil {
-		return nil, sqlerr.Unsupported("SELECT INTO", "CREATE TABLE then INSERT ... SELECT")
+		// SELECT … INTO t is CREATE TABLE t AS SELECT … (ctas.go).
+		into := sel.IntoClause
+		sel.IntoClause = nil
+		return s.planCreateTableAs(ctx, &pg_query.CreateTableAsStmt{Query: stmt, Into: into, Objtype: pg_query.ObjectType_OBJECT_TABLE})
 	}
-	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 {
+	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 || k.catalog == 0 && callsSequenceFunctions(stmt) {
 		return s.planDuckQuery(ctx, stmt, paramOIDs)
 	}
 	return s.planCatalogQuery(ctx, stmt, paramOIDs)

@@ -287,6 +287,9 @@ type copyFromStmt struct {
 	// data column feeding written column i, or -1 for all-NULL.
 	recSchema *arrow.Schema
 	src       []int
+	// defaults are the DuckDB expressions of the written columns the data
+	// leaves out that have a DEFAULT (columndefault.go), by column index.
+	defaults map[int]string
 }
 
 func (s *Session) planCopyFrom(ctx context.Context, n *pg_query.CopyStmt, opts copyOptions) (pgwire.Statement, error) {
@@ -298,23 +301,28 @@ func (s *Session) planCopyFrom(ctx context.Context, n *pg_query.CopyStmt, opts c
 	if err != nil {
 		return nil, err
 	}
-	return s.newCopyFrom(t, target, opts.format)
+	return s.newCopyFrom(ctx, t, target, opts.format)
 }
 
 // newCopyFrom plans COPY FROM of rows holding the target columns of t, in
-// that order, in format.
-func (s *Session) newCopyFrom(t *catalog.Table, target []string, format pgwire.CopyFormat) (*copyFromStmt, error) {
-	for _, c := range t.PKCols {
-		if !slices.Contains(target, c) {
-			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
-		}
-	}
-	st := &copyFromStmt{s: s, t: t, target: target, format: format}
+// that order, in format. Columns left out take their DEFAULT; a left-out key
+// without one is a NOT NULL violation.
+func (s *Session) newCopyFrom(ctx context.Context, t *catalog.Table, target []string, format pgwire.CopyFormat) (*copyFromStmt, error) {
+	st := &copyFromStmt{s: s, t: t, target: target, format: format, defaults: map[int]string{}}
 	st.format.Columns = len(target)
 	var fields []arrow.Field
 	for _, f := range t.Schema.Fields() {
 		i := slices.Index(target, f.Name)
-		if i < 0 && t.HasPK() && !slices.Contains(t.RangeCols, f.Name) {
+		def, _ := columnDefault(f)
+		if i < 0 && def != "" {
+			expr, err := s.defaultSQL(ctx, def, f)
+			if err != nil {
+				return nil, err
+			}
+			st.defaults[len(fields)] = expr
+		} else if i < 0 && slices.Contains(t.PKCols, f.Name) {
+			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", f.Name, t.Name)
+		} else if i < 0 && t.HasPK() && !slices.Contains(t.RangeCols, f.Name) {
 			continue // partial upsert: not written, old value kept
 		}
 		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: f.Metadata})
@@ -594,6 +602,12 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 		for i, col := range cols {
 			arrs[i] = col.finish()
 		}
+		if err := c.fillDefaults(ctx, arrs, rows); err != nil {
+			for _, a := range arrs {
+				a.Release()
+			}
+			return err
+		}
 		rec := array.NewRecordBatch(c.recSchema, arrs, int64(rows))
 		for _, a := range arrs {
 			a.Release()
@@ -653,6 +667,36 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 		}
 	}
 	return total, nil
+}
+
+// fillDefaults replaces the (all-NULL) columns of a batch of rows rows that
+// have defaults by their defaults, evaluated by DuckDB once per row.
+func (c *copyFromStmt) fillDefaults(ctx context.Context, arrs []arrow.Array, rows int) error {
+	if len(c.defaults) == 0 {
+		return nil
+	}
+	var idx []int
+	var exprs []string
+	var fields []arrow.Field
+	for i := range arrs {
+		if e, ok := c.defaults[i]; ok {
+			idx = append(idx, i)
+			exprs = append(exprs, fmt.Sprintf("%s AS c%d", e, len(exprs)))
+			fields = append(fields, c.recSchema.Field(i))
+		}
+	}
+	q := fmt.Sprintf("SELECT %s FROM range(%d)", strings.Join(exprs, ", "), rows)
+	rec, err := c.s.collect(ctx, q, nil, arrow.NewSchema(fields, nil))
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	for j, i := range idx {
+		arrs[i].Release()
+		arrs[i] = rec.Column(j)
+		arrs[i].Retain()
+	}
+	return nil
 }
 
 // countError reports a row with the wrong number of fields.

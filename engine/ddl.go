@@ -78,6 +78,12 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	}
 	var fields []arrow.Field
 	notNull := map[string]bool{}
+	var seqs []ownedSequence // columndefault.go
+	type pendingCheck struct {
+		con    *pg_query.Constraint
+		column string
+	}
+	var checks []pendingCheck
 	for _, elt := range n.TableElts {
 		switch {
 		case elt.GetColumnDef() != nil:
@@ -85,14 +91,23 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == cd.Colname }) {
 				return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q specified more than once", cd.Colname)
 			}
-			f, err := columnField(cd)
+			f, seq, err := s.columnWithDefault(ctx, ns, rel.Relname, cd) // columndefault.go
 			if err != nil {
 				return nil, err
+			}
+			if seq != nil {
+				seqs = append(seqs, *seq)
+				notNull[cd.Colname] = true
 			}
 			fields = append(fields, f)
 			for _, c := range cd.Constraints {
 				con := c.GetConstraint()
 				switch con.Contype {
+				case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_IDENTITY:
+					// columnWithDefault
+					if con.Contype == pg_query.ConstrType_CONSTR_IDENTITY {
+						notNull[cd.Colname] = true
+					}
 				case pg_query.ConstrType_CONSTR_PRIMARY:
 					if len(t.PKCols) > 0 {
 						return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", rel.Relname)
@@ -101,15 +116,20 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 				case pg_query.ConstrType_CONSTR_NOTNULL:
 					notNull[cd.Colname] = true
 				case pg_query.ConstrType_CONSTR_NULL:
+				case pg_query.ConstrType_CONSTR_CHECK:
+					checks = append(checks, pendingCheck{con, cd.Colname})
 				default:
-					return nil, sqlerr.Unsupported(fmt.Sprintf("constraint %s on a lake table", strings.TrimPrefix(con.Contype.String(), "CONSTR_")),
-						"PRIMARY KEY, NOT NULL")
+					return nil, unsupportedConstraint(con)
 				}
 			}
 		case elt.GetConstraint() != nil:
 			con := elt.GetConstraint()
+			if con.Contype == pg_query.ConstrType_CONSTR_CHECK {
+				checks = append(checks, pendingCheck{con, ""})
+				continue
+			}
 			if con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
-				return nil, sqlerr.Unsupported(fmt.Sprintf("table constraint %s", strings.TrimPrefix(con.Contype.String(), "CONSTR_")), "PRIMARY KEY (cols)")
+				return nil, unsupportedConstraint(con)
 			}
 			if len(t.PKCols) > 0 {
 				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", rel.Relname)
@@ -196,6 +216,11 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			t.Properties[key] = val
 		}
 	}
+	for _, c := range checks {
+		if err := s.addCheck(ctx, t, c.con, c.column); err != nil { // checks.go
+			return nil, err
+		}
+	}
 	if err := checkTableOptions(t); err != nil {
 		return nil, err
 	}
@@ -208,7 +233,28 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		if err := s.checkNotDropped(t); err != nil {
 			return err
 		}
-		err := s.cat.CreateTable(ctx, t)
+		if v, err := s.cat.ViewByName(ctx, ns, t.Name); err != nil {
+			return err
+		} else if v != nil {
+			if n.IfNotExists {
+				return nil
+			}
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
+		}
+		err := s.catalogAtomically(ctx, func(cat *catalog.Catalog) error {
+			if err := cat.CreateTable(ctx, t); err != nil {
+				return err
+			}
+			// The sequences of SERIAL and IDENTITY columns, owned by the
+			// table, in the same catalog transaction.
+			for _, q := range seqs {
+				q.opts.OwnerTable = t.ID
+				if err := cat.CreateSequence(ctx, ns, q.name, q.opts); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
 			return nil
 		}
@@ -216,19 +262,25 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	}), nil
 }
 
-// serialTypes are PostgreSQL's auto-increment column types. They need
-// sequences, which the lake does not have (yet): a SERIAL column accepted as
-// a plain integer would leave inserts without it failing or storing NULL ids.
-var serialTypes = map[string]bool{"serial": true, "serial4": true, "bigserial": true, "serial8": true, "smallserial": true, "serial2": true}
+// unsupportedConstraint is the 0A000 of a constraint lake tables do not
+// have, with what works instead.
+func unsupportedConstraint(con *pg_query.Constraint) error {
+	what := fmt.Sprintf("constraint %s on a lake table", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
+	switch con.Contype {
+	case pg_query.ConstrType_CONSTR_FOREIGN:
+		return sqlerr.Unsupported("FOREIGN KEY constraints on lake tables", "foreign keys are not enforced across lake tables; check references with a join (… WHERE NOT EXISTS …)")
+	case pg_query.ConstrType_CONSTR_UNIQUE:
+		return sqlerr.Unsupported("UNIQUE constraints other than the primary key", "PRIMARY KEY (cols): the key is unique by merge-on-read")
+	case pg_query.ConstrType_CONSTR_EXCLUSION:
+		return sqlerr.Unsupported("EXCLUDE constraints", "PRIMARY KEY, CHECK (condition)")
+	}
+	return sqlerr.Unsupported(what, "PRIMARY KEY, NOT NULL, DEFAULT, CHECK, GENERATED AS IDENTITY")
+}
 
 // columnField is the lake column of a column definition (nullable; the
 // caller applies constraints).
 func columnField(cd *pg_query.ColumnDef) (arrow.Field, error) {
 	name := typeNameString(cd.TypeName)
-	if serialTypes[name] {
-		return arrow.Field{}, sqlerr.Unsupported(fmt.Sprintf("column %q of type %s (sequences)", cd.Colname, name),
-			"integer or bigint columns whose values the writer supplies")
-	}
 	mods, err := typeMods(cd.TypeName)
 	if err != nil {
 		return arrow.Field{}, sqlerr.New(sqlerr.SyntaxError, "column %q: %v", cd.Colname, err)
@@ -314,6 +366,14 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			}
 			return nil
 		}), nil
+	case pg_query.ObjectType_OBJECT_VIEW:
+		return s.ddl("DROP VIEW", func(ctx context.Context) error {
+			return s.dropNamed(ctx, "view", names, n.MissingOk, s.cat.DropView) // sequence.go
+		}), nil
+	case pg_query.ObjectType_OBJECT_SEQUENCE:
+		return s.ddl("DROP SEQUENCE", func(ctx context.Context) error {
+			return s.dropNamed(ctx, "sequence", names, n.MissingOk, s.cat.DropSequence) // sequence.go
+		}), nil
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {
@@ -331,7 +391,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			return nil
 		}), nil
 	}
-	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA")
+	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE, DROP VIEW")
 }
 
 func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool) error {
@@ -351,7 +411,14 @@ func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool)
 		}
 		return err
 	}
-	path, err := s.cat.DropTable(ctx, t.Namespace, t.Name)
+	var path string
+	err = s.catalogAtomically(ctx, func(cat *catalog.Catalog) error {
+		var err error
+		if path, err = cat.DropTable(ctx, t.Namespace, t.Name); err != nil {
+			return err
+		}
+		return cat.DropTableSequences(ctx, t.ID) // SERIAL, IDENTITY
+	})
 	if err != nil {
 		return err
 	}

@@ -32,9 +32,13 @@ type dmlTarget struct {
 	t      *catalog.Table
 	alias  string
 	handle string
+	// ret is the statement's RETURNING list, nil without one.
+	ret *returning
 }
 
-func (s *Session) dmlTarget(ctx context.Context, rel *pg_query.RangeVar) (*dmlTarget, error) {
+// dmlTarget resolves the target rel of a statement with the RETURNING list
+// returningList (empty without one).
+func (s *Session) dmlTarget(ctx context.Context, rel *pg_query.RangeVar, returningList []*pg_query.Node, paramOIDs []uint32) (*dmlTarget, error) {
 	t, err := s.resolveTable(ctx, rel.Schemaname, rel.Relname)
 	if err != nil {
 		return nil, err
@@ -45,7 +49,11 @@ func (s *Session) dmlTarget(ctx context.Context, rel *pg_query.RangeVar) (*dmlTa
 	}
 	handle := s.token + ":dml:" + t.ID
 	s.e.scans.putFixed(handle, t, nil)
-	return &dmlTarget{t: t, alias: alias, handle: handle}, nil
+	ret, err := s.planReturning(ctx, returningList, rel, t, paramOIDs) // returning.go
+	if err != nil {
+		return nil, err
+	}
+	return &dmlTarget{t: t, alias: alias, handle: handle, ret: ret}, nil
 }
 
 // from is the target's FROM item: its fixed-handle scan under its alias.
@@ -132,13 +140,10 @@ func (s *Session) prepareDML(ctx context.Context, stmt *pg_query.Node, declared 
 }
 
 func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if len(n.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("UPDATE ... RETURNING", "UPDATE without RETURNING")
-	}
 	if n.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH ... UPDATE", "UPDATE ... FROM")
 	}
-	d, err := s.dmlTarget(ctx, n.Relation)
+	d, err := s.dmlTarget(ctx, n.Relation, n.ReturningList, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +208,10 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 			val = sets[f.Name]
 		case f.Name == t.Properties[reader.CDCColumnProperty]:
 			val = pg_query.MakeAConstStrNode("update", -1)
+		case d.ret != nil:
+			// Not written, but RETURNING sees the row's value.
+			targets = append(targets, resTarget(f.Name, colRef(d.alias, f.Name)))
+			continue
 		default:
 			continue
 		}
@@ -220,33 +229,45 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 		}
 		sel.GetSelectStmt().DistinctClause = key
 	}
-	return s.writeStmt(ctx, "UPDATE", d, sel, fields, paramOIDs)
+	return s.writeStmt(ctx, "UPDATE", d, sel, fields, nil, paramOIDs)
 }
 
 // writeStmt plans a statement that writes the rows of sel (yielding fields,
 // in order) into the target table: the target and the tables sel reads are
 // snapshotted when it runs, and the rows are written and committed once.
-func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *pg_query.Node, fields []arrow.Field, paramOIDs []uint32) (pgwire.Statement, error) {
+// With RETURNING (d.ret), sel yields whole rows as RETURNING sees them
+// (named as the table's columns): fields are those written, exprs replaces
+// a written column's value by an expression over the row.
+func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *pg_query.Node, fields []arrow.Field, exprs map[string]string, paramOIDs []uint32) (pgwire.Statement, error) {
 	q, tables, err := s.prepareDML(ctx, sel, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
 	query := castedSelect(q.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
-	st := &funcStmt{tag: tag, params: q.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	params := d.ret.statementParams(q.params)
+	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		if _, err := s.readTarget(ctx, d, tables); err != nil {
 			return "", nil, err
 		}
-		dargs, err := duckArgs(q.params, args)
+		dargs, err := duckArgs(params, args)
 		if err != nil {
 			return "", nil, err
 		}
-		n, err := s.writeQuery(ctx, d.t, query, dargs, sch, true)
+		var n int64
+		var rows [][]any
+		if d.ret == nil {
+			n, err = s.writeQuery(ctx, d.t, query, dargs[:len(q.params)], sch, true)
+		} else {
+			n, rows, err = d.ret.run(ctx, s, dargs,
+				func() error { return d.ret.add(ctx, s, q.sql, dargs[:len(q.params)]) },
+				func() (int64, error) { return s.writeQuery(ctx, d.t, d.ret.source(fields, exprs), nil, sch, true) })
+		}
 		if err != nil {
 			return "", nil, err
 		}
 		s.noteWrite()
-		return fmt.Sprintf("%s %d", tag, n), nil, nil
+		return fmt.Sprintf("%s %d", tag, n), rows, nil
 	}}
 	releaseWith(s.e.scans, st, tables)
 	return st, nil
@@ -270,13 +291,10 @@ func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[strin
 }
 
 func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if len(n.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("DELETE ... RETURNING", "DELETE without RETURNING")
-	}
 	if len(n.UsingClause) > 0 || n.WithClause != nil {
 		return nil, sqlerr.Unsupported("DELETE ... USING / WITH", "DELETE ... WHERE (subqueries allowed)")
 	}
-	d, err := s.dmlTarget(ctx, n.Relation)
+	d, err := s.dmlTarget(ctx, n.Relation, n.ReturningList, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -285,20 +303,28 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 		// CDC table: write delete markers; snapshot reads drop them after merging.
 		var targets []*pg_query.Node
 		var fields []arrow.Field
+		var exprs map[string]string
 		for _, f := range t.Schema.Fields() {
 			var val *pg_query.Node
 			switch {
 			case slices.Contains(t.PKCols, f.Name) || slices.Contains(t.RangeCols, f.Name):
 				val = colRef(d.alias, f.Name)
-			case f.Name == cdc:
+			case f.Name == cdc && d.ret == nil:
 				val = pg_query.MakeAConstStrNode("delete", -1)
+			case f.Name == cdc:
+				// RETURNING sees the deleted row; the marker is written.
+				val = colRef(d.alias, f.Name)
+				exprs = map[string]string{cdc: "'delete'"}
+			case d.ret != nil:
+				targets = append(targets, resTarget(f.Name, colRef(d.alias, f.Name)))
+				continue
 			default:
 				continue
 			}
 			targets = append(targets, resTarget(f.Name, val))
 			fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
 		}
-		return s.writeStmt(ctx, "DELETE", d, selectNode(targets, []*pg_query.Node{d.from()}, n.WhereClause), fields, paramOIDs)
+		return s.writeStmt(ctx, "DELETE", d, selectNode(targets, []*pg_query.Node{d.from()}, n.WhereClause), fields, exprs, paramOIDs)
 	}
 	var targets []*pg_query.Node
 	var fields []arrow.Field
@@ -310,6 +336,10 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 	// without a WHERE).
 	return s.planRewrite(ctx, d, "DELETE", targets, fields, true, n.WhereClause, paramOIDs)
 }
+
+// rewriteTable is the session's temporary DuckDB table of one partition's
+// recomputed rows, while a copy-on-write change with RETURNING runs.
+const rewriteTable = "__lakesoul_rewrite"
 
 // rewriteMatch names the column of a copy-on-write query that tells whether
 // a row is one the statement selects (its WHERE holds).
@@ -333,25 +363,41 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	if err != nil {
 		return nil, err
 	}
-	countQ := dmlQuery{sql: fmt.Sprintf("SELECT count(*) FROM (%s) AS __m WHERE __m.%s", q.sql, rewriteMatch), params: q.params}
+	// With RETURNING each partition's rows are computed once, into a
+	// temporary table the count, the rewrite and RETURNING read.
+	src := "(" + q.sql + ")"
+	if d.ret != nil {
+		src = rewriteTable
+	}
+	countSQL := fmt.Sprintf("SELECT count(*) FROM %s AS __m WHERE __m.%s", src, rewriteMatch)
 	keep := ""
 	if dropMatched {
 		keep = " WHERE NOT __m." + rewriteMatch
 	}
-	dataQ := dmlQuery{sql: fmt.Sprintf("SELECT * EXCLUDE (%s) FROM (%s) AS __m%s", rewriteMatch, q.sql, keep)}
-	query := castedSelect(dataQ.sql, fields)
+	query := castedSelect(fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m%s", rewriteMatch, src, keep), fields)
+	matchedRows := fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m WHERE __m.%s", rewriteMatch, src, rewriteMatch)
 	sch := arrow.NewSchema(fields, nil)
-	st := &funcStmt{tag: tag, params: countQ.params, run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	params := d.ret.statementParams(q.params)
+	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		parts, err := s.readTarget(ctx, d, tables)
 		if err != nil {
 			return "", nil, err
 		}
-		dargs, err := duckArgs(countQ.params, args)
+		all, err := duckArgs(params, args)
 		if err != nil {
 			return "", nil, err
 		}
+		dargs := all[:len(q.params)]
+		if d.ret != nil {
+			if err := d.ret.begin(ctx, s); err != nil {
+				return "", nil, err
+			}
+			defer d.ret.end(ctx, s)
+			defer func() { _, _ = s.duck.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+rewriteTable) }()
+		}
 		var commits []catalog.PartitionCommit
 		var written []catalog.PartitionCommit
+		var rows [][]any
 		total := int64(0)
 		cleanup := func() {
 			for _, p := range written {
@@ -364,8 +410,16 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 		}
 		for _, p := range parts {
 			s.e.scans.putFixed(d.handle, t, []catalog.PartitionFiles{p})
+			qargs := dargs
+			if d.ret != nil {
+				if _, err := s.duck.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+rewriteTable+" AS "+q.sql, dargs...); err != nil {
+					cleanup()
+					return "", nil, err
+				}
+				qargs = nil
+			}
 			var n int64
-			if err := s.duck.QueryRowContext(ctx, countQ.sql, dargs...).Scan(&n); err != nil {
+			if err := s.duck.QueryRowContext(ctx, countSQL, qargs...).Scan(&n); err != nil {
 				cleanup()
 				return "", nil, err
 			}
@@ -373,7 +427,13 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 				continue
 			}
 			total += n
-			rec, err := s.collect(ctx, query, dargs, sch)
+			if d.ret != nil {
+				if err := d.ret.add(ctx, s, matchedRows, nil); err != nil {
+					cleanup()
+					return "", nil, err
+				}
+			}
+			rec, err := s.collect(ctx, query, qargs, sch)
 			if err != nil {
 				cleanup()
 				return "", nil, err
@@ -413,12 +473,24 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			}
 			// Commits now, or at COMMIT inside a transaction block;
 			// commitWrite removes the new files if the commit failed.
+			if d.ret != nil {
+				// Evaluated before the commit: the commit is the last
+				// thing that can fail.
+				if rows, err = d.ret.rows(ctx, s, all); err != nil {
+					cleanup()
+					return "", nil, err
+				}
+			}
+			if err := s.verifyChecks(ctx, t, written, nil); err != nil { // checks.go
+				cleanup()
+				return "", nil, err
+			}
 			if err := s.commitWrite(ctx, t, catalog.UpdateCommit, commits); err != nil {
 				return "", nil, err
 			}
 			s.noteWrite()
 		}
-		return fmt.Sprintf("%s %d", tag, total), nil, nil
+		return fmt.Sprintf("%s %d", tag, total), rows, nil
 	}}
 	releaseWith(s.e.scans, st, tables)
 	return st, nil

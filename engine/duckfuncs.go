@@ -41,7 +41,9 @@ type duckScalar struct {
 	result duckdb.Type
 	// nulls: fn sees NULL arguments (nil) instead of DuckDB answering NULL.
 	nulls bool
-	fn    func(args []driver.Value) (any, error)
+	// volatile: called for every row, never folded (nextval).
+	volatile bool
+	fn       func(args []driver.Value) (any, error)
 }
 
 func (f duckScalar) Config() duckdb.ScalarFuncConfig {
@@ -62,7 +64,7 @@ func (f duckScalar) Config() duckdb.ScalarFuncConfig {
 	if err != nil {
 		panic(err)
 	}
-	return duckdb.ScalarFuncConfig{InputTypeInfos: in, ResultTypeInfo: out, SpecialNullHandling: f.nulls}
+	return duckdb.ScalarFuncConfig{InputTypeInfos: in, ResultTypeInfo: out, SpecialNullHandling: f.nulls, Volatile: f.volatile}
 }
 
 func (f duckScalar) Executor() duckdb.ScalarFuncExecutor {

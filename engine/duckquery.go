@@ -85,6 +85,9 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := checkDuckCurrentSettings(stmt); err != nil {
 		return "", nil, nil, nil, err
 	}
+	if err := s.rewriteSequenceCalls(stmt); err != nil { // sequence.go
+		return "", nil, nil, nil, err
+	}
 	if err := castDeclaredParams(stmt, declared); err != nil {
 		return "", nil, nil, nil, err
 	}

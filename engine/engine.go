@@ -175,5 +175,6 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		duck:      duck,
 	}
 	s.settings = s.defaultSettings(params)
+	sequenceSessions.Store(s.token, s)
 	return s, nil
 }

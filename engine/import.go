@@ -244,7 +244,7 @@ func (s *Session) importCSV(ctx context.Context, store objstore.Store, f importF
 			target = append(target, name)
 		}
 	}
-	st, err := s.newCopyFrom(req.t, target, format)
+	st, err := s.newCopyFrom(ctx, req.t, target, format)
 	if err != nil {
 		return 0, err
 	}

@@ -178,10 +178,15 @@ func (k *tableSink) finish() error {
 // is buffered instead.
 func (k *tableSink) commit(ctx context.Context) error {
 	omitted := k.omittedNotNull()
-	if len(omitted) == 0 && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
+	checked := len(tableChecks(k.t)) > 0 // checks.go: verified on written files
+	if len(omitted) == 0 && !checked && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
 		rec := k.pending
 		k.pending = nil
 		_ = k.finish()
+		if err := writer.CheckRecord(k.t, rec); err != nil {
+			rec.Release()
+			return err
+		}
 		return k.s.bufferRows(ctx, k.t, rec)
 	}
 	if err := k.sendPending(ctx); err != nil {
@@ -194,6 +199,18 @@ func (k *tableSink) commit(ctx context.Context) error {
 	}
 	if len(omitted) > 0 {
 		if err := k.s.checkNotNull(ctx, k.t, k.parts, omitted); err != nil {
+			k.abort(ctx)
+			return err
+		}
+	}
+	if checked {
+		var partial []string
+		for _, f := range k.t.Schema.Fields() {
+			if len(k.schema.FieldIndices(f.Name)) == 0 {
+				partial = append(partial, f.Name)
+			}
+		}
+		if err := k.s.verifyChecks(ctx, k.t, k.parts, partial); err != nil {
 			k.abort(ctx)
 			return err
 		}

@@ -29,15 +29,20 @@ import (
 // values there (LakeSoul partial upsert). On an append table (AppendCommit)
 // omitted columns are NULL.
 func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if len(n.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("INSERT ... RETURNING", "INSERT without RETURNING")
-	}
-	if n.SelectStmt == nil {
-		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES", "INSERT ... VALUES (...) or INSERT ... SELECT")
-	}
 	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
 	if err != nil {
 		return nil, err
+	}
+	if n.SelectStmt == nil {
+		// DEFAULT VALUES: one row of every column's default.
+		var row []*pg_query.Node
+		n.Cols = nil
+		for _, f := range t.Schema.Fields() {
+			n.Cols = append(n.Cols, pg_query.MakeResTargetNodeWithName(f.Name, -1))
+			row = append(row, &pg_query.Node{Node: &pg_query.Node_SetToDefault{SetToDefault: &pg_query.SetToDefault{Location: -1}}})
+		}
+		n.SelectStmt = selectNode(nil, nil, nil)
+		n.SelectStmt.GetSelectStmt().ValuesLists = []*pg_query.Node{pg_query.MakeListNode(row)}
 	}
 	if oc := n.OnConflictClause; oc != nil {
 		if err := checkConflictTarget(t, oc); err != nil {
@@ -66,8 +71,34 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			target = append(target, rt.Name)
 		}
 	}
+	// DEFAULT in VALUES is the column's default expression (NULL without
+	// one), as PostgreSQL reads it (columndefault.go).
+	explicit, err := replaceSetToDefault(n.SelectStmt, target, t)
+	if err != nil {
+		return nil, err
+	}
+	// Defaults of the columns left out; an identity column GENERATED
+	// ALWAYS takes no value unless OVERRIDING SYSTEM VALUE.
+	defaults := map[string]string{}
+	for _, f := range t.Schema.Fields() {
+		def, always := columnDefault(f)
+		if always && explicit[f.Name] && n.Override != pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE {
+			e := sqlerr.New(sqlerr.GeneratedAlways, "cannot insert a non-DEFAULT value into column %q", f.Name)
+			e.Detail = fmt.Sprintf("Column %q is an identity column defined as GENERATED ALWAYS.", f.Name)
+			e.Hint = "Use OVERRIDING SYSTEM VALUE to override."
+			return nil, e
+		}
+		if def == "" || slices.Contains(target, f.Name) {
+			continue
+		}
+		expr, err := s.defaultSQL(ctx, def, f)
+		if err != nil {
+			return nil, err
+		}
+		defaults[f.Name] = expr
+	}
 	for _, c := range t.PKCols {
-		if !slices.Contains(target, c) {
+		if !slices.Contains(target, c) && defaults[c] == "" {
 			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
 		}
 	}
@@ -119,6 +150,8 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		switch {
 		case i >= 0:
 			exprs = append(exprs, lakeWriteCast(fmt.Sprintf("__src.c%d", i), f)+" AS "+quoteIdent(f.Name))
+		case defaults[f.Name] != "":
+			exprs = append(exprs, defaults[f.Name]+" AS "+quoteIdent(f.Name))
 		case !t.HasPK() || slices.Contains(t.RangeCols, f.Name):
 			exprs = append(exprs, fmt.Sprintf("CAST(NULL AS %s) AS %s", schema.DuckDBType(f.Type), quoteIdent(f.Name)))
 		default:
@@ -197,10 +230,15 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		}
 	}
 	recSchema := arrow.NewSchema(fields, nil)
+	ret, err := s.planReturning(ctx, n.ReturningList, n.Relation, t, paramOIDs) // returning.go
+	if err != nil {
+		return nil, err
+	}
 
-	paramTypes := mergeParamOIDs(paramOIDs, params)
+	paramTypes := ret.statementParams(mergeParamOIDs(paramOIDs, params))
 	st := &funcStmt{
 		tag:    "INSERT",
+		cols:   ret.columns(),
 		params: paramTypes,
 		run: func(ctx context.Context, args []any) (string, [][]any, error) {
 			if err := s.takeSnapshotsWith(ctx, tables, args); err != nil {
@@ -210,12 +248,20 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 			if err != nil {
 				return "", nil, err
 			}
-			n, err := s.writeQuery(ctx, t, query, dargs, recSchema, false)
+			var n int64
+			var rows [][]any
+			if ret == nil {
+				n, err = s.writeQuery(ctx, t, query, dargs[:len(params)], recSchema, false)
+			} else {
+				n, rows, err = ret.run(ctx, s, dargs,
+					func() error { return ret.add(ctx, s, query, dargs[:len(params)]) },
+					func() (int64, error) { return s.writeQuery(ctx, t, ret.source(fields, nil), nil, recSchema, false) })
+			}
 			if err != nil {
 				return "", nil, err
 			}
 			s.noteWrite()
-			return fmt.Sprintf("INSERT 0 %d", n), nil, nil
+			return fmt.Sprintf("INSERT 0 %d", n), rows, nil
 		},
 	}
 	releaseWith(s.e.scans, st, tables)

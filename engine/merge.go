@@ -22,10 +22,10 @@ import (
 // MergeCommit, so a MERGE is atomic. A target row is "matched" when its key
 // is present (keys of stored rows are never NULL).
 func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOIDs []uint32) (pgwire.Statement, error) {
-	if len(n.ReturningList) > 0 || n.WithClause != nil {
-		return nil, sqlerr.Unsupported("MERGE with RETURNING or WITH", "MERGE INTO t USING source ON … WHEN …")
+	if n.WithClause != nil {
+		return nil, sqlerr.Unsupported("MERGE with WITH", "MERGE INTO t USING source ON … WHEN …")
 	}
-	d, err := s.dmlTarget(ctx, n.Relation)
+	d, err := s.dmlTarget(ctx, n.Relation, n.ReturningList, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -157,5 +157,5 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 	where := caseOf(func(c clause) *pg_query.Node { return boolConst(c.vals != nil) }, boolConst(false))
 	join := &pg_query.Node{Node: &pg_query.Node_JoinExpr{JoinExpr: &pg_query.JoinExpr{
 		Jointype: pg_query.JoinType_JOIN_LEFT, Larg: n.SourceRelation, Rarg: d.from(), Quals: n.JoinCondition}}}
-	return s.writeStmt(ctx, "MERGE", d, selectNode(targets, []*pg_query.Node{join}, where), fields, paramOIDs)
+	return s.writeStmt(ctx, "MERGE", d, selectNode(targets, []*pg_query.Node{join}, where), fields, nil, paramOIDs)
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
@@ -19,29 +18,9 @@ import (
 // an INSERT leaving out a NOT NULL column does in PostgreSQL; keys that
 // existed keep their values (LakeSoul's partial upsert).
 func (s *Session) checkNotNull(ctx context.Context, t *catalog.Table, written []catalog.PartitionCommit, cols []string) error {
-	var descs []string
-	for _, p := range written {
-		descs = append(descs, p.Desc)
-	}
-	parts, err := s.cat.LiveFiles(ctx, t.ID, descs)
+	parts, err := s.mergedWith(ctx, t, written) // checks.go
 	if err != nil {
 		return err
-	}
-	if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
-		return err
-	}
-	for _, w := range written {
-		i := slices.IndexFunc(parts, func(p catalog.PartitionFiles) bool { return p.Desc == w.Desc })
-		if i < 0 {
-			parts = append(parts, catalog.PartitionFiles{Desc: w.Desc, Version: -1})
-			i = len(parts) - 1
-		}
-		parts[i].Files = slices.Clone(parts[i].Files)
-		for _, op := range w.Ops {
-			if op.Op == "add" {
-				parts[i].Files = append(parts[i].Files, catalog.DataFile{Path: op.Path, Size: op.Size, ExistCols: op.ExistCols})
-			}
-		}
 	}
 	if err := reader.CheckFiles(t, parts); err != nil {
 		return err

@@ -141,7 +141,8 @@ func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []s
 	for _, f := range t.Schema.Fields() {
 		newVal := "NULL"
 		if slices.Contains(written, f.Name) {
-			newVal = "__new." + quoteIdent(f.Name)
+			// As the old row is read (a uuid column is UUID there).
+			newVal = "CAST(__new." + quoteIdent(f.Name) + " AS " + duckReadType(f) + ")"
 		}
 		oldVal := "__old." + quoteIdent(f.Name)
 		if e, ok := sets[f.Name]; ok {

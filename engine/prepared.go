@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -25,9 +27,12 @@ func (s *Session) planDeallocate(n *pg_query.DeallocateStmt) (pgwire.Statement, 
 			if s.prepared != nil {
 				s.prepared.DeallocateAll()
 			}
+			s.sqlPrepared = nil
 			return "DEALLOCATE ALL", nil, nil
 		}
-		if s.prepared == nil || !s.prepared.Deallocate(n.Name) {
+		_, mine := s.sqlPrepared[n.Name]
+		delete(s.sqlPrepared, n.Name)
+		if s.prepared == nil && !mine || s.prepared != nil && !s.prepared.Deallocate(n.Name) {
 			return "", nil, sqlerr.New(sqlerr.InvalidSQLStatementName, "prepared statement %q does not exist", n.Name)
 		}
 		return "DEALLOCATE", nil, nil
@@ -58,6 +63,91 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 		if s.prepared != nil {
 			s.prepared.DeallocateAll()
 		}
+		s.sqlPrepared = nil
 		return tag, nil, nil
 	}}, nil
+}
+
+// sqlPrepared is a statement SQL PREPARE made: its parse tree with $n, and
+// the declared parameter types. EXECUTE plans the tree with the arguments
+// in place of $n (cast to the declared types), so arguments are read as
+// PostgreSQL reads constants in a statement.
+type sqlPrepared struct {
+	node  *pg_query.Node
+	types []*pg_query.TypeName
+}
+
+// planPrepare plans PREPARE name [(types)] AS statement: the statement is
+// planned now (its errors are PREPARE's) and joins the connection's prepared
+// statements, where EXECUTE, DEALLOCATE and the extended protocol find it.
+func (s *Session) planPrepare(ctx context.Context, n *pg_query.PrepareStmt) (pgwire.Statement, error) {
+	var oids []uint32
+	var types []*pg_query.TypeName
+	for _, a := range n.Argtypes {
+		tn := a.GetTypeName()
+		t := typeNameType(tn)
+		if !t.known() {
+			return nil, sqlerr.New(sqlerr.UndefinedObject, "type %q is not supported for a prepared statement parameter", typeNameString(tn))
+		}
+		oids = append(oids, t.oid)
+		types = append(types, tn)
+	}
+	inner := proto.Clone(n.Query).(*pg_query.Node)
+	st, err := s.plan(ctx, n.Query, oids)
+	if err != nil {
+		return nil, err
+	}
+	text, err := deparseNode(inner)
+	if err != nil {
+		return nil, err
+	}
+	tracked := &trackedStmt{Statement: st, s: s, writes: statementWrites(inner)}
+	return &funcStmt{tag: "PREPARE", run: func(context.Context, []any) (string, [][]any, error) {
+		_, dup := s.sqlPrepared[n.Name]
+		if dup || s.prepared != nil && !s.prepared.Add(n.Name, text, tracked) {
+			return "", nil, sqlerr.New(sqlerr.DuplicatePreparedStatement, "prepared statement %q already exists", n.Name)
+		}
+		if s.sqlPrepared == nil {
+			s.sqlPrepared = map[string]sqlPrepared{}
+		}
+		s.sqlPrepared[n.Name] = sqlPrepared{node: inner, types: types}
+		return "PREPARE", nil, nil
+	}}, nil
+}
+
+// planExecute plans EXECUTE name [(args)] of a statement SQL PREPARE made.
+func (s *Session) planExecute(ctx context.Context, n *pg_query.ExecuteStmt) (pgwire.Statement, error) {
+	p, ok := s.sqlPrepared[n.Name]
+	if ok && s.prepared != nil {
+		_, ok = s.prepared.Lookup(n.Name) // dropped by the protocol's Close?
+	}
+	if !ok {
+		return nil, sqlerr.New(sqlerr.InvalidSQLStatementName, "prepared statement %q does not exist", n.Name)
+	}
+	refs := paramRefs(p.node)
+	want := max(len(p.types), len(refs))
+	for k := range refs {
+		want = max(want, int(k))
+	}
+	if len(n.Params) != want {
+		e := sqlerr.New(sqlerr.SyntaxError, "wrong number of parameters for prepared statement %q", n.Name)
+		e.Detail = fmt.Sprintf("Expected %d parameters but got %d.", want, len(n.Params))
+		return nil, e
+	}
+	tree := proto.Clone(p.node).(*pg_query.Node)
+	for k, nodes := range paramRefs(tree) {
+		for _, ref := range nodes {
+			arg := proto.Clone(n.Params[k-1]).(*pg_query.Node)
+			if int(k) <= len(p.types) {
+				arg = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+					Arg: arg, TypeName: proto.Clone(p.types[k-1]).(*pg_query.TypeName), Location: -1}}}
+			}
+			ref.Node = arg.Node
+		}
+	}
+	st, err := s.plan(ctx, tree, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &trackedStmt{Statement: st, s: s, writes: statementWrites(tree)}, nil
 }

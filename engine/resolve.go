@@ -104,6 +104,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	prunes := collectPruneInputs(stmt)
 	s.bound = s.bound[:0:0]
 	resolved := map[string]*catalog.Table{}
+	views := 0
 	var err error
 	walk(stmt, func(n *pg_query.Node) {
 		if err != nil {
@@ -130,6 +131,9 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 		t, ok := resolved[key]
 		if !ok {
 			if t, err = s.resolveTable(ctx, rv.Schemaname, rv.Relname); err != nil {
+				if sqlerr.Code(err) == sqlerr.UndefinedTable {
+					err = s.expandView(ctx, n, rv, ctes, &views) // view.go
+				}
 				return
 			}
 			resolved[key] = t
@@ -163,6 +167,7 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 		return nil, err
 	}
 	renameCTEs(stmt, ctes)
+	s.boundViews = views > 0
 	return tables, nil
 }
 

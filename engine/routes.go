@@ -59,10 +59,19 @@ var routes = []route{
 	{(*pg_query.Node_CreateStmt)(nil), "CREATE TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateTable(ctx, n.GetCreateStmt())
 	}},
+	{(*pg_query.Node_CreateSeqStmt)(nil), "CREATE/DROP SEQUENCE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
+	}},
+	{(*pg_query.Node_CreateTableAsStmt)(nil), "CREATE TABLE … AS / SELECT … INTO", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateTableAs(ctx, n.GetCreateTableAsStmt()) // ctas.go
+	}},
+	{(*pg_query.Node_ViewStmt)(nil), "CREATE [OR REPLACE] VIEW", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateView(ctx, n.GetViewStmt()) // view.go
+	}},
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
-	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
 	}},
 	{(*pg_query.Node_GrantRoleStmt)(nil), "GRANT/REVOKE role", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
@@ -71,7 +80,10 @@ var routes = []route{
 	{(*pg_query.Node_CallStmt)(nil), "CALL lakesoul.*", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planCall(ctx, n.GetCallStmt(), p)
 	}},
-	{(*pg_query.Node_TransactionStmt)(nil), "BEGIN/COMMIT/ROLLBACK", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_VacuumStmt)(nil), "VACUUM [FULL]/ANALYZE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planVacuum(ctx, n.GetVacuumStmt()) // vacuum.go
+	}},
+	{(*pg_query.Node_TransactionStmt)(nil), "BEGIN/COMMIT/ROLLBACK/SAVEPOINT", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planTransaction(n.GetTransactionStmt())
 	}},
 	{(*pg_query.Node_VariableSetStmt)(nil), "SET/RESET", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
@@ -89,7 +101,13 @@ var routes = []route{
 	{(*pg_query.Node_ClosePortalStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planClose(n.GetClosePortalStmt())
 	}},
-	{(*pg_query.Node_DeallocateStmt)(nil), "DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_PrepareStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planPrepare(ctx, n.GetPrepareStmt()) // prepared.go
+	}},
+	{(*pg_query.Node_ExecuteStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planExecute(ctx, n.GetExecuteStmt())
+	}},
+	{(*pg_query.Node_DeallocateStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDeallocate(n.GetDeallocateStmt())
 	}},
 	{(*pg_query.Node_DiscardStmt)(nil), "DISCARD", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
@@ -122,8 +140,20 @@ func statementWrites(stmt *pg_query.Node) bool {
 	if c := stmt.GetCopyStmt(); c != nil {
 		return c.IsFrom
 	}
+	if sel := stmt.GetSelectStmt(); sel != nil && sel.IntoClause != nil {
+		return true // SELECT … INTO creates a table
+	}
 	r, ok := routeByType[reflect.TypeOf(stmt.Node)]
 	return ok && r.writes
+}
+
+// unsupportedHints name what works instead of statements lake tables do not
+// have; other unrouted statements get supportedHint.
+var unsupportedHints = map[reflect.Type]string{
+	reflect.TypeOf((*pg_query.Node_CreateTrigStmt)(nil)): "triggers do not exist on lake tables; follow a table's commits with lakesoul.changes('s.t', from, to)",
+	reflect.TypeOf((*pg_query.Node_RuleStmt)(nil)):       "rules do not exist on lake tables; CREATE VIEW for a stored query",
+	reflect.TypeOf((*pg_query.Node_RenameStmt)(nil)):     "renaming lake tables and columns is not supported (data files are named by them); CREATE TABLE new AS SELECT … FROM old",
+	reflect.TypeOf((*pg_query.Node_CommentStmt)(nil)):    "comments on lake objects are not stored; keep descriptions in table options: ALTER TABLE t SET (comment = '…')",
 }
 
 // routeStatement plans stmt by its route, or fails with 0A000 naming what is
@@ -131,6 +161,9 @@ func statementWrites(stmt *pg_query.Node) bool {
 func (s *Session) routeStatement(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
 	r, ok := routeByType[reflect.TypeOf(stmt.Node)]
 	if !ok {
+		if hint, ok := unsupportedHints[reflect.TypeOf(stmt.Node)]; ok {
+			return nil, sqlerr.Unsupported(statementName(stmt), hint)
+		}
 		return nil, sqlerr.Unsupported(statementName(stmt), supportedHint)
 	}
 	return r.plan(s, ctx, stmt, paramOIDs)

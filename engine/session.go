@@ -59,8 +59,21 @@ type Session struct {
 	// bound are the table names the last bindLakeTables resolved.
 	plans planCache
 	bound []tableRef
-	// prepared are the connection's prepared statements (prepared.go).
-	prepared pgwire.PreparedStatements
+	// boundViews: the last bindLakeTables expanded a view; such plans are
+	// not kept (a view can be replaced under the same name).
+	boundViews bool
+	// prepared are the connection's prepared statements (prepared.go);
+	// sqlPrepared those SQL PREPARE made, by name.
+	prepared    pgwire.PreparedStatements
+	sqlPrepared map[string]sqlPrepared
+	// savepoints are the open block's, oldest first; spSeq numbers them;
+	// superseded are staged files a rewrite replaced while a savepoint
+	// could bring them back (savepoint.go).
+	savepoints []savepoint
+	spSeq      int
+	superseded []catalog.PartitionCommit
+	// seq is the session's sequence memory (currval, lastval; sequence.go).
+	seq seqState
 	// ddlTx is the held catalog transaction of a block that ran DDL
 	// (ddltx.go); s.cat is pinned to it meanwhile.
 	ddlTx *blockDDL
@@ -85,6 +98,7 @@ func (s *Session) Close() {
 	s.discardStaged(context.Background())
 	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
+	sequenceSessions.Delete(s.token)
 	s.duck.Close()
 }
 
@@ -125,7 +139,7 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		if q, ok := st.(*duckQuery); ok && cacheable {
+		if q, ok := st.(*duckQuery); ok && cacheable && !s.boundViews {
 			s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
 		}
 		out = append(out, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt)})

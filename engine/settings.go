@@ -224,7 +224,7 @@ func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, erro
 
 // planTransaction handles BEGIN/COMMIT/ROLLBACK. Writes inside a block are
 // staged and commit together at COMMIT, or not at all (txn.go). Savepoints
-// are not supported: a block commits or rolls back as a whole.
+// are savepoint.go's.
 func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement, error) {
 	run := func(fn func(ctx context.Context) (string, error)) (pgwire.Statement, error) {
 		tag := "COMMIT"
@@ -252,42 +252,55 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 			return "BEGIN", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return run(func(ctx context.Context) (string, error) {
-			failed := s.failed
-			s.inBlock, s.failed, s.wroteInBlock = false, false, false
-			s.resetTx()
-			s.closeCursors(false)
-			if failed {
-				// COMMIT of a failed block rolls back, as in PostgreSQL.
-				s.discardStaged(ctx)
-				_ = s.endBlockDDL(ctx, false, nil)
-				return "ROLLBACK", nil
-			}
-			staged, err := s.commitStaged(ctx)
-			if err != nil {
-				_ = s.endBlockDDL(ctx, false, nil)
-				return "", err
-			}
-			// The block's DDL and its staged writes commit together (ddltx.go).
-			if err := s.endBlockDDL(ctx, true, staged); err != nil {
-				return "", err
-			}
-			return "COMMIT", nil
-		})
+		return run(s.commitBlock)
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		return run(func(ctx context.Context) (string, error) {
-			s.inBlock, s.failed, s.wroteInBlock = false, false, false
-			s.resetTx()
-			s.closeCursors(false)
-			s.discardStaged(ctx)
-			_ = s.endBlockDDL(ctx, false, nil)
+			s.rollbackBlock(ctx)
 			return "ROLLBACK", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg_query.TransactionStmtKind_TRANS_STMT_RELEASE,
 		pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return nil, sqlerr.Unsupported("SAVEPOINT", "a transaction block commits or rolls back as a whole: end it with COMMIT or ROLLBACK")
+		return s.planSavepoint(n) // savepoint.go
 	}
-	return nil, sqlerr.Unsupported("this transaction command", "BEGIN, COMMIT and ROLLBACK")
+	return nil, sqlerr.Unsupported("this transaction command", "BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK TO")
+}
+
+// commitBlock ends the transaction block with COMMIT: its staged writes and
+// DDL commit together, or not at all; a failed block rolls back. It returns
+// the command tag.
+func (s *Session) commitBlock(ctx context.Context) (string, error) {
+	failed := s.failed
+	s.inBlock, s.failed, s.wroteInBlock = false, false, false
+	s.resetTx()
+	s.closeCursors(false)
+	if failed {
+		// COMMIT of a failed block rolls back, as in PostgreSQL.
+		s.discardStaged(ctx)
+		s.endSavepoints(ctx, nil)
+		_ = s.endBlockDDL(ctx, false, nil)
+		return "ROLLBACK", nil
+	}
+	staged, err := s.commitStaged(ctx)
+	s.endSavepoints(ctx, staged) // savepoint.go
+	if err != nil {
+		_ = s.endBlockDDL(ctx, false, nil)
+		return "", err
+	}
+	// The block's DDL and its staged writes commit together (ddltx.go).
+	if err := s.endBlockDDL(ctx, true, staged); err != nil {
+		return "", err
+	}
+	return "COMMIT", nil
+}
+
+// rollbackBlock ends the transaction block with ROLLBACK.
+func (s *Session) rollbackBlock(ctx context.Context) {
+	s.inBlock, s.failed, s.wroteInBlock = false, false, false
+	s.resetTx()
+	s.closeCursors(false)
+	s.discardStaged(ctx)
+	s.endSavepoints(ctx, nil)
+	_ = s.endBlockDDL(ctx, false, nil)
 }
 
 // validateSetting checks and normalises a value given to SET.

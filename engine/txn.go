@@ -374,6 +374,11 @@ func (s *Session) supersedeStaged(ctx context.Context, t *catalog.Table, desc st
 			}
 		}
 		w.parts = kept
+		if len(s.savepoints) > 0 {
+			// A savepoint may bring them back (savepoint.go).
+			s.superseded = append(s.superseded, dropped...)
+			continue
+		}
 		s.deleteFiles(ctx, dropped)
 	}
 	s.staged = slices.DeleteFunc(s.staged, func(w stagedWrite) bool { return len(w.parts) == 0 })

@@ -22,3 +22,22 @@ func (s connStatements) DeallocateAll() {
 		}
 	}
 }
+
+func (s connStatements) Add(name, query string, stmt Statement) bool {
+	if name == "" {
+		return false
+	}
+	if _, dup := s.c.stmts[name]; dup {
+		return false
+	}
+	s.c.stmts[name] = &preparedStatement{name: name, query: query, stmt: stmt, paramOIDs: stmt.ParamOIDs()}
+	return true
+}
+
+func (s connStatements) Lookup(name string) (Statement, bool) {
+	ps, ok := s.c.stmts[name]
+	if !ok || ps.stmt == nil {
+		return nil, false
+	}
+	return ps.stmt, true
+}

@@ -226,8 +226,9 @@ type CopyOutPortal interface {
 }
 
 // PreparedStatements are a connection's named prepared statements (those the
-// extended protocol's Parse created), as SQL statements that drop them
-// (DEALLOCATE, DISCARD ALL) reach them. Its methods may only be called while
+// extended protocol's Parse and SQL PREPARE created, one namespace as in
+// PostgreSQL), as SQL statements reach them (PREPARE, EXECUTE, DEALLOCATE,
+// DISCARD ALL). Its methods may only be called while
 // a call of the Session runs (Execute of a portal): they change the
 // connection's state, which only that goroutine touches. Portals already
 // bound from a dropped statement stay usable, as in PostgreSQL.
@@ -237,6 +238,11 @@ type PreparedStatements interface {
 	Deallocate(name string) bool
 	// DeallocateAll drops every named prepared statement.
 	DeallocateAll()
+	// Add makes stmt (prepared from query) the named prepared statement;
+	// false when the name is taken.
+	Add(name, query string, stmt Statement) bool
+	// Lookup returns the named prepared statement.
+	Lookup(name string) (Statement, bool)
 }
 
 // PreparedStatementUser is implemented by Sessions that drop prepared

@@ -23,6 +23,14 @@ import (
 // alone would lose it (varchar(n), uuid, json).
 const MetaPGType = "pg_type"
 
+// MetaDefault is the field metadata key of a column's DEFAULT, PostgreSQL
+// expression text; MetaIdentity marks an identity column ("always" or "by
+// default"), whose default is nextval of its own sequence.
+const (
+	MetaDefault  = "pg_default"
+	MetaIdentity = "pg_identity"
+)
+
 type sparkStruct struct {
 	Type   string       `json:"type"`
 	Fields []sparkField `json:"fields"`

@@ -84,16 +84,7 @@ func testdataPath(t *testing.T, name string) string {
 // INSERT … ON CONFLICT … DO UPDATE upsert sink.
 func TestJDBCSpark(t *testing.T) {
 	t.Parallel()
-	jar := requireClient(t, "pgjdbc (apt-get install libpostgresql-jdbc-java)", "/usr/share/java/postgresql.jar")
-	javac := requireClient(t, "javac (a JDK)", "javac")
-	java := requireClient(t, "java", "java")
-	srv := sharedServer(t)
-	ctx := testCtx(t)
-	classes := t.TempDir()
-	runClient(t, ctx, nil, javac, "-d", classes, "-cp", jar, testdataPath(t, "SparkJdbc.java"))
-	pw, _ := srv.adminPassword()
-	url := "jdbc:postgresql://" + srv.addr + "/" + database
-	got := runClient(t, ctx, nil, java, "-cp", classes+string(os.PathListSeparator)+jar, "SparkJdbc", url, adminRole, pw, "jdbc_spark")
+	got := runJDBC(t, "SparkJdbc", "jdbc_spark")
 	expectLines(t, got,
 		"SERVER 16.4",
 		"UNCOMMITTED_VISIBLE 0", // the sink's batches are invisible until commit
@@ -128,6 +119,23 @@ func TestJDBCSpark(t *testing.T) {
 		}
 	}
 	expectLines(t, got, "UPSERT 210 20", "DONE")
+}
+
+// runJDBC compiles testdata/clients/<class>.java against Debian's pgjdbc
+// and runs it against the shared server as the admin with schema as its
+// last argument; it returns the program's output lines.
+func runJDBC(t *testing.T, class, schema string) []string {
+	t.Helper()
+	jar := requireClient(t, "pgjdbc (apt-get install libpostgresql-jdbc-java)", "/usr/share/java/postgresql.jar")
+	javac := requireClient(t, "javac (a JDK)", "javac")
+	java := requireClient(t, "java", "java")
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	classes := t.TempDir()
+	runClient(t, ctx, nil, javac, "-d", classes, "-cp", jar, testdataPath(t, class+".java"))
+	pw, _ := srv.adminPassword()
+	return runClient(t, ctx, nil, java, "-cp", classes+string(os.PathListSeparator)+jar, class,
+		"jdbc:postgresql://"+srv.addr+"/"+database, adminRole, pw, schema)
 }
 
 // TestPsycopg2 runs psycopg2 (Debian's python3-psycopg2 under

@@ -58,6 +58,10 @@ var diffSetup = []string{
 	`MERGE INTO diff.acct USING diff.emp ON diff.acct.id = diff.emp.id
 		WHEN MATCHED AND diff.emp.id = 3 THEN UPDATE SET v = diff.emp.dept
 		WHEN NOT MATCHED AND diff.emp.id = 4 THEN INSERT (id, v) VALUES (diff.emp.id, diff.emp.name)`,
+	// Issue 20: SERIAL, DEFAULT, IDENTITY and sequences.
+	`CREATE TABLE diff.ret (id bigserial, name text NOT NULL, qty int DEFAULT 1, PRIMARY KEY (id))`,
+	`CREATE TABLE diff.gen (id int GENERATED ALWAYS AS IDENTITY (START WITH 100), v text, PRIMARY KEY (id))`,
+	`CREATE SEQUENCE diff.sq START 5 INCREMENT 3`,
 }
 
 // diffCorpus are the compared queries. Every query has a total ORDER BY
@@ -185,6 +189,24 @@ var diffCorpus = []string{
 		SELECT current_setting('transaction_isolation'); ROLLBACK; SHOW transaction_read_only`,
 	`BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SHOW transaction_isolation; COMMIT; SHOW transaction_isolation`,
 	`SET search_path = diff, public; SHOW search_path; SELECT current_setting('search_path'); SELECT count(*) FROM emp`,
+	// Issue 20: RETURNING over SERIAL keys and defaults, IDENTITY, sequences.
+	`INSERT INTO diff.ret (name) VALUES ('a'), ('b') RETURNING *`,
+	`INSERT INTO diff.ret (name, qty) VALUES ('c', 5) RETURNING id, qty * 2 AS dbl, upper(name)`,
+	`UPDATE diff.ret SET qty = qty + 10 WHERE id = 2 RETURNING id, name, qty`,
+	`DELETE FROM diff.ret WHERE id = 1 RETURNING *`,
+	`SELECT * FROM diff.ret ORDER BY id`,
+	`INSERT INTO diff.gen (v) VALUES ('x') RETURNING id, v`,
+	`INSERT INTO diff.gen VALUES (7, 'y')`,
+	`INSERT INTO diff.gen OVERRIDING SYSTEM VALUE VALUES (7, 'y') RETURNING *`,
+	`SELECT nextval('diff.sq')`,
+	`SELECT nextval('diff.sq')`,
+	`SELECT currval('diff.sq')`,
+	`SELECT setval('diff.sq', 50)`,
+	`SELECT nextval('diff.sq')`,
+	`PREPARE pq (int) AS SELECT id, name FROM diff.emp WHERE id <= $1 ORDER BY id; EXECUTE pq(2); EXECUTE pq('3'); DEALLOCATE pq`,
+	`CREATE TABLE diff.chk (id int, v int CHECK (v > 0), PRIMARY KEY (id))`,
+	`INSERT INTO diff.chk VALUES (1, 0)`,
+	`INSERT INTO diff.chk VALUES (1, 5) RETURNING *`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)
@@ -203,6 +225,14 @@ var diffScripts = [][]string{
 	{`INSERT INTO diff.nn VALUES (1, 'a')`, `UPDATE diff.nn SET v = NULL`},
 	{`DEALLOCATE nope`},
 	{`DEALLOCATE ALL`},
+	// Issue 20: savepoints, PREPARE/EXECUTE as SQL.
+	{`BEGIN`, `INSERT INTO diff.acct VALUES (200, 'sp')`, `SAVEPOINT a`, `INSERT INTO diff.acct VALUES (201, 'gone')`,
+		`SELECT 1/0`, `SELECT 1`, `ROLLBACK TO SAVEPOINT a`, `RELEASE a`, `ROLLBACK TO a`, `ROLLBACK`},
+	{`BEGIN`, `INSERT INTO diff.acct VALUES (202, 'kept')`, `SAVEPOINT b`, `DELETE FROM diff.acct WHERE id = 202`,
+		`ROLLBACK TO b`, `COMMIT`, `SELECT v FROM diff.acct WHERE id >= 200`},
+	{`SAVEPOINT c`},
+	{`PREPARE ins (int, text) AS INSERT INTO diff.acct VALUES ($1, $2)`, `EXECUTE ins(203, 'p')`, `EXECUTE ins(204)`,
+		`PREPARE ins AS SELECT 1`, `DEALLOCATE ins`, `EXECUTE ins(205, 'q')`},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.

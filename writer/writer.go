@@ -230,10 +230,15 @@ func (w *Writer) maxFileRows(rec arrow.RecordBatch) int {
 	return int(max(1, limit/max(1, bytes/n)))
 }
 
-// check validates rec against the table: known columns of the right types, PK
-// and range columns present, no NULL primary key.
-func (w *Writer) check(rec arrow.RecordBatch) error {
-	t := w.Table
+// check validates rec against the table (CheckRecord).
+func (w *Writer) check(rec arrow.RecordBatch) error { return CheckRecord(w.Table, rec) }
+
+// CheckRecord validates rows to be written to t: known columns of the right
+// types, PK and range columns present, no NULL in a NOT NULL column, CDC ops
+// valid. Write checks them itself; callers that hold rows back before
+// writing them check them with it first, so the statement fails, not a later
+// one.
+func CheckRecord(t *catalog.Table, rec arrow.RecordBatch) error {
 	seen := map[string]bool{}
 	for i, f := range rec.Schema().Fields() {
 		idx := t.Schema.FieldIndices(f.Name)

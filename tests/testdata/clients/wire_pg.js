@@ -63,6 +63,7 @@ const { Client } = require('pg');
   console.log('PARTIAL_OLD_KEY', await code(`INSERT INTO ${s}.pk (id, c) VALUES ($1, $2)`, [2, 'kept n']));
   console.log('SET_NULL', await code(`UPDATE ${s}.pk SET n = $1 WHERE id = $2`, [null, 2]));
   console.log('SERIAL', await code(`CREATE TABLE ${s}.ser (id serial PRIMARY KEY, v text)`));
+  console.log('SERIAL_RETURNING', JSON.stringify((await c.query(`INSERT INTO ${s}.ser (v) VALUES ($1), ($2) RETURNING id, v`, ['a', 'b'])).rows));
   console.log('PK2', await rows(`SELECT * FROM ${s}.pk WHERE id = 2`));
 
   // Item 4: DDL follows the transaction block.

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// CHECK constraints.
+//
+// A table's CHECK constraints are table properties "pg_check.<name>" holding
+// PostgreSQL expression text over its columns. They hold for every row a
+// write makes, on every write path: before a write commits (or is staged in a
+// block), the rows it wrote are read back from its new files and any row
+// whose condition is false fails the write with 23514, so nothing of it
+// becomes visible. A write that leaves columns out (a partial upsert of a
+// primary-key table) is checked on the merged rows of the partitions it
+// wrote, since a condition may name a column it kept.
+
+const checkPropertyPrefix = "pg_check."
+
+// tableCheck is one CHECK constraint.
+type tableCheck struct {
+	name, expr string
+	cols       []string // the columns it names
+}
+
+// tableChecks returns t's CHECK constraints, by name.
+func tableChecks(t *catalog.Table) []tableCheck {
+	var out []tableCheck
+	for k, v := range t.Properties {
+		name, ok := strings.CutPrefix(k, checkPropertyPrefix)
+		if !ok {
+			continue
+		}
+		c := tableCheck{name: name, expr: v}
+		if tree, err := parseSQL("SELECT " + v); err == nil {
+			walk(tree.Stmts[0].Stmt, func(n *pg_query.Node) {
+				if cr := n.GetColumnRef(); cr != nil {
+					if s := cr.Fields[len(cr.Fields)-1].GetString_(); s != nil {
+						c.cols = append(c.cols, s.Sval)
+					}
+				}
+			})
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// addCheck records a CHECK constraint of CREATE TABLE on t (named as
+// PostgreSQL names it when the statement does not), after checking that it
+// translates over t's columns.
+func (s *Session) addCheck(ctx context.Context, t *catalog.Table, con *pg_query.Constraint, column string) error {
+	if con.IsNoInherit || con.SkipValidation {
+		return sqlerr.Unsupported("CHECK … NO INHERIT / NOT VALID", "CHECK (condition)")
+	}
+	text, err := deparseExpr(con.RawExpr)
+	if err != nil {
+		return err
+	}
+	name := con.Conname
+	if name == "" {
+		name = t.Name + "_check"
+		if column != "" {
+			name = t.Name + "_" + column + "_check"
+		}
+		for i := 1; t.Properties[checkPropertyPrefix+name] != ""; i++ {
+			name = fmt.Sprintf("%s_check%d", strings.TrimSuffix(name, "_check"), i)
+		}
+	}
+	if _, dup := t.Properties[checkPropertyPrefix+name]; dup {
+		return sqlerr.New(sqlerr.DuplicateObject, "constraint %q for relation %q already exists", name, t.Name)
+	}
+	if _, err := s.checkQuery(ctx, t, "", tableCheck{name: name, expr: text}); err != nil {
+		return err
+	}
+	t.Properties[checkPropertyPrefix+name] = text
+	return nil
+}
+
+// checkQuery is the DuckDB query counting the rows of handle's scan of t
+// for which check's condition is false.
+func (s *Session) checkQuery(ctx context.Context, t *catalog.Table, handle string, check tableCheck) (string, error) {
+	if handle == "" {
+		handle = s.token + ":check:" + t.ID
+		s.e.scans.putFixed(handle, t, nil)
+	}
+	tree, err := parseSQL("SELECT count(*) WHERE (" + check.expr + ") IS FALSE")
+	if err != nil {
+		return "", sqlerr.Wrap(sqlerr.SyntaxError, err, "check constraint "+check.name)
+	}
+	sel := tree.Stmts[0].Stmt
+	if err := s.rewriteSequenceCalls(sel); err != nil {
+		return "", err
+	}
+	sel.GetSelectStmt().FromClause = []*pg_query.Node{scanFromClause(handle, &pg_query.Alias{Aliasname: t.Name})}
+	var sub bool
+	walk(sel, func(n *pg_query.Node) { sub = sub || n.GetSubLink() != nil })
+	if sub {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "cannot use subquery in check constraint")
+	}
+	text, _, _, _, err := s.prepareDuck(ctx, sel, nil)
+	return text, err
+}
+
+// verifyChecks fails (23514) when a row written to t by the files of
+// written breaks one of t's CHECK constraints; partial lists the table's
+// columns the write left out.
+func (s *Session) verifyChecks(ctx context.Context, t *catalog.Table, written []catalog.PartitionCommit, partial []string) error {
+	checks := tableChecks(t)
+	if len(checks) == 0 || len(written) == 0 {
+		return nil
+	}
+	// The written rows alone, unless a condition names a column left out.
+	merged := false
+	for _, c := range checks {
+		for _, col := range c.cols {
+			merged = merged || slices.Contains(partial, col)
+		}
+	}
+	var parts []catalog.PartitionFiles
+	if merged {
+		var err error
+		if parts, err = s.mergedWith(ctx, t, written); err != nil {
+			return err
+		}
+	} else {
+		for _, w := range written {
+			p := catalog.PartitionFiles{Desc: w.Desc, Version: -1}
+			for _, op := range w.Ops {
+				if op.Op == "add" {
+					p.Files = append(p.Files, catalog.DataFile{Path: op.Path, Size: op.Size, ExistCols: op.ExistCols})
+				}
+			}
+			parts = append(parts, p)
+		}
+	}
+	if err := reader.CheckFiles(t, parts); err != nil {
+		return err
+	}
+	handle := s.token + ":checkrows:" + t.ID
+	s.e.scans.putFixed(handle, t, parts)
+	for _, c := range checks {
+		q, err := s.checkQuery(ctx, t, handle, c)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := s.duck.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return sqlerr.New(sqlerr.CheckViolation, "new row for relation %q violates check constraint %q", t.Name, c.name)
+		}
+	}
+	return nil
+}
+
+// mergedWith is the table as the session sees it in the partitions written
+// touched (committed and staged files), with written's files on top.
+func (s *Session) mergedWith(ctx context.Context, t *catalog.Table, written []catalog.PartitionCommit) ([]catalog.PartitionFiles, error) {
+	var descs []string
+	for _, p := range written {
+		descs = append(descs, p.Desc)
+	}
+	parts, err := s.cat.LiveFiles(ctx, t.ID, descs)
+	if err != nil {
+		return nil, err
+	}
+	if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
+		return nil, err
+	}
+	for _, w := range written {
+		i := slices.IndexFunc(parts, func(p catalog.PartitionFiles) bool { return p.Desc == w.Desc })
+		if i < 0 {
+			parts = append(parts, catalog.PartitionFiles{Desc: w.Desc, Version: -1})
+			i = len(parts) - 1
+		}
+		// A rewrite replaces the partition's files (its "del" ops).
+		var kept []catalog.DataFile
+		for _, f := range parts[i].Files {
+			if !slices.ContainsFunc(w.Ops, func(op catalog.FileOp) bool { return op.Op == "del" && op.Path == f.Path }) {
+				kept = append(kept, f)
+			}
+		}
+		parts[i].Files = kept
+		for _, op := range w.Ops {
+			if op.Op == "add" {
+				parts[i].Files = append(parts[i].Files, catalog.DataFile{Path: op.Path, Size: op.Size, ExistCols: op.ExistCols})
+			}
+		}
+	}
+	return parts, nil
+}

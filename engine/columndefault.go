@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// Column defaults, SERIAL and GENERATED AS IDENTITY.
+//
+// A column's DEFAULT is kept as PostgreSQL expression text in the column's
+// metadata (schema.MetaDefault, in table_info's schema JSON); SERIAL and
+// IDENTITY columns get a sequence of the catalog owned by the table
+// (<table>_<column>_seq, dropped with it) and the default nextval of it, and
+// IDENTITY records its kind (schema.MetaIdentity). An INSERT that leaves a
+// column with a default out writes the default, evaluated for each row —
+// on a primary-key table too, where a column without a default keeps its old
+// value (LakeSoul's partial upsert).
+
+// serialTypes are PostgreSQL's auto-increment column types and the integer
+// types they stand for.
+var serialTypes = map[string]string{"serial": "int4", "serial4": "int4", "bigserial": "int8", "serial8": "int8",
+	"smallserial": "int2", "serial2": "int2"}
+
+// ownedSequence is a sequence CREATE TABLE makes for a column.
+type ownedSequence struct {
+	name string
+	opts catalog.SequenceOptions
+}
+
+// columnWithDefault is columnField with the column's DEFAULT, SERIAL or
+// IDENTITY applied; seq is the sequence to create with the table.
+func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *pg_query.ColumnDef) (arrow.Field, *ownedSequence, error) {
+	var def, identity string
+	var seq *ownedSequence
+	seqDefault := func(opts catalog.SequenceOptions) {
+		seq = &ownedSequence{name: table + "_" + cd.Colname + "_seq", opts: opts}
+		def = fmt.Sprintf("nextval(%s)", quoteLiteral(quoteIdent(ns)+"."+quoteIdent(seq.name)))
+	}
+	if base, ok := serialTypes[typeNameString(cd.TypeName)]; ok {
+		cd.TypeName = &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(base)}, Location: -1}
+		seqDefault(catalog.SequenceOptions{})
+	}
+	for _, c := range cd.Constraints {
+		con := c.GetConstraint()
+		switch con.Contype {
+		case pg_query.ConstrType_CONSTR_DEFAULT:
+			if def != "" {
+				return arrow.Field{}, nil, sqlerr.New(sqlerr.SyntaxError, "multiple default values specified for column %q of table %q", cd.Colname, table)
+			}
+			var refs bool
+			walk(con.RawExpr, func(n *pg_query.Node) { refs = refs || n.GetColumnRef() != nil })
+			if refs {
+				return arrow.Field{}, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cannot use column reference in DEFAULT expression")
+			}
+			text, err := deparseExpr(con.RawExpr)
+			if err != nil {
+				return arrow.Field{}, nil, err
+			}
+			def = text
+		case pg_query.ConstrType_CONSTR_IDENTITY:
+			if def != "" {
+				return arrow.Field{}, nil, sqlerr.New(sqlerr.SyntaxError, "both default and identity specified for column %q of table %q", cd.Colname, table)
+			}
+			opts, err := sequenceOptions(con.Options)
+			if err != nil {
+				return arrow.Field{}, nil, err
+			}
+			seqDefault(opts)
+			identity = "by default"
+			if con.GeneratedWhen == "a" {
+				identity = "always"
+			}
+		}
+	}
+	f, err := columnField(cd)
+	if err != nil {
+		return arrow.Field{}, nil, err
+	}
+	if identity != "" && !arrow.IsInteger(f.Type.ID()) {
+		return arrow.Field{}, nil, sqlerr.New(sqlerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+	}
+	if def == "" {
+		return f, nil, nil
+	}
+	if seq == nil {
+		// The expression must translate (its errors are CREATE TABLE's).
+		if _, err := s.defaultSQL(ctx, def, f); err != nil {
+			return arrow.Field{}, nil, err
+		}
+	}
+	keys, vals := f.Metadata.Keys(), f.Metadata.Values()
+	keys, vals = append(keys, schema.MetaDefault), append(vals, def)
+	if identity != "" {
+		keys, vals = append(keys, schema.MetaIdentity), append(vals, identity)
+	}
+	f.Metadata = arrow.NewMetadata(keys, vals)
+	return f, seq, nil
+}
+
+// columnDefault is the default expression text of f ("" without one) and
+// whether f is an identity column that refuses written values.
+func columnDefault(f arrow.Field) (def string, always bool) {
+	if i := f.Metadata.FindKey(schema.MetaDefault); i >= 0 {
+		def = f.Metadata.Values()[i]
+	}
+	if i := f.Metadata.FindKey(schema.MetaIdentity); i >= 0 {
+		always = f.Metadata.Values()[i] == "always"
+	}
+	return def, always
+}
+
+// replaceSetToDefault replaces each DEFAULT of an INSERT's VALUES lists by
+// the default expression of its target column (NULL without one); it
+// reports the target columns some row gives a value other than DEFAULT.
+func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) (map[string]bool, error) {
+	explicit := map[string]bool{}
+	sel := src.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 {
+		for _, c := range target {
+			explicit[c] = true
+		}
+		return explicit, nil
+	}
+	for _, row := range sel.ValuesLists {
+		for j, item := range row.GetList().GetItems() {
+			if j >= len(target) {
+				continue
+			}
+			if item.GetSetToDefault() == nil {
+				explicit[target[j]] = true
+				continue
+			}
+			f := t.Schema.Field(t.Schema.FieldIndices(target[j])[0])
+			def, _ := columnDefault(f)
+			if def == "" {
+				item.Node = &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}
+				continue
+			}
+			tree, err := parseSQL("SELECT " + def)
+			if err != nil {
+				return nil, sqlerr.Wrap(sqlerr.SyntaxError, err, "default of column "+f.Name)
+			}
+			item.Node = tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.Node
+		}
+	}
+	return explicit, nil
+}
+
+// defaultSQL is the DuckDB expression of default expression text def,
+// written into column f, for this session (nextval bound to it).
+func (s *Session) defaultSQL(ctx context.Context, def string, f arrow.Field) (string, error) {
+	tree, err := parseSQL("SELECT " + def)
+	if err != nil {
+		return "", sqlerr.Wrap(sqlerr.SyntaxError, err, "default of column "+f.Name)
+	}
+	sel := tree.Stmts[0].Stmt
+	if _, _, _, _, err := s.prepareDuck(ctx, sel, nil); err != nil {
+		return "", err
+	}
+	expr, err := deparseExpr(sel.GetSelectStmt().TargetList[0].GetResTarget().Val)
+	if err != nil {
+		return "", err
+	}
+	return lakeWriteCast(expr, f), nil
+}
+
+// catalogAtomically runs fn's catalog calls in one catalog transaction: the
+// open block's held one, or a transaction of their own.
+func (s *Session) catalogAtomically(ctx context.Context, fn func(cat *catalog.Catalog) error) error {
+	if s.ddlTx != nil {
+		return fn(s.cat)
+	}
+	cat, held, err := s.cat.Hold(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(cat); err != nil {
+		held.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return held.Commit(ctx)
+}
