@@ -23,7 +23,7 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 	if sel := stmt.GetSelectStmt(); sel != nil && sel.IntoClause != nil {
 		return nil, sqlerr.Unsupported("SELECT INTO", "CREATE TABLE then INSERT ... SELECT")
 	}
-	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 {
+	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 || (k.catalog == 0 && usesVectors(stmt)) {
 		return s.planDuckQuery(ctx, stmt, paramOIDs)
 	}
 	return s.planCatalogQuery(ctx, stmt, paramOIDs)

@@ -20,6 +20,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -89,6 +90,13 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&e.serverVersion, &e.catalogRole); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("read catalog server version: %w", err)
+	}
+	var vectorOID *uint32
+	if err := e.cat.Pool().QueryRow(ctx, "SELECT to_regtype('vector')::oid").Scan(&vectorOID); err != nil {
+		return nil, fmt.Errorf("read the catalog's vector type: %w", err)
+	}
+	if vectorOID != nil {
+		schema.SetVectorOID(*vectorOID)
 	}
 	return e, nil
 }

@@ -174,6 +174,9 @@ func (c *conn) run() (err error) {
 	}
 	c.registered = true
 	c.types = pgtype.NewMap()
+	for _, t := range c.srv.cfg.Types {
+		c.types.RegisterType(t)
+	}
 
 	c.reported = maps.Clone(c.sess.ParameterStatus())
 	for _, name := range slices.Sorted(maps.Keys(c.reported)) {
