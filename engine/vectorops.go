@@ -32,23 +32,26 @@ import (
 //     catalog's OID), so pgvector clients send them in pgvector's binary
 //     form, which pgwire decodes with vector.Codec.
 var vectorMacros = []string{
-	`CREATE MACRO lakesoul_vector_check(v) AS CASE WHEN len(v) = 0 THEN error('vector must have at least 1 dimension')
-		WHEN len(v) > 16000 THEN error('vector cannot have more than 16000 dimensions')
+	// Lengths are list_count (non-NULL elements; vectors have no NULLs):
+	// DuckDB cannot type a prepared len() of a parameter.
+	`CREATE MACRO lakesoul_vector_check(v) AS CASE WHEN list_count(v) = 0 THEN error('vector must have at least 1 dimension')
+		WHEN list_count(v) > 16000 THEN error('vector cannot have more than 16000 dimensions')
+		WHEN list_bool_or(list_transform(v, x -> x IS NULL)) THEN error('invalid input syntax for type vector')
 		WHEN list_bool_or(list_transform(v, x -> isnan(x))) THEN error('NaN not allowed in vector')
 		WHEN list_bool_or(list_transform(v, x -> isinf(x))) THEN error('infinite value not allowed in vector')
 		ELSE CAST(v AS FLOAT[]) END`,
 	`CREATE MACRO lakesoul_vector_in(s) AS lakesoul_vector_check(CAST(s AS FLOAT[]))`,
-	`CREATE MACRO lakesoul_vector_typmod(v, n) AS CASE WHEN len(v) <> n
-		THEN error('expected ' || n || ' dimensions, not ' || len(v)) ELSE v END`,
-	`CREATE MACRO lakesoul_vector_pair(a, b) AS CASE WHEN len(a) <> len(b)
-		THEN error('different vector dimensions ' || len(a) || ' and ' || len(b)) ELSE CAST(a AS DOUBLE[]) END`,
+	`CREATE MACRO lakesoul_vector_typmod(v, n) AS CASE WHEN list_count(v) <> n
+		THEN error('expected ' || n || ' dimensions, not ' || list_count(v)) ELSE v END`,
+	`CREATE MACRO lakesoul_vector_pair(a, b) AS CASE WHEN list_count(a) <> list_count(b)
+		THEN error('different vector dimensions ' || list_count(a) || ' and ' || list_count(b)) ELSE CAST(a AS DOUBLE[]) END`,
 	`CREATE MACRO l2_distance(a, b) AS list_distance(lakesoul_vector_pair(a, b), CAST(b AS DOUBLE[]))`,
 	`CREATE MACRO inner_product(a, b) AS list_inner_product(lakesoul_vector_pair(a, b), CAST(b AS DOUBLE[]))`,
 	`CREATE MACRO lakesoul_negative_inner_product(a, b) AS -inner_product(a, b)`,
 	`CREATE MACRO vector_norm(v) AS sqrt(list_inner_product(CAST(v AS DOUBLE[]), CAST(v AS DOUBLE[])))`,
 	`CREATE MACRO cosine_distance(a, b) AS CASE WHEN vector_norm(a) = 0 OR vector_norm(b) = 0 THEN CAST('NaN' AS DOUBLE)
 		ELSE 1 - greatest(-1.0, least(1.0, inner_product(a, b) / (vector_norm(a) * vector_norm(b)))) END`,
-	`CREATE MACRO vector_dims(v) AS CAST(len(v) AS INTEGER)`,
+	`CREATE MACRO vector_dims(v) AS CAST(list_count(v) AS INTEGER)`,
 	`CREATE MACRO l2_normalize(v) AS CASE WHEN vector_norm(v) = 0 THEN CAST(v AS FLOAT[])
 		ELSE list_transform(CAST(v AS DOUBLE[]), x -> CAST(x / vector_norm(v) AS FLOAT)) END`,
 }
@@ -164,8 +167,8 @@ func vectorParamNumbers(stmt *pg_query.Node) []int {
 			return
 		}
 		a := fc.Args[0]
-		if tc := a.GetTypeCast(); tc != nil {
-			a = tc.Arg
+		for a.GetTypeCast() != nil {
+			a = a.GetTypeCast().Arg
 		}
 		if p := a.GetParamRef(); p != nil {
 			out = append(out, int(p.Number))

@@ -1,32 +1,33 @@
 package duckprobe
-import ("database/sql";"testing"; _ "github.com/duckdb/duckdb-go/v2")
+import ("database/sql";"testing"; "context"; "database/sql/driver"; duckdb "github.com/duckdb/duckdb-go/v2")
 func TestX(t *testing.T){
- db,_:=sql.Open("duckdb","")
+ c,_:=duckdb.NewConnector("",nil)
+ db:=sql.OpenDB(c)
  db.SetMaxOpenConns(1)
+ ctx:=context.Background()
+ conn,_:=db.Conn(ctx)
  for _,q:=range []string{
- `CREATE MACRO lakesoul_vector_check(v) AS CASE WHEN len(v) = 0 THEN error('vector must have at least 1 dimension') WHEN len(v) > 16000 THEN error('vector cannot have more than 16000 dimensions') WHEN list_bool_or(list_transform(v, x -> isnan(x))) THEN error('NaN not allowed in vector') WHEN list_bool_or(list_transform(v, x -> isinf(x))) THEN error('infinite value not allowed in vector') ELSE CAST(v AS FLOAT[]) END`,
- `CREATE MACRO lakesoul_vector_in(s) AS lakesoul_vector_check(CAST(s AS FLOAT[]))`,
- `CREATE MACRO lakesoul_vector_pair(a, b) AS CASE WHEN len(a) <> len(b) THEN error('different vector dimensions ' || len(a) || ' and ' || len(b)) ELSE CAST(a AS DOUBLE[]) END`,
- `CREATE MACRO l2_distance(a, b) AS list_distance(lakesoul_vector_pair(a, b), CAST(b AS DOUBLE[]))`,
- `CREATE MACRO cosine_distance(a, b) AS list_cosine_distance(lakesoul_vector_pair(a, b), CAST(b AS DOUBLE[]))`,
- `SELECT l2_distance([1,1]::FLOAT[2], lakesoul_vector_in('[0,0]'))`,
- `SELECT l2_distance([1,1]::FLOAT[2], lakesoul_vector_in('[0,0,1]'))`,
- `SELECT lakesoul_vector_in('[0,nan]')`,
- `SELECT lakesoul_vector_in('[0,1e40]')`,
- `SELECT lakesoul_vector_in('[]')`,
- `SELECT lakesoul_vector_in('[1,a]')`,
- `SELECT lakesoul_vector_in('[1,2')`,
- `SELECT lakesoul_vector_in(' [1 , 2 ] ')`,
- `SELECT cosine_distance([0,0]::FLOAT[2], lakesoul_vector_in('[1,1]'))`,
- `SELECT cosine_distance([1,0]::FLOAT[2], lakesoul_vector_in('[1,1]'))`,
- `SELECT list_negative_inner_product([1,0]::FLOAT[2]::DOUBLE[], [1,1]::DOUBLE[])`,
- `SELECT CAST(lakesoul_vector_in('[1,2]') AS FLOAT[2])`,
- `SELECT CAST(CAST([1.5,2]::FLOAT[2] AS VARCHAR) AS FLOAT[])`,
- `SELECT l2_distance(NULL, lakesoul_vector_in('[0,0]'))`,
+ `CREATE MACRO m1(v) AS CASE WHEN len(v) = 0 THEN error('x') ELSE CAST(v AS FLOAT[]) END`,
+ `CREATE MACRO m2(v) AS CASE WHEN len(v) = 0 THEN NULL ELSE CAST(v AS FLOAT[]) END`,
+ `CREATE MACRO m3(v) AS CAST(CASE WHEN len(v) = 0 THEN error('x') ELSE v END AS FLOAT[])`,
+ }{ conn.ExecContext(ctx,q) }
+ for _,q:=range []string{
+ `SELECT length(CAST($1 AS FLOAT[]))`,
+ `SELECT array_length(CAST($1 AS FLOAT[]))`,
+ `SELECT len(CAST($1 AS FLOAT[]))::BIGINT`,
+ `SELECT CAST(len(CAST($1 AS FLOAT[])) AS BIGINT) + 0`,
+ `SELECT list_count(CAST($1 AS FLOAT[]))`,
+ `SELECT length(CAST('[1,2]' AS FLOAT[3]))`,
+ `SELECT array_length(CAST('[1,2,3]' AS FLOAT[3]))`,
  }{
-  var s any
-  err:=db.QueryRow(q).Scan(&s)
-  if len(q) > 100 { q = q[:100] }
-  t.Logf("%s => %v %T %v", q, s, s, err)
+  conn.Raw(func(dc any) error {
+   st, err := dc.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+   if err != nil { t.Logf("%s: %v", q, err); return nil }
+   ds := st.(*duckdb.Stmt)
+   ti, err := ds.ColumnTypeInfo(0)
+   if err != nil { t.Logf("%s: %v", q, err); return nil }
+   t.Logf("%s: %v", q, ti.InternalType())
+   return nil
+  })
  }
 }
