@@ -24,6 +24,13 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 		return nil, sqlerr.Unsupported("SELECT INTO", "CREATE TABLE then INSERT ... SELECT")
 	}
 	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 || (k.catalog == 0 && usesVectors(stmt)) {
+		if len(k.lake) == 1 {
+			if vs, ok, err := s.planVectorSearch(ctx, stmt, paramOIDs); err != nil { // vectorsearch.go
+				return nil, err
+			} else if ok {
+				return vs, nil
+			}
+		}
 		return s.planDuckQuery(ctx, stmt, paramOIDs)
 	}
 	return s.planCatalogQuery(ctx, stmt, paramOIDs)
