@@ -19,8 +19,8 @@ import (
 // CREATE INDEX … USING ivfflat (col opclass) WITH (lists = N) and DROP
 // INDEX on lake tables. CREATE INDEX validates and records the index
 // (lakesoul.vector_index) and returns; its segments (one per partition ×
-// bucket, vector/segment.go) are built in the background, and rebuilt for
-// partitions that compaction rewrote (Engine.RebuildVectorIndexes). Until a
+// bucket, vector/segment.go) are built in the background, and rebuilt by
+// the compaction workers for partitions they rewrote. Until a
 // unit has a segment it is searched exactly.
 
 // vectorIndexes runs the engine's background index builds.
@@ -58,15 +58,12 @@ func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, desc
 	}()
 }
 
-// RebuildVectorIndexes rebuilds the segments of table tableID's vector
-// indexes for partition desc (after compaction rewrote its files).
-func (e *Engine) RebuildVectorIndexes(ctx context.Context, tableID, desc string) {
-	ixs, err := e.cat.VectorIndexes(ctx, tableID)
-	if err != nil || len(ixs) == 0 {
-		return
-	}
-	t, err := e.cat.TableByID(ctx, tableID)
+// rebuildVectorIndexes rebuilds, in the background, the segments of t's
+// vector indexes for partition desc, which a compaction rewrote.
+func (e *Engine) rebuildVectorIndexes(ctx context.Context, t *catalog.Table, desc string) {
+	ixs, err := e.cat.VectorIndexes(ctx, t.ID)
 	if err != nil {
+		e.log.Warn("vector indexes: cannot list", "table", t.QualifiedName(), "err", err)
 		return
 	}
 	for _, ix := range ixs {

@@ -214,7 +214,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.CompactionWorkers > 0 {
 		s.compactor, err = compaction.Start(ctx, compaction.Config{Catalog: s.cat, Store: store,
-			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger, Warehouse: warehouse}})
+			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger, Warehouse: warehouse},
+			AfterCompaction: (&vector.Builder{Cat: s.cat, Store: store, Log: cfg.Logger}).Rebuild})
 		if err != nil {
 			return nil, err
 		}

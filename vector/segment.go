@@ -179,6 +179,25 @@ func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.V
 	return built, nil
 }
 
+// Rebuild rebuilds the stale segments of partition desc of every vector
+// index of table tableID (after compaction rewrote its files).
+func (b *Builder) Rebuild(ctx context.Context, tableID, desc string) error {
+	ixs, err := b.Cat.VectorIndexes(ctx, tableID)
+	if err != nil || len(ixs) == 0 {
+		return err
+	}
+	t, err := b.Cat.TableByID(ctx, tableID)
+	if err != nil {
+		return err
+	}
+	for _, ix := range ixs {
+		if _, err := b.BuildTable(ctx, t, ix, []string{desc}); err != nil {
+			return fmt.Errorf("rebuild vector index %s: %w", ix.Name, err)
+		}
+	}
+	return nil
+}
+
 // FilePaths are the paths of files.
 func FilePaths(files []catalog.DataFile) []string {
 	out := make([]string, len(files))
