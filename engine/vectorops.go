@@ -260,3 +260,27 @@ func appendVector(b *array.FixedSizeListBuilder, v any) bool {
 	}
 	return true
 }
+
+// vectorCopyConv converts COPY fields of a vector(dims) column, in
+// pgvector's text or binary form.
+func vectorCopyConv(dims int, binary bool) fieldConv {
+	return func(c *copyColumn, v []byte) error {
+		var vec vector.Vector
+		var err error
+		if binary {
+			vec, err = vector.DecodeBinary(v)
+		} else {
+			vec, err = vector.Parse(string(v))
+		}
+		if err == nil {
+			err = vector.CheckDims(vec, dims)
+		}
+		if err != nil {
+			return err
+		}
+		b := c.b.(*array.FixedSizeListBuilder)
+		b.Append(true)
+		b.ValueBuilder().(*array.Float32Builder).AppendValues(vec, nil)
+		return nil
+	}
+}

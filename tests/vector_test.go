@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
@@ -44,6 +45,16 @@ func TestPgvectorGo(t *testing.T) {
 			pgvector.NewVector([]float32{float32(i), float32(i), float32(i)})); err != nil {
 			t.Fatalf("insert %d: %v", i, err)
 		}
+	}
+	// COPY in binary, vectors in pgvector's binary form (pgx.CopyFrom).
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"vecgo", "items"}, []string{"id", "cat", "emb"}, pgx.CopyFromRows([][]any{
+		{int64(21), "a", pgvector.NewVector([]float32{21, 21, 21})}, {int64(22), "b", pgvector.NewVector([]float32{22, 22, 22})}}))
+	if err != nil || n != 2 {
+		t.Fatalf("COPY of vectors: %d, %v", n, err)
+	}
+	var copied pgvector.Vector
+	if err := c.QueryRow(ctx, "SELECT emb FROM vecgo.items WHERE id = 22").Scan(&copied); err != nil || !slices.Equal(copied.Slice(), []float32{22, 22, 22}) {
+		t.Fatalf("copied vector: %v %v", copied, err)
 	}
 	// The search's parameter is described as vector, so pgx sends it in
 	// pgvector's binary form.
