@@ -45,7 +45,8 @@ func init() { Register("vector", runVector) }
 //     vectors, build time, recall@10 and queries/s.
 //
 // Flags: --dims 128, --queries 200, --lists (default n/1000, at least 16),
-// --probes 1,4,16,32, --upserts 10000, --exact-queries 10, --clusters 1000.
+// --probes 1,4,16,32, --upserts 10000, --exact-queries 10, --clusters
+// (default n/1000, at least 10), --cpuprofile FILE (of the index searches).
 func runVector(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("vector", flag.ContinueOnError)
 	dims := fs.Int("dims", 128, "dimensions")
@@ -54,7 +55,8 @@ func runVector(ctx context.Context, o Options) error {
 	probesFlag := fs.String("probes", "1,4,16,32", "ivfflat.probes values")
 	upserts := fs.Int("upserts", 10000, "rows upserted after the build")
 	exactQ := fs.Int("exact-queries", 10, "queries of the exact scan")
-	clusters := fs.Int("clusters", 1000, "Gaussian clusters")
+	clusters := fs.Int("clusters", 0, "Gaussian clusters (0: rows/1000, at least 10)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the index searches to this file")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -62,6 +64,9 @@ func runVector(ctx context.Context, o Options) error {
 	d := *dims
 	if *lists == 0 {
 		*lists = max(16, n/1000)
+	}
+	if *clusters == 0 {
+		*clusters = max(10, n/1000)
 	}
 	var probes []int
 	for _, p := range strings.Split(*probesFlag, ",") {
@@ -163,11 +168,17 @@ func runVector(ctx context.Context, o Options) error {
 		return nil
 	}
 	const indexed = "SELECT id FROM items ORDER BY emb <-> $1 LIMIT 10"
+	stop, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
 	for _, p := range probes {
 		if err := search("search", p, truth, indexed, queries); err != nil {
+			stop()
 			return err
 		}
 	}
+	stop()
 	eq := min(*exactQ, *nq)
 	if err := search("exact", 1, truth[:eq], "SELECT id FROM items ORDER BY l2_distance(emb, $1) LIMIT 10", queries[:eq*d]); err != nil {
 		return err

@@ -26,7 +26,7 @@ import (
 //  1. Candidates (vectorCandidates): per partition × bucket, the probed
 //     lists of the unit's segment, plus every row of the unit's files newer
 //     than the segment, ranked exactly; units without a usable segment are
-//     ranked exactly. The nearest max(10·k, 100) keys are kept (4× that
+//     ranked exactly. The nearest max(4·k, 40) keys are kept (4× that
 //     with a WHERE clause).
 //  2. The statement as written, with "pk IN (candidates)" added to its
 //     WHERE, runs as any query: the merge-on-read of those keys gives their
@@ -141,7 +141,7 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 		// NULL or malformed: the exact plan answers (or fails) as written.
 		return v.exact, "Vector index " + v.ix.Name + " not used: no query vector or limit", nil
 	}
-	n := max(10*k, 100)
+	n := max(4*k, 40)
 	if v.where {
 		n *= 4
 	}
