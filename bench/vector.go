@@ -45,7 +45,8 @@ func init() { Register("vector", runVector) }
 //     vectors, build time, recall@10 and queries/s.
 //
 // Flags: --dims 128, --queries 200, --lists (default n/1000, at least 16),
-// --probes 1,4,16,32, --upserts 10000, --exact-queries 10, --clusters
+// --probes 1,4,16,32, --upserts 10000, --exact-queries 10, --hnsw-m 16,
+// --hnsw-ef 64, --clusters
 // (default n/1000, at least 10), --cpuprofile FILE (of the index searches).
 func runVector(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("vector", flag.ContinueOnError)
@@ -56,6 +57,8 @@ func runVector(ctx context.Context, o Options) error {
 	upserts := fs.Int("upserts", 10000, "rows upserted after the build")
 	exactQ := fs.Int("exact-queries", 10, "queries of the exact scan")
 	clusters := fs.Int("clusters", 0, "Gaussian clusters (0: rows/1000, at least 10)")
+	hnswM := fs.Int("hnsw-m", 16, "HNSW peer: neighbors per node")
+	hnswEf := fs.Int("hnsw-ef", 64, "HNSW peer: search breadth")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the index searches to this file")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
@@ -214,16 +217,16 @@ func runVector(ctx context.Context, o Options) error {
 	o.Out.Emit(Row{Bench: "vector", Phase: "upserted_findable", System: "lakesoul", Rows: int64(checks),
 		Extra: withExtra(map[string]any{"findable": float64(found) / float64(checks)})})
 
-	return hnswPeer(o, base, queries, truth, d, withExtra)
+	return hnswPeer(o, base, queries, truth, d, *hnswM, *hnswEf, withExtra)
 }
 
 // hnswPeer builds an in-memory HNSW graph (coder/hnsw, Euclidean) of the
 // (upserted) vectors and searches it.
-func hnswPeer(o Options, base, queries []float32, truth [][]int64, d int, withExtra func(map[string]any) map[string]any) error {
+func hnswPeer(o Options, base, queries []float32, truth [][]int64, d, m, ef int, withExtra func(map[string]any) map[string]any) error {
 	n := len(base) / d
 	g := hnsw.NewGraph[int64]()
 	g.Distance = hnsw.EuclideanDistance
-	g.M, g.EfSearch = 16, 64
+	g.M, g.EfSearch = m, ef
 	start := time.Now()
 	for i := range n {
 		g.Add(hnsw.MakeNode(int64(i), base[i*d:(i+1)*d]))

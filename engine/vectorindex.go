@@ -143,7 +143,7 @@ func planCreateIndex(s *Session, ctx context.Context, n *pg_query.Node, _ []uint
 			}
 			return err
 		}
-		s.e.buildVectorIndex(t, ix, nil)
+		s.afterDDL(func() { s.e.buildVectorIndex(t, ix, nil) })
 		return nil
 	}), nil
 }
@@ -210,11 +210,13 @@ func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool)
 		if err != nil {
 			return nil // the table went meanwhile, and its files with it
 		}
-		for _, p := range paths {
-			if layout.Within(t.Path, p) {
-				_ = s.e.store.Delete(ctx, p)
+		s.afterDDL(func() {
+			for _, p := range paths {
+				if layout.Within(t.Path, p) {
+					_ = s.e.store.Delete(context.WithoutCancel(ctx), p)
+				}
 			}
-		}
+		})
 		return nil
 	}
 	if missingOK {

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,13 @@ func TestVectorIndex(t *testing.T) {
 			t.Errorf("row %s was moved away but is still returned: %v", second, got)
 		}
 	}
+	// In a transaction block, the block's own upsert is found too.
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, fmt.Sprintf(`INSERT INTO v.items VALUES (100001, 1, '%s')`, q0))
+	if got := nearestIDs(t, s, search, q0); !slices.Contains(got[:2], "100001") {
+		t.Errorf("the block's own upsert at the query is not among the first two: %v", got)
+	}
+	mustRun(t, s, "ROLLBACK")
 	mustRun(t, s, "DELETE FROM v.items WHERE id = "+first)
 	for _, id := range nearestIDs(t, s, search, q0) {
 		if id == first {

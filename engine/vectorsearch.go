@@ -136,6 +136,11 @@ func (v *vectorSearch) Bind(ctx context.Context, params []any) (pgwire.Portal, e
 // candidates, or as written when the index cannot serve it. explain says
 // which, for EXPLAIN.
 func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQuery, explain string, err error) {
+	if v.s.pendingWrites(v.table.ID) {
+		// The block's own uncommitted rows are in no segment and no
+		// committed file: only the exact plan (which reads them) sees them.
+		return v.exact, "Vector index " + v.ix.Name + " not used: the transaction block wrote the table", nil
+	}
 	q, k, ok := v.arguments(params)
 	if !ok {
 		// NULL or malformed: the exact plan answers (or fails) as written.
@@ -381,4 +386,20 @@ func (c *ivfCache) load(ctx context.Context, store objstore.Store, path string) 
 		c.bytes += ix.MemoryBytes()
 	}
 	return ix, nil
+}
+
+// pendingWrites reports whether the open transaction block wrote table id
+// (staged files or buffered rows).
+func (s *Session) pendingWrites(id string) bool {
+	for _, w := range s.staged {
+		if w.table.ID == id {
+			return true
+		}
+	}
+	for _, b := range s.buffered {
+		if b.table.ID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -15,7 +15,7 @@ GRANT USAGE ON TYPE vector TO PUBLIC;
 -- Vector indexes (CREATE INDEX … USING ivfflat|hnsw) on lake tables.
 CREATE TABLE lakesoul.vector_index (
     index_name  text        NOT NULL,
-    table_id    text        NOT NULL,
+    table_id    text        NOT NULL REFERENCES public.table_info (table_id) ON DELETE CASCADE,
     column_name text        NOT NULL,
     method      text        NOT NULL CHECK (method IN ('ivfflat')),
     metric      text        NOT NULL CHECK (metric IN ('l2', 'cosine', 'ip')),
