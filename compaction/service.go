@@ -37,6 +37,10 @@ type Config struct {
 	Lifecycle LifecycleOptions
 	// Options tune each compaction (WorkerID, Lease, file size, logger).
 	Options Options
+	// AfterCompaction, when set, runs in the worker after a compaction of
+	// a table's partition committed: vector indexes rebuild the segments
+	// of the rewritten buckets there (vector.Builder.Rebuild).
+	AfterCompaction func(ctx context.Context, tableID, desc string) error
 }
 
 // Service is a pool of compaction workers on one catalog. Any number of
@@ -233,6 +237,11 @@ func (s *Service) run(ctx context.Context, j job) {
 		})
 		log.Info("compacted", "mode", res.Mode, "read_version", res.ReadVersion, "version", res.Version,
 			"files_in", res.FilesIn, "files_out", res.FilesOut, "bytes_written", res.BytesWritten, "elapsed", res.Elapsed)
+		if s.cfg.AfterCompaction != nil {
+			if err := s.cfg.AfterCompaction(ctx, j.tableID, j.desc); err != nil && ctx.Err() == nil {
+				log.Warn("compaction: follow-up after the commit failed", "err", err)
+			}
+		}
 	case res.Status == Dropped:
 		s.count(func(st *Stats) { st.Dropped++ })
 		log.Info("compaction dropped: the partition was updated or compacted meanwhile", "read_version", res.ReadVersion)

@@ -280,6 +280,9 @@ func invalidUTF8() error {
 // textConv returns the converter of text-format fields for column f; loc
 // is the session time zone for timestamptz input without an offset.
 func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
+	if dims := schema.VectorDims(f); dims > 0 {
+		return vectorCopyConv(dims, false), nil // vectorops.go
+	}
 	switch t := f.Type.(type) {
 	case *arrow.Int64Type, *arrow.Int32Type, *arrow.Int16Type, *arrow.Int8Type:
 		bits := t.(arrow.FixedWidthDataType).BitWidth()
@@ -742,6 +745,9 @@ const (
 func binaryConv(f arrow.Field) (fieldConv, error) {
 	bad := func(v []byte) error {
 		return sqlerr.New("22P03", "incorrect binary data format for type %s (%d bytes)", pgTypeName(f), len(v))
+	}
+	if dims := schema.VectorDims(f); dims > 0 {
+		return vectorCopyConv(dims, true), nil // vectorops.go
 	}
 	switch t := f.Type.(type) {
 	case *arrow.Int64Type, *arrow.Int32Type, *arrow.Int16Type, *arrow.Int8Type:

@@ -374,6 +374,15 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 		return s.ddl("DROP SEQUENCE", func(ctx context.Context) error {
 			return s.dropNamed(ctx, "sequence", names, n.MissingOk, s.cat.DropSequence) // sequence.go
 		}), nil
+	case pg_query.ObjectType_OBJECT_INDEX:
+		return s.ddl("DROP INDEX", func(ctx context.Context) error {
+			for _, parts := range names {
+				if err := s.dropIndex(ctx, parts, n.MissingOk); err != nil { // vectorindex.go
+					return err
+				}
+			}
+			return nil
+		}), nil
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {

@@ -33,6 +33,8 @@ type blockDDL struct {
 	// dropped are the directories of tables the block dropped, deleted
 	// after COMMIT.
 	dropped []droppedDir
+	// afterCommit run after COMMIT (vector index builds and file deletes).
+	afterCommit []func()
 }
 
 type droppedDir struct{ namespace, path string }
@@ -125,5 +127,18 @@ func (s *Session) endBlockDDL(ctx context.Context, commit bool, staged []stagedW
 	for _, d := range b.dropped {
 		s.removeTableDir(ctx, d.namespace, d.path)
 	}
+	for _, f := range b.afterCommit {
+		f()
+	}
 	return nil
+}
+
+// afterDDL runs f once the DDL that calls it is committed: at once outside
+// a transaction block, after COMMIT inside one (never after ROLLBACK).
+func (s *Session) afterDDL(f func()) {
+	if s.ddlTx != nil {
+		s.ddlTx.afterCommit = append(s.ddlTx.afterCommit, f)
+		return
+	}
+	f()
 }

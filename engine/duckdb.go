@@ -90,6 +90,7 @@ var engineErrorCodes = map[string]string{
 	"unsupported Unicode escape sequence":                  "22P05",
 	"invalid input syntax for type json":                   sqlerr.InvalidTextRepresentation,
 	"invalid input syntax for type uuid":                   sqlerr.InvalidTextRepresentation,
+	"invalid input syntax for type vector":                 sqlerr.InvalidTextRepresentation,
 	"null values cannot be formatted as an SQL identifier": "22004",
 	"cannot delete from":                                   sqlerr.InvalidParameterValue,
 }

@@ -112,6 +112,7 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 			return "", nil, nil, nil, err
 		}
 		if err == nil && (len(untyped) == 0 || attempt > 0) {
+			describeVectorParams(stmt, declared, params)
 			refineColumns(cols, convs, types.output)
 			if wrapped, ok := jsonAsText(text, duckTypes); ok {
 				text = wrapped

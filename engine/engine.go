@@ -20,6 +20,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -55,7 +56,10 @@ type Engine struct {
 	duck  *sql.DB
 	scans *scanRegistry
 	// snaps caches resolved file lists by partition head (snapcache.go).
-	snaps         *snapshotCache
+	snaps *snapshotCache
+	// vectors builds vector index segments in the background (vectorindex.go).
+	vectors       *vectorIndexes
+	ivfs          *ivfCache
 	serverVersion string
 	// warehouseDir is the local warehouse root ("" for object stores);
 	// DuckDB may read Parquet files below it.
@@ -82,6 +86,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns)}
 	e.scans = newScanRegistry(cfg.Store)
 	e.snaps = newSnapshotCache()
+	e.vectors = newVectorIndexes(cfg.Catalog, e)
+	e.ivfs = newIVFCache(1 << 30)
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")
 	}
@@ -94,11 +100,21 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("read catalog server version: %w", err)
 	}
+	var vectorOID *uint32
+	if err := e.cat.Pool().QueryRow(ctx, "SELECT to_regtype('vector')::oid").Scan(&vectorOID); err != nil {
+		return nil, fmt.Errorf("read the catalog's vector type: %w", err)
+	}
+	if vectorOID != nil {
+		schema.SetVectorOID(*vectorOID)
+	}
 	return e, nil
 }
 
 // Close releases DuckDB.
-func (e *Engine) Close() error { return e.duck.Close() }
+func (e *Engine) Close() error {
+	e.vectors.close()
+	return e.duck.Close()
+}
 
 // SCRAMVerifier implements pgwire.Authenticator: the stored verifier of a login
 // role of the catalog database, so users authenticate as the PostgreSQL roles

@@ -58,15 +58,31 @@ func (s *Session) planExplain(ctx context.Context, n *pg_query.ExplainStmt, para
 	if k := classifyRelations(q); len(k.lake) == 0 && k.timeTravel == 0 {
 		return nil, sqlerr.Unsupported("EXPLAIN of a query that reads no lake table", "EXPLAIN [ANALYZE] of a SELECT over lake tables")
 	}
-	dq, err := s.planDuckQuery(ctx, q, paramOIDs)
+	vs, isVector, err := s.planVectorSearch(ctx, q, paramOIDs) // vectorsearch.go
 	if err != nil {
+		return nil, err
+	}
+	var dq *duckQuery
+	if isVector {
+		dq = vs.exact
+	} else if dq, err = s.planDuckQuery(ctx, q, paramOIDs); err != nil {
 		return nil, err
 	}
 	return &funcStmt{tag: "EXPLAIN", cols: explainColumns, params: dq.params,
 		run: func(ctx context.Context, params []any) (string, [][]any, error) {
-			lines, err := s.explain(ctx, dq, analyze, params)
+			run, head := dq, ""
+			if isVector {
+				var err error
+				if run, head, err = vs.restricted(ctx, params); err != nil {
+					return "", nil, err
+				}
+			}
+			lines, err := s.explain(ctx, run, analyze, params)
 			if err != nil {
 				return "", nil, err
+			}
+			if head != "" {
+				lines = append([]string{head}, lines...)
 			}
 			rows := make([][]any, len(lines))
 			for i, l := range lines {

@@ -449,6 +449,8 @@ func appendDuckValue(b array.Builder, v any) error {
 		if x, ok = v.(duckdb.Decimal); ok {
 			bb.Append(decimal128.FromBigInt(x.Value))
 		}
+	case *array.FixedSizeListBuilder:
+		ok = appendVector(bb, v) // vectorops.go
 	default:
 		return fmt.Errorf("cannot write values of type %s", b.Type())
 	}

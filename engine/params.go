@@ -111,6 +111,10 @@ func typeAssigned(val *pg_query.Node, f arrow.Field) error {
 	if val == nil || (val.GetParamRef() == nil && val.GetAConst().GetSval() == nil) {
 		return nil
 	}
+	if schema.VectorDims(f) > 0 {
+		wrap(val, vectorInput) // vectorops.go
+		return nil
+	}
 	return castParam(val, lakeFieldTypeName(f))
 }
 

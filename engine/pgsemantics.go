@@ -65,6 +65,9 @@ type pgRewriter struct {
 func (rw *pgRewriter) node(n *pg_query.Node) error {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_AExpr:
+		if rw.vectorOperator(n, x.AExpr) { // vectorops.go
+			return nil
+		}
 		rw.coerceOperands(x.AExpr)
 		if err := rw.jsonOperator(n, x.AExpr); err != nil { // jsonops.go
 			return err
@@ -76,8 +79,12 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 			rw.dateDifference(n, a)
 		}
 	case *pg_query.Node_FuncCall:
+		vectorFunction(x.FuncCall)
 		return rw.function(n, x.FuncCall)
 	case *pg_query.Node_TypeCast:
+		if vectorCast(n, x.TypeCast) {
+			return nil
+		}
 		return rw.cast(n, x.TypeCast)
 	case *pg_query.Node_CaseExpr:
 		t := rw.ti.typeAt(n)
@@ -446,6 +453,10 @@ var coercibleTypes = map[uint32]string{
 // coerceLiteral casts n, if it is an untyped string literal, to t.
 func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) {
 	if n == nil || n.GetAConst().GetSval() == nil {
+		return
+	}
+	if t.oid != 0 && t.oid == schema.VectorOID() {
+		wrap(n, vectorInput)
 		return
 	}
 	name, ok := coercibleTypes[t.oid]

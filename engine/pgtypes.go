@@ -778,6 +778,9 @@ func typeNameType(tn *pg_query.TypeName) pgType {
 		return unknownType
 	}
 	oid := typeNameOIDs[strings.ToLower(typeNameString(tn))]
+	if strings.ToLower(typeNameString(tn)) == "vector" {
+		oid = schema.VectorOID()
+	}
 	if oid == 0 {
 		return unknownType
 	}
@@ -789,6 +792,8 @@ func typeNameType(tn *pg_query.TypeName) pgType {
 		switch oid {
 		case schema.OIDVarchar, schema.OIDBPChar:
 			t.typmod = mods[0] + 4
+		case schema.VectorOID():
+			t.typmod = mods[0]
 		case schema.OIDNumeric:
 			s := int32(0)
 			if len(mods) > 1 {
@@ -861,6 +866,9 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 	name := funcName(fc)
 	if oid, ok := funcResultOIDs[name]; ok {
 		return typeOf(oid)
+	}
+	if name == "l2_normalize" {
+		return typeOf(schema.VectorOID())
 	}
 	if funcArgTyped[name] && len(args) > 0 {
 		return args[0]

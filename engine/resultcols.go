@@ -47,6 +47,9 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 			convs[i] = jsonbText(convs[i])
 		case c.TypeOID == schema.OIDNumeric && t.isNumeric():
 			c.TypeModifier = t.typmod
+		case c.TypeOID == schema.ArrayOID(schema.OIDFloat4) && t.oid == schema.VectorOID():
+			c.TypeOID, c.TypeModifier = t.oid, t.typmod
+			convs[i] = toVector
 		}
 	}
 }
@@ -150,6 +153,9 @@ func duckTypeSQL(ti duckdb.TypeInfo) (string, bool) {
 // so (PostgreSQL refuses text that is no uuid or json; a uuid is stored in
 // its canonical spelling, a jsonb value in jsonb's canonical text).
 func lakeWriteCast(expr string, f arrow.Field) string {
+	if dims := schema.VectorDims(f); dims > 0 {
+		return vectorWriteCast(expr, dims)
+	}
 	oid, _ := schema.PGTypeOf(f)
 	if _, text := f.Type.(*arrow.StringType); text {
 		switch oid {

@@ -511,6 +511,10 @@ func duckColumn(f arrow.Field) (duckdb.TypeInfo, chunkSetter, error) {
 		return ti, setNullable(func(a arrow.Array, i int) duckdb.Decimal {
 			return duckdb.Decimal{Width: w, Scale: sc, Value: new(big.Int).Set(a.(*array.Decimal128).Value(i).BigInt())}
 		}), err
+	case *arrow.FixedSizeListType:
+		if t.Elem().ID() == arrow.FLOAT32 {
+			return vectorColumn(int(t.Len())) // vectorops.go
+		}
 	}
 	return nil, nil, fmt.Errorf("type %s cannot be scanned", f.Type)
 }

@@ -355,6 +355,11 @@ func validateSetting(name, value string) (string, error) {
 			return "off", nil
 		}
 		return bad()
+	case "ivfflat.probes":
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil || n < 1 || n > 32768 {
+			return bad()
+		}
 	case "extra_float_digits":
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		if err != nil || n < -15 || n > 3 {

@@ -184,6 +184,9 @@ func (c *conn) run() (err error) {
 		p.SetBackendPID(c.key.pid)
 	}
 	c.types = pgtype.NewMap()
+	for _, t := range c.srv.cfg.Types {
+		c.types.RegisterType(t)
+	}
 
 	c.reported = maps.Clone(c.sess.ParameterStatus())
 	if v, ok := c.reported["application_name"]; ok {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Defaults of the Config fields left zero.
@@ -36,6 +38,10 @@ type Config struct {
 	Auth Authenticator
 	// Sessions opens the SQL session of each authenticated connection. Required.
 	Sessions SessionFactory
+	// Types are types beyond pgx's built-in ones whose text and binary
+	// forms the server encodes and decodes, such as extension types whose
+	// OIDs the catalog assigned (pgvector's vector).
+	Types []*pgtype.Type
 	// Logger receives connection and error logs; nil means slog.Default().
 	Logger *slog.Logger
 	// TLSConfig enables TLS for clients that send SSLRequest; nil = no TLS

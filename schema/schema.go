@@ -37,8 +37,9 @@ type sparkStruct struct {
 }
 
 type sparkField struct {
-	Name     string            `json:"name"`
-	Type     string            `json:"type"`
+	Name string `json:"name"`
+	// Type is a type name ("long") or, for arrays, Spark's array object.
+	Type     json.RawMessage   `json:"type"`
 	Nullable bool              `json:"nullable"`
 	Metadata map[string]string `json:"metadata"`
 }
@@ -56,7 +57,7 @@ func FromSparkJSON(s string) (*arrow.Schema, error) {
 	}
 	fields := make([]arrow.Field, len(st.Fields))
 	for i, f := range st.Fields {
-		dt, err := sparkToArrow(f.Type)
+		dt, err := sparkFieldType(f)
 		if err != nil {
 			return nil, fmt.Errorf("table schema: column %q: %w", f.Name, err)
 		}
@@ -78,7 +79,7 @@ func FromSparkJSON(s string) (*arrow.Schema, error) {
 func ToSparkJSON(s *arrow.Schema) (string, error) {
 	st := sparkStruct{Type: "struct", Fields: make([]sparkField, s.NumFields())}
 	for i, f := range s.Fields() {
-		t, err := arrowToSpark(f.Type)
+		t, err := arrowToSparkJSON(f.Type)
 		if err != nil {
 			return "", fmt.Errorf("column %q: %w", f.Name, err)
 		}
@@ -202,6 +203,15 @@ func FromPGType(name string, mods []int32, isArray bool) (dt arrow.DataType, pgT
 		return arrow.BinaryTypes.String, t, nil
 	case "uuid", "json", "jsonb":
 		return arrow.BinaryTypes.String, name, nil
+	case "vector":
+		if len(mods) != 1 {
+			return nil, "", fmt.Errorf("a vector column needs its dimensions, vector(n)")
+		}
+		dt, err := VectorType(int(mods[0]))
+		if err != nil {
+			return nil, "", err
+		}
+		return dt, fmt.Sprintf("vector(%d)", mods[0]), nil
 	case "bytea":
 		return arrow.BinaryTypes.Binary, "", nil
 	case "date":
@@ -271,6 +281,8 @@ func PGTypeOf(f arrow.Field) (oid uint32, typmod int32) {
 			return OIDJSON, -1
 		case "jsonb":
 			return OIDJSONB, -1
+		case "vector":
+			return VectorOID(), mod - 4
 		}
 	}
 	switch t := f.Type.(type) {
@@ -334,6 +346,8 @@ func DuckDBType(dt arrow.DataType) string {
 		return "TIMESTAMP"
 	case *arrow.Decimal128Type:
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
+	case *arrow.FixedSizeListType:
+		return fmt.Sprintf("%s[%d]", DuckDBType(t.Elem()), t.Len())
 	}
 	return "VARCHAR"
 }

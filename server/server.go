@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/cdc"
@@ -34,6 +35,8 @@ import (
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/s3proxy"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/vector"
 )
 
 // AdminRole is the administrator's PostgreSQL role.
@@ -222,7 +225,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.CompactionWorkers > 0 {
 		s.compactor, err = compaction.Start(ctx, compaction.Config{Catalog: s.cat, Store: store,
-			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger, Warehouse: warehouse}})
+			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger, Warehouse: warehouse},
+			AfterCompaction: (&vector.Builder{Cat: s.cat, Store: store, Log: cfg.Logger}).Rebuild})
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +251,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.wire = pgwire.NewServer(pgwire.Config{Auth: s.eng, Sessions: s.eng, Logger: cfg.Logger, TLSConfig: tlsConfig,
 		PasswordAuth: cfg.PasswordAuth, MaxConnections: cfg.MaxConnections, ReservedConnections: cfg.ReservedConnections,
 		AuthTimeout: cfg.AuthTimeout, AuthFailureDelay: cfg.AuthFailureDelay, MaxMessageSize: cfg.MaxMessageSize,
-		MaxRowSize: cfg.MaxRowSize})
+		MaxRowSize: cfg.MaxRowSize, Types: wireTypes()})
 	s.eng.SetSessions(s.wire)
 	if cfg.MetricsListen != "" {
 		if s.metrics, err = metrics.Listen(cfg.MetricsListen, s.metricsSources(), cfg.Logger); err != nil {
@@ -513,6 +517,15 @@ func (s *Server) ensureAdmin(ctx context.Context, catalogURL string) error {
 			return fmt.Errorf("save admin password: %w", err)
 		}
 		fmt.Fprintf(s.cfg.Announce, "\nLakeSoul admin role %q, generated password: %s\n(saved in %s; shown only once)\n\n", AdminRole, password, pwFile)
+	}
+	return nil
+}
+
+// wireTypes are the catalog-defined types pgwire encodes: pgvector's vector,
+// under the catalog's OID for it.
+func wireTypes() []*pgtype.Type {
+	if oid := schema.VectorOID(); oid != 0 {
+		return []*pgtype.Type{{Name: "vector", OID: oid, Codec: vector.Codec{}}}
 	}
 	return nil
 }

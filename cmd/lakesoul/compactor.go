@@ -14,6 +14,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/vector"
 )
 
 // compactorCmd runs `lakesoul compactor`: compaction workers (and the
@@ -60,7 +61,8 @@ func compactorCmd(args []string) error {
 	}
 	svc, err := compaction.Start(ctx, compaction.Config{Catalog: cat, Store: store, Workers: *workers,
 		LifecycleInterval: *lifecycle, Lifecycle: compaction.LifecycleOptions{OrphanGrace: *orphanGrace},
-		Options: compaction.Options{Logger: log, Warehouse: *warehouse}})
+		Options:         compaction.Options{Logger: log, Warehouse: *warehouse},
+		AfterCompaction: (&vector.Builder{Cat: cat, Store: store, Log: log}).Rebuild})
 	if err != nil {
 		return err
 	}

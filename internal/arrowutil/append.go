@@ -51,6 +51,11 @@ func Appender(b array.Builder) (AppendFunc, error) {
 		f = func(s arrow.Array, i int) { bb.Append(s.(*array.Timestamp).Value(i)) }
 	case *array.Decimal128Builder:
 		f = func(s arrow.Array, i int) { bb.Append(s.(*array.Decimal128).Value(i)) }
+	case *array.FixedSizeListBuilder:
+		var err error
+		if f, err = fixedListAppender(bb); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("cannot copy values of type %s", b.Type())
 	}
@@ -79,6 +84,8 @@ func Take[R int | int32](mem memory.Allocator, src arrow.Array, rows []R) (arrow
 	}
 	var values []*memory.Buffer
 	switch d.DataType().ID() {
+	case arrow.FIXED_SIZE_LIST:
+		return takeFixedList(mem, src, rows, validity, nulls) // fixedlist.go
 	case arrow.STRING, arrow.BINARY:
 		offsets, data, err := takeVarWidth(mem, src, rows)
 		if err != nil {

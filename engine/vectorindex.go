@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/vector"
+)
+
+// CREATE INDEX … USING ivfflat (col opclass) WITH (lists = N) and DROP
+// INDEX on lake tables. CREATE INDEX validates and records the index
+// (lakesoul.vector_index) and returns; its segments (one per partition ×
+// bucket, vector/segment.go) are built in the background, and rebuilt by
+// the compaction workers for partitions they rewrote. Until a
+// unit has a segment it is searched exactly.
+
+// vectorIndexes runs the engine's background index builds.
+type vectorIndexes struct {
+	builder *vector.Builder
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func newVectorIndexes(cat *catalog.Catalog, e *Engine) *vectorIndexes {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &vectorIndexes{builder: &vector.Builder{Cat: cat, Store: e.store, Log: e.log}, ctx: ctx, cancel: cancel}
+}
+
+// close stops the builds and waits for them.
+func (v *vectorIndexes) close() {
+	v.cancel()
+	v.wg.Wait()
+}
+
+// build builds the missing or stale segments of t's index ix (of the
+// partitions descs, all when nil) in the background.
+func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, descs []string) {
+	v := e.vectors
+	v.wg.Add(1)
+	go func() {
+		defer v.wg.Done()
+		n, err := v.builder.BuildTable(v.ctx, t, ix, descs)
+		if err != nil && v.ctx.Err() == nil {
+			e.log.Warn("vector index build failed", "table", t.QualifiedName(), "index", ix.Name, "err", err)
+			return
+		}
+		e.log.Info("vector index built", "table", t.QualifiedName(), "index", ix.Name, "segments", n)
+	}()
+}
+
+// rebuildVectorIndexes rebuilds, in the background, the segments of t's
+// vector indexes for partition desc, which a compaction rewrote.
+func (e *Engine) rebuildVectorIndexes(ctx context.Context, t *catalog.Table, desc string) {
+	ixs, err := e.cat.VectorIndexes(ctx, t.ID)
+	if err != nil {
+		e.log.Warn("vector indexes: cannot list", "table", t.QualifiedName(), "err", err)
+		return
+	}
+	for _, ix := range ixs {
+		e.buildVectorIndex(t, ix, []string{desc})
+	}
+}
+
+// planCreateIndex plans CREATE INDEX … USING ivfflat.
+func planCreateIndex(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	st := n.GetIndexStmt()
+	method := strings.ToLower(st.AccessMethod)
+	switch {
+	case method == "hnsw":
+		return nil, sqlerr.Unsupported("CREATE INDEX … USING hnsw", "CREATE INDEX … USING ivfflat (column vector_l2_ops|vector_cosine_ops|vector_ip_ops) WITH (lists = N)")
+	case method != "ivfflat":
+		return nil, sqlerr.Unsupported("CREATE INDEX … USING "+method, "vector indexes: CREATE INDEX … USING ivfflat (column vector_l2_ops|vector_cosine_ops|vector_ip_ops) WITH (lists = N)")
+	case st.Unique || st.WhereClause != nil || len(st.IndexIncludingParams) > 0 || st.Concurrent:
+		return nil, sqlerr.Unsupported("UNIQUE, partial, INCLUDE or CONCURRENTLY vector indexes", "CREATE INDEX name ON table USING ivfflat (column opclass) WITH (lists = N)")
+	case len(st.IndexParams) != 1 || st.IndexParams[0].GetIndexElem().GetName() == "":
+		return nil, sqlerr.Unsupported("a vector index of several columns or of an expression", "one vector column")
+	case st.Idxname == "":
+		return nil, sqlerr.New(sqlerr.SyntaxError, "a vector index needs a name")
+	}
+	elem := st.IndexParams[0].GetIndexElem()
+	opclass := "vector_l2_ops"
+	if len(elem.Opclass) > 0 {
+		var parts []string
+		for _, o := range elem.Opclass {
+			parts = append(parts, o.GetString_().GetSval())
+		}
+		opclass = parts[len(parts)-1]
+	}
+	metric, ok := vector.MetricOfOpclass(opclass)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "operator class %q does not exist for access method \"ivfflat\"", opclass)
+	}
+	lists := 100 // pgvector's default
+	for _, o := range st.Options {
+		d := o.GetDefElem()
+		if d.Defname != "lists" {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q", d.Defname)
+		}
+		v, err := strconv.Atoi(defElemValue(d))
+		if err != nil || v < 1 || v > 32768 {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "value %s out of bounds for option \"lists\"", defElemValue(d))
+		}
+		lists = v
+	}
+	return s.ddl("CREATE INDEX", func(ctx context.Context) error {
+		t, err := s.resolveTable(ctx, st.Relation.Schemaname, st.Relation.Relname)
+		if err != nil {
+			return err
+		}
+		idx := t.Schema.FieldIndices(elem.Name)
+		if len(idx) == 0 {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", elem.Name)
+		}
+		f := t.Schema.Field(idx[0])
+		if schema.VectorDims(f) == 0 {
+			return sqlerr.New(sqlerr.DatatypeMismatch, "column %q is of type %s, not vector: operator class %q accepts only vectors",
+				elem.Name, lakeFieldTypeName(f), opclass)
+		}
+		if !vector.IndexableKey(t) {
+			return sqlerr.Unsupported("a vector index on a table without a one-column integer or text primary key",
+				"tables with PRIMARY KEY (id) of type bigint, integer, smallint or text")
+		}
+		if err := s.checkIndexName(ctx, t.Namespace, st.Idxname); err != nil {
+			if st.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
+				return nil
+			}
+			return err
+		}
+		ix := catalog.VectorIndex{Name: st.Idxname, TableID: t.ID, Column: f.Name, Method: method, Metric: metric.String(), Lists: lists}
+		if err := s.cat.CreateVectorIndex(ctx, ix); err != nil {
+			if st.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateTable {
+				return nil
+			}
+			return err
+		}
+		s.afterDDL(func() { s.e.buildVectorIndex(t, ix, nil) })
+		return nil
+	}), nil
+}
+
+// checkIndexName fails with 42P07 when a table of namespace ns has an index
+// named name (index names are per schema, as in PostgreSQL).
+func (s *Session) checkIndexName(ctx context.Context, ns, name string) error {
+	ids, err := s.namespaceTableIDs(ctx, ns)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		ixs, err := s.cat.VectorIndexes(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, ix := range ixs {
+			if ix.Name == name {
+				return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
+			}
+		}
+	}
+	return nil
+}
+
+// namespaceTableIDs lists the ids of the tables of namespace ns.
+func (s *Session) namespaceTableIDs(ctx context.Context, ns string) ([]string, error) {
+	ts, err := s.cat.Tables(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, t := range ts {
+		ids = append(ids, t.ID)
+	}
+	return ids, nil
+}
+
+// dropIndex drops a vector index named by parts (schema-qualified or
+// found along the search path) and deletes its files.
+func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool) error {
+	namespaces := s.searchPath()
+	name := parts[len(parts)-1]
+	switch len(parts) {
+	case 1:
+	case 2:
+		namespaces = []string{parts[0]}
+	default:
+		return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+	}
+	for _, ns := range namespaces {
+		ids, err := s.namespaceTableIDs(ctx, ns)
+		if err != nil || len(ids) == 0 {
+			continue
+		}
+		tableID, paths, found, err := s.cat.DropVectorIndex(ctx, ids, name)
+		if err != nil {
+			return err
+		}
+		if !found {
+			continue
+		}
+		t, err := s.cat.TableByID(ctx, tableID)
+		if err != nil {
+			return nil // the table went meanwhile, and its files with it
+		}
+		s.afterDDL(func() {
+			for _, p := range paths {
+				if layout.Within(t.Path, p) {
+					_ = s.e.store.Delete(context.WithoutCancel(ctx), p)
+				}
+			}
+		})
+		return nil
+	}
+	if missingOK {
+		return nil
+	}
+	return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", name)
+}

@@ -1,0 +1,196 @@
+package engine_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// vecLit is the text form of v.
+func vecLit(v []float32) string {
+	parts := make([]string, len(v))
+	for i, f := range v {
+		parts[i] = fmt.Sprint(f)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// clusteredRows inserts n rows of dims-dimensional clustered vectors with
+// ids from first, and returns them.
+func insertClustered(t *testing.T, s pgwire.Session, table string, first, n, dims int, rng *rand.Rand, centers [][]float32) map[int][]float32 {
+	t.Helper()
+	out := map[int][]float32{}
+	var vals []string
+	for i := first; i < first+n; i++ {
+		c := centers[rng.IntN(len(centers))]
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = c[j] + float32(rng.NormFloat64())
+		}
+		out[i] = v
+		vals = append(vals, fmt.Sprintf("(%d, %d, '%s')", i, i%3, vecLit(v)))
+		if len(vals) == 500 || i == first+n-1 {
+			mustRun(t, s, "INSERT INTO "+table+" VALUES "+strings.Join(vals, ","))
+			vals = vals[:0]
+		}
+	}
+	return out
+}
+
+// waitSegments waits until the index has n segments built after the
+// given build time.
+func waitSegments(t *testing.T, s pgwire.Session, index string, n int) {
+	t.Helper()
+	for {
+		rows := mustRun(t, s, fmt.Sprintf(`SELECT count(*) FROM lakesoul.vector_index_segment WHERE index_name = '%s'`, index))
+		if rows[0] == fmt.Sprint(n) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func nearestIDs(t *testing.T, s pgwire.Session, query string, params ...any) []string {
+	t.Helper()
+	return mustRun(t, s, query, params...)
+}
+
+// TestVectorIndex: an ivfflat index built in the background per bucket
+// answers ORDER BY emb <-> q LIMIT k with recall ≥ 0.9 against the exact
+// answer on clustered data; rows upserted after the build are found at
+// once, overwritten vectors never appear, deleted keys never appear,
+// filtered searches return only matching rows; EXPLAIN names the index;
+// DROP INDEX returns to exact search; bad CREATE INDEX input fails cleanly.
+func TestVectorIndex(t *testing.T) {
+	s := newSession(t)
+	const dims = 16
+	mustRun(t, s, `CREATE SCHEMA v; CREATE TABLE v.items (id bigint, cat int, emb vector(16), PRIMARY KEY (id)) WITH (hash_bucket_num = 2)`)
+	rng := rand.New(rand.NewPCG(3, 4))
+	centers := make([][]float32, 20)
+	for i := range centers {
+		centers[i] = make([]float32, dims)
+		for j := range centers[i] {
+			centers[i][j] = float32(rng.NormFloat64() * 5)
+		}
+	}
+	insertClustered(t, s, "v.items", 0, 4000, dims, rng, centers)
+
+	// Bad input: nothing is recorded.
+	for _, c := range []struct{ sql, code string }{
+		{`CREATE INDEX bad ON v.items USING ivfflat (emb vector_l1_ops)`, sqlerr.UndefinedObject},
+		{`CREATE INDEX bad ON v.items USING ivfflat (cat vector_l2_ops)`, sqlerr.DatatypeMismatch},
+		{`CREATE INDEX bad ON v.items USING ivfflat (emb vector_l2_ops) WITH (lists = 0)`, sqlerr.InvalidParameterValue},
+		{`DROP INDEX v.nosuch`, sqlerr.UndefinedObject},
+	} {
+		if _, err := run(t, s, c.sql); sqlerr.Code(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.sql, err, c.code)
+		}
+	}
+	expectRows(t, s, `SELECT count(*) FROM lakesoul.vector_index`, "0")
+
+	queries := make([]string, 20)
+	for i := range queries {
+		c := centers[rng.IntN(len(centers))]
+		q := make([]float32, dims)
+		for j := range q {
+			q[j] = c[j] + float32(rng.NormFloat64())
+		}
+		queries[i] = vecLit(q)
+	}
+	const search = `SELECT id FROM v.items ORDER BY emb <-> $1 LIMIT 10`
+	exact := make([][]string, len(queries))
+	for i, q := range queries {
+		exact[i] = nearestIDs(t, s, search, q)
+	}
+	mustRun(t, s, `CREATE INDEX items_emb ON v.items USING ivfflat (emb vector_l2_ops) WITH (lists = 20)`)
+	waitSegments(t, s, "items_emb", 2)
+	if out := strings.Join(mustRun(t, s, `EXPLAIN SELECT id FROM v.items ORDER BY emb <-> '`+queries[0]+`' LIMIT 10`), "\n"); !strings.Contains(out, "Vector Index Scan using items_emb") || !strings.Contains(out, "2 segments") {
+		t.Errorf("EXPLAIN does not show the index:\n%s", out)
+	}
+	recall := func(probes int) float64 {
+		mustRun(t, s, fmt.Sprintf("SET ivfflat.probes = %d", probes))
+		hit := 0
+		for i, q := range queries {
+			for _, id := range nearestIDs(t, s, search, q) {
+				for _, e := range exact[i] {
+					if e == id {
+						hit++
+					}
+				}
+			}
+		}
+		return float64(hit) / float64(10*len(queries))
+	}
+	r4 := recall(4)
+	t.Logf("recall@10: %.3f with 4 probes, %.3f with 1", r4, recall(1))
+	if r := r4; r < 0.9 {
+		t.Errorf("recall@10 with 4 probes: %.3f, want ≥ 0.9", r)
+	}
+	if r := recall(20); r != 1 {
+		t.Errorf("recall@10 probing every list: %.3f, want 1", r)
+	}
+
+	// After the build: a new row right at the query, an old row moved onto
+	// it, and the nearest old row deleted (copy-on-write on this table).
+	mustRun(t, s, "SET ivfflat.probes = 1")
+	q0 := queries[0]
+	first := exact[0][0]
+	second := exact[0][1]
+	mustRun(t, s, fmt.Sprintf(`INSERT INTO v.items VALUES (100000, 1, '%s')`, q0))
+	mustRun(t, s, fmt.Sprintf(`INSERT INTO v.items VALUES (%s, 2, '%s')`, second, vecLit(make([]float32, dims))))
+	got := nearestIDs(t, s, search, q0)
+	if got[0] != "100000" {
+		t.Errorf("the row upserted at the query is not first: %v", got)
+	}
+	for _, id := range got {
+		if id == second {
+			t.Errorf("row %s was moved away but is still returned: %v", second, got)
+		}
+	}
+	// In a transaction block, the block's own upsert is found too.
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, fmt.Sprintf(`INSERT INTO v.items VALUES (100001, 1, '%s')`, q0))
+	if got := nearestIDs(t, s, search, q0); !slices.Contains(got[:2], "100001") {
+		t.Errorf("the block's own upsert at the query is not among the first two: %v", got)
+	}
+	mustRun(t, s, "ROLLBACK")
+	mustRun(t, s, "DELETE FROM v.items WHERE id = "+first)
+	for _, id := range nearestIDs(t, s, search, q0) {
+		if id == first {
+			t.Errorf("deleted row %s returned", first)
+		}
+	}
+	// Filtered: only matching rows.
+	for _, row := range mustRun(t, s, `SELECT cat FROM v.items WHERE cat = 1 ORDER BY emb <-> $1 LIMIT 10`, q0) {
+		if row != "1" {
+			t.Errorf("filtered search returned cat %s", row)
+		}
+	}
+	// Compaction rewrites the buckets; their segments are rebuilt over the
+	// compacted files, and the search then needs no exact part.
+	mustRun(t, s, `CALL lakesoul.compact('v.items')`)
+	for {
+		rows := mustRun(t, s, `SELECT count(*) FROM lakesoul.vector_index_segment WHERE array_length(data_files, 1) = 1 AND data_files[1] LIKE '%compact_%'`)
+		if rows[0] == "2" {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out := strings.Join(mustRun(t, s, `EXPLAIN SELECT id FROM v.items ORDER BY emb <-> '`+q0+`' LIMIT 10`), "\n"); !strings.Contains(out, "2 segments, 0 units searched exactly, 0 newer files") {
+		t.Errorf("EXPLAIN after compaction:\n%s", out)
+	}
+	if got := nearestIDs(t, s, search, q0); got[0] != "100000" {
+		t.Errorf("after compaction and rebuild: %v", got)
+	}
+	mustRun(t, s, `DROP INDEX v.items_emb`)
+	expectRows(t, s, `SELECT count(*) FROM lakesoul.vector_index_segment`, "0")
+	if out := strings.Join(mustRun(t, s, `EXPLAIN SELECT id FROM v.items ORDER BY emb <-> '`+q0+`' LIMIT 10`), "\n"); strings.Contains(out, "items_emb") {
+		t.Errorf("EXPLAIN shows a dropped index:\n%s", out)
+	}
+}

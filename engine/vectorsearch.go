@@ -1,0 +1,405 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
+	"github.com/lakesoul-go/lakesoul/vector"
+)
+
+// Index searches. SELECT … FROM t [WHERE …] ORDER BY col <op> q LIMIT k,
+// where t has a vector index on col for <op>'s metric, runs in two steps
+// at each execution:
+//
+//  1. Candidates (vectorCandidates): per partition × bucket, the probed
+//     lists of the unit's segment, plus every row of the unit's files newer
+//     than the segment, ranked exactly; units without a usable segment are
+//     ranked exactly. The nearest max(4·k, 40) keys are kept (4× that
+//     with a WHERE clause).
+//  2. The statement as written, with "pk IN (candidates)" added to its
+//     WHERE, runs as any query: the merge-on-read of those keys gives their
+//     current rows, WHERE filters them and ORDER BY ranks them by exact
+//     distance. A key overwritten since the segment was built is ranked by
+//     its new vector, a deleted one is not returned.
+//
+// As in pgvector, filtering happens after the index scan, so a selective
+// WHERE may return fewer than k rows; ivfflat.probes sets the lists probed
+// per segment (default 1).
+type vectorSearch struct {
+	s      *Session
+	table  *catalog.Table
+	ix     catalog.VectorIndex
+	metric vector.Metric
+	stmt   *pg_query.Node // as written, cloned for each execution
+	// query is the operand holding the query vector; limit the LIMIT.
+	query, limit *pg_query.Node
+	where        bool
+	// keyRef qualifies the key column in the added conjunct.
+	keyRef    string
+	exact     *duckQuery
+	paramOIDs []uint32
+}
+
+// planVectorSearch plans stmt as an index search when its shape and the
+// table's indexes allow; false otherwise.
+func (s *Session) planVectorSearch(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (*vectorSearch, bool, error) {
+	sel := stmt.GetSelectStmt()
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil || len(sel.DistinctClause) > 0 ||
+		len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.LockingClause) > 0 ||
+		len(sel.FromClause) != 1 || len(sel.SortClause) != 1 || sel.LimitCount == nil || sel.LimitOffset != nil {
+		return nil, false, nil
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	sb := sel.SortClause[0].GetSortBy()
+	if rv == nil || sb == nil || sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC || sb.SortbyDir == pg_query.SortByDir_SORTBY_USING {
+		return nil, false, nil
+	}
+	if c := sel.LimitCount; c.GetParamRef() == nil && c.GetAConst().GetIval() == nil {
+		return nil, false, nil
+	}
+	a := sb.Node.GetAExpr()
+	if a == nil || vectorOperators[operatorName(a)] == "" || a.Lexpr == nil {
+		return nil, false, nil
+	}
+	col, q := a.Lexpr, a.Rexpr
+	if col.GetColumnRef() == nil {
+		col, q = q, col
+	}
+	cref := col.GetColumnRef()
+	if cref == nil || !isVectorQueryOperand(q) {
+		return nil, false, nil
+	}
+	colName := cref.Fields[len(cref.Fields)-1].GetString_().GetSval()
+	t, err := s.resolveTable(ctx, rv.Schemaname, rv.Relname)
+	if err != nil {
+		return nil, false, nil // the ordinary planning reports it
+	}
+	ixs, err := s.cat.VectorIndexes(ctx, t.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, ix := range ixs {
+		m, _ := vector.ParseMetric(ix.Metric)
+		if ix.Column != colName || m.Operator() != operatorName(a) || !vector.IndexableKey(t) {
+			continue
+		}
+		vs := &vectorSearch{s: s, table: t, ix: ix, metric: m, stmt: proto.Clone(stmt).(*pg_query.Node),
+			where: sel.WhereClause != nil, paramOIDs: paramOIDs, keyRef: quoteIdent(rv.Relname) + "." + quoteIdent(t.PKCols[0])}
+		if rv.Alias != nil {
+			vs.keyRef = quoteIdent(rv.Alias.Aliasname) + "." + quoteIdent(t.PKCols[0])
+		}
+		vs.query, vs.limit = proto.Clone(q).(*pg_query.Node), proto.Clone(sel.LimitCount).(*pg_query.Node)
+		if vs.exact, err = s.planDuckQuery(ctx, proto.Clone(stmt).(*pg_query.Node), paramOIDs); err != nil {
+			return nil, false, err
+		}
+		return vs, true, nil
+	}
+	return nil, false, nil
+}
+
+// isVectorQueryOperand: a parameter or a literal, cast or not.
+func isVectorQueryOperand(n *pg_query.Node) bool {
+	for n.GetTypeCast() != nil {
+		n = n.GetTypeCast().Arg
+	}
+	return n.GetParamRef() != nil || n.GetAConst().GetSval() != nil
+}
+
+func (v *vectorSearch) ParamOIDs() []uint32 { return v.exact.ParamOIDs() }
+func (v *vectorSearch) Describe(ctx context.Context) ([]pgwire.Column, error) {
+	return v.exact.Describe(ctx)
+}
+func (v *vectorSearch) Tag() string { return "SELECT" }
+
+// Bind finds the candidates and plans the statement restricted to them.
+func (v *vectorSearch) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	dq, _, err := v.restricted(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	return dq.Bind(ctx, params)
+}
+
+// restricted plans one execution: the statement restricted to the
+// candidates, or as written when the index cannot serve it. explain says
+// which, for EXPLAIN.
+func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQuery, explain string, err error) {
+	if v.s.pendingWrites(v.table.ID) {
+		// The block's own uncommitted rows are in no segment and no
+		// committed file: only the exact plan (which reads them) sees them.
+		return v.exact, "Vector index " + v.ix.Name + " not used: the transaction block wrote the table", nil
+	}
+	q, k, ok := v.arguments(params)
+	if !ok {
+		// NULL or malformed: the exact plan answers (or fails) as written.
+		return v.exact, "Vector index " + v.ix.Name + " not used: no query vector or limit", nil
+	}
+	n := max(4*k, 40)
+	if v.where {
+		n *= 4
+	}
+	probes := v.s.ivfflatProbes()
+	keys, st, err := v.s.vectorCandidates(ctx, v.table, v.ix, v.metric, q, n, probes)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.segments == 0 {
+		return v.exact, "Vector index " + v.ix.Name + " not used: no segment built yet (exact search)", nil
+	}
+	explain = fmt.Sprintf("Vector Index Scan using %s on %s (ivfflat, %s, probes=%d): %d candidates re-ranked exactly; %d segments, %d units searched exactly, %d newer files searched exactly",
+		v.ix.Name, v.table.QualifiedName(), v.ix.Metric, probes, len(keys), st.segments, st.exactUnits, st.newerFiles)
+	if len(keys) == 0 {
+		keys = []string{"NULL"}
+	}
+	stmt := proto.Clone(v.stmt).(*pg_query.Node)
+	sel := stmt.GetSelectStmt()
+	in, err := pg_query.Parse("SELECT 1 WHERE " + v.keyRef + " IN (" + strings.Join(keys, ",") + ")")
+	if err != nil {
+		return nil, "", fmt.Errorf("vector search candidates: %w", err)
+	}
+	cond := in.Stmts[0].Stmt.GetSelectStmt().WhereClause
+	if sel.WhereClause != nil {
+		cond = pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{sel.WhereClause, cond}, -1)
+	}
+	sel.WhereClause = cond
+	dq, err = v.s.planDuckQuery(ctx, stmt, v.paramOIDs)
+	return dq, explain, err
+}
+
+// searchStats counts what vectorCandidates used.
+type searchStats struct{ segments, exactUnits, newerFiles int }
+
+// arguments are the query vector and k of an execution.
+func (v *vectorSearch) arguments(params []any) (vector.Vector, int, bool) {
+	val := func(n *pg_query.Node) (any, bool) {
+		for n.GetTypeCast() != nil {
+			n = n.GetTypeCast().Arg
+		}
+		if p := n.GetParamRef(); p != nil {
+			if int(p.Number) > len(params) || params[p.Number-1] == nil {
+				return nil, false
+			}
+			return params[p.Number-1], true
+		}
+		if c := n.GetAConst(); c != nil {
+			if c.GetSval() != nil {
+				return c.GetSval().Sval, true
+			}
+			if c.GetIval() != nil {
+				return int64(c.GetIval().Ival), true
+			}
+		}
+		return nil, false
+	}
+	qv, ok1 := val(v.query)
+	kv, ok2 := val(v.limit)
+	if !ok1 || !ok2 {
+		return nil, 0, false
+	}
+	text, ok := qv.(string)
+	if !ok {
+		return nil, 0, false
+	}
+	q, err := vector.Parse(text)
+	if err != nil {
+		return nil, 0, false
+	}
+	var k int64
+	switch x := kv.(type) {
+	case int64:
+		k = x
+	case int32:
+		k = int64(x)
+	case int16:
+		k = int64(x)
+	case string:
+		k, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return nil, 0, false
+		}
+	default:
+		return nil, 0, false
+	}
+	if k < 0 || k > 100000 {
+		return nil, 0, false
+	}
+	return q, int(k), true
+}
+
+// ivfflatProbes is the session's ivfflat.probes (default 1).
+func (s *Session) ivfflatProbes() int {
+	if n, err := strconv.Atoi(s.settings["ivfflat.probes"].value); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// vectorCandidates returns the keys (SQL literals) of the n rows of t
+// nearest to q by the index's segments and exact ranking of what they do
+// not cover; st.segments is 0 when no unit had a usable segment.
+func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, q vector.Vector, n, probes int) (keys []string, st searchStats, err error) {
+	if len(q) != schemaDimsOf(t, ix.Column) {
+		return nil, st, nil // the exact plan fails with pgvector's error
+	}
+	parts, err := s.cat.LiveFiles(ctx, t.ID, nil)
+	if err != nil {
+		return nil, st, err
+	}
+	segs, err := s.cat.VectorSegments(ctx, t.ID, ix.Name)
+	if err != nil {
+		return nil, st, err
+	}
+	bySeg := map[string]catalog.VectorSegment{}
+	for _, sg := range segs {
+		bySeg[sg.Desc+"\x00"+strconv.Itoa(sg.Bucket)] = sg
+	}
+	qn := slices.Clone(q)
+	if m == vector.Cosine {
+		vector.Normalize(qn)
+	}
+	top := vector.NewTopK(n)
+	offer := func(key string, v []float32) {
+		if m == vector.Cosine {
+			v = slices.Clone(v)
+			vector.Normalize(v)
+		}
+		top.Offer(key, m.Distance(qn, v))
+	}
+	need := vector.NeededColumns(t, ix.Column)
+	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true, Needed: need}
+	units, err := scan.Units()
+	if err != nil {
+		return nil, st, err
+	}
+	for _, u := range units {
+		live := vector.FilePaths(u.Files)
+		sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
+		var idx *vector.IVF
+		if ok && covers(live, sg.DataFiles) {
+			idx, _ = s.e.ivfs.load(ctx, s.e.store, sg.Path) // a file gone meanwhile: search the unit exactly
+		}
+		if idx == nil {
+			st.exactUnits++
+			if _, err := vector.ReadRows(ctx, scan, u, ix.Column, offer); err != nil {
+				return nil, st, err
+			}
+			continue
+		}
+		st.segments++
+		idx.Search(qn, probes, top)
+		var newer []catalog.DataFile
+		for _, f := range u.Files {
+			if !slices.Contains(sg.DataFiles, f.Path) {
+				newer = append(newer, f)
+			}
+		}
+		if len(newer) == 0 {
+			continue
+		}
+		st.newerFiles += len(newer)
+		sub := &reader.Scan{Store: s.e.store, Table: t, Unordered: true, Needed: need,
+			Partitions: []catalog.PartitionFiles{{Desc: u.Desc, Files: newer}}}
+		subUnits, err := sub.Units()
+		if err != nil {
+			return nil, st, err
+		}
+		for _, su := range subUnits {
+			if _, err := vector.ReadRows(ctx, sub, su, ix.Column, offer); err != nil {
+				return nil, st, err
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range top.Result() {
+		if !seen[c.Key] {
+			seen[c.Key] = true
+			keys = append(keys, c.Key)
+		}
+	}
+	return keys, st, nil
+}
+
+// covers reports whether every file of a segment is still live.
+func covers(live, seg []string) bool {
+	for _, p := range seg {
+		if !slices.Contains(live, p) {
+			return false
+		}
+	}
+	return len(seg) > 0
+}
+
+// schemaDimsOf is the dimension of vector column c of t.
+func schemaDimsOf(t *catalog.Table, c string) int {
+	idx := t.Schema.FieldIndices(c)
+	if len(idx) == 0 {
+		return 0
+	}
+	return schema.VectorDims(t.Schema.Field(idx[0]))
+}
+
+// ivfCache keeps loaded segments by path (files are immutable: a rebuilt
+// segment has a new path), up to a byte budget.
+type ivfCache struct {
+	mu     sync.Mutex
+	m      map[string]*vector.IVF
+	bytes  int
+	budget int
+}
+
+func newIVFCache(budget int) *ivfCache { return &ivfCache{m: map[string]*vector.IVF{}, budget: budget} }
+
+func (c *ivfCache) load(ctx context.Context, store objstore.Store, path string) (*vector.IVF, error) {
+	c.mu.Lock()
+	ix, ok := c.m[path]
+	c.mu.Unlock()
+	if ok {
+		return ix, nil
+	}
+	ix, err := vector.Load(ctx, store, path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, old := range c.m { // evict arbitrary segments over budget
+		if c.bytes+ix.MemoryBytes() <= c.budget {
+			break
+		}
+		delete(c.m, p)
+		c.bytes -= old.MemoryBytes()
+	}
+	if _, ok := c.m[path]; !ok {
+		c.m[path] = ix
+		c.bytes += ix.MemoryBytes()
+	}
+	return ix, nil
+}
+
+// pendingWrites reports whether the open transaction block wrote table id
+// (staged files or buffered rows).
+func (s *Session) pendingWrites(id string) bool {
+	for _, w := range s.staged {
+		if w.table.ID == id {
+			return true
+		}
+	}
+	for _, b := range s.buffered {
+		if b.table.ID == id {
+			return true
+		}
+	}
+	return false
+}

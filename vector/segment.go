@@ -1,0 +1,269 @@
+package vector
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/reader"
+)
+
+// Segments: the index of a table is built per partition × bucket (a reader
+// unit). A segment holds the merged rows of the unit's data files as they
+// were when it was built, and is recorded in the catalog with those files'
+// paths (lakesoul.vector_index_segment). A search uses a segment for a unit
+// whose live files still include all of them (later upserts are newer
+// files, searched exactly); a unit whose files were rewritten (compaction,
+// copy-on-write deletes) is searched exactly until its segment is rebuilt.
+
+// KeyLiteral is the SQL literal of a single-column primary key value at row
+// i of a (bigint, integer, smallint or text); false for other types.
+func KeyLiteral(a arrow.Array, i int) (string, bool) {
+	switch x := a.(type) {
+	case *array.Int64:
+		return strconv.FormatInt(x.Value(i), 10), true
+	case *array.Int32:
+		return strconv.FormatInt(int64(x.Value(i)), 10), true
+	case *array.Int16:
+		return strconv.FormatInt(int64(x.Value(i)), 10), true
+	case *array.String:
+		return "'" + strings.ReplaceAll(x.Value(i), "'", "''") + "'", true
+	}
+	return "", false
+}
+
+// IndexableKey reports whether a table's primary key can key a vector index
+// (one column of an integer or text type).
+func IndexableKey(t *catalog.Table) bool {
+	if len(t.PKCols) != 1 {
+		return false
+	}
+	switch t.Schema.Field(t.Schema.FieldIndices(t.PKCols[0])[0]).Type.ID() {
+	case arrow.INT64, arrow.INT32, arrow.INT16, arrow.STRING:
+		return true
+	}
+	return false
+}
+
+// Rows are keys and vectors read from a unit.
+type Rows struct {
+	Keys []string
+	Vecs []float32
+}
+
+// ReadRows reads the key and vector column of the merged rows of unit u of
+// scan (rows whose vector is NULL are left out). fn, when set, sees each
+// row instead of collecting it.
+func ReadRows(ctx context.Context, scan *reader.Scan, u reader.Unit, column string, fn func(key string, v []float32)) (*Rows, error) {
+	t := scan.Table
+	kc, vc := t.Schema.FieldIndices(t.PKCols[0])[0], t.Schema.FieldIndices(column)[0]
+	it, err := scan.Open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	out := &Rows{}
+	for {
+		b, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys, vecs := b.Column(kc), b.Column(vc).(*array.FixedSizeList)
+		dims := int(vecs.DataType().(*arrow.FixedSizeListType).Len())
+		vals := vecs.ListValues().(*array.Float32).Float32Values()
+		for i := range int(b.NumRows()) {
+			if vecs.IsNull(i) {
+				continue
+			}
+			k, ok := KeyLiteral(keys, i)
+			if !ok {
+				b.Release()
+				return nil, fmt.Errorf("vector index: key column %s of type %s", t.PKCols[0], keys.DataType())
+			}
+			start := (vecs.Offset() + i) * dims
+			v := vals[start : start+dims]
+			if fn != nil {
+				fn(k, v)
+				continue
+			}
+			out.Keys = append(out.Keys, k)
+			out.Vecs = append(out.Vecs, v...)
+		}
+		b.Release()
+	}
+}
+
+// NeededColumns marks the key and vector columns of t.
+func NeededColumns(t *catalog.Table, column string) []bool {
+	need := make([]bool, t.Schema.NumFields())
+	need[t.Schema.FieldIndices(column)[0]] = true
+	for _, k := range t.PKCols {
+		need[t.Schema.FieldIndices(k)[0]] = true
+	}
+	return need
+}
+
+// Builder builds and rebuilds segments.
+type Builder struct {
+	Cat   *catalog.Catalog
+	Store objstore.Store
+	Log   *slog.Logger
+	// mu serializes builds of one process (they are CPU-bound).
+	mu sync.Mutex
+}
+
+// segmentLists is the list count of a segment of n rows: the index's lists,
+// fewer for small segments (at least 16 rows per list on average).
+func segmentLists(lists, n int) int { return max(1, min(lists, n/16)) }
+
+// BuildTable builds the segments of every unit of t whose segment is
+// missing or stale (its files are no longer exactly the unit's live files).
+// It returns the number of segments built.
+func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, descs []string) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	metric, err := ParseMetric(ix.Metric)
+	if err != nil {
+		return 0, err
+	}
+	parts, err := b.Cat.LiveFiles(ctx, t.ID, descs)
+	if err != nil {
+		return 0, err
+	}
+	segs, err := b.Cat.VectorSegments(ctx, t.ID, ix.Name)
+	if err != nil {
+		return 0, err
+	}
+	have := map[string]catalog.VectorSegment{}
+	for _, s := range segs {
+		have[s.Desc+"\x00"+strconv.Itoa(s.Bucket)] = s
+	}
+	scan := &reader.Scan{Store: b.Store, Table: t, Partitions: parts, Unordered: true, Needed: NeededColumns(t, ix.Column)}
+	units, err := scan.Units()
+	if err != nil {
+		return 0, err
+	}
+	built := 0
+	for _, u := range units {
+		paths := FilePaths(u.Files)
+		if s, ok := have[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]; ok && slices.Equal(s.DataFiles, paths) {
+			continue
+		}
+		rows, err := ReadRows(ctx, scan, u, ix.Column, nil)
+		if err != nil {
+			return built, err
+		}
+		if err := b.writeSegment(ctx, t, ix, metric, u, paths, rows); err != nil {
+			return built, err
+		}
+		built++
+	}
+	return built, nil
+}
+
+// Rebuild rebuilds the stale segments of partition desc of every vector
+// index of table tableID (after compaction rewrote its files).
+func (b *Builder) Rebuild(ctx context.Context, tableID, desc string) error {
+	ixs, err := b.Cat.VectorIndexes(ctx, tableID)
+	if err != nil || len(ixs) == 0 {
+		return err
+	}
+	t, err := b.Cat.TableByID(ctx, tableID)
+	if err != nil {
+		return err
+	}
+	for _, ix := range ixs {
+		if _, err := b.BuildTable(ctx, t, ix, []string{desc}); err != nil {
+			return fmt.Errorf("rebuild vector index %s: %w", ix.Name, err)
+		}
+	}
+	return nil
+}
+
+// FilePaths are the paths of files.
+func FilePaths(files []catalog.DataFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+func (b *Builder) writeSegment(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, metric Metric, u reader.Unit, paths []string, rows *Rows) error {
+	dims := schemaDims(t, ix.Column)
+	idx, err := Build(rows.Keys, rows.Vecs, dims, metric, BuildOptions{Lists: segmentLists(ix.Lists, len(rows.Keys)), Seed: 1})
+	if err != nil {
+		return err
+	}
+	dir, err := layout.PartitionPath(t.Path, u.Desc)
+	if err != nil {
+		return err
+	}
+	name, err := layout.EscapeSegment(ix.Name)
+	if err != nil {
+		return err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	path := fmt.Sprintf("%s/_vector/%s_%04d_%s.ivf", dir, name, u.Bucket, hex.EncodeToString(rnd[:]))
+	w, err := b.Store.Create(ctx, path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, bytes.NewReader(idx.Encode())); err != nil {
+		_ = w.Abort()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	old, ok, err := b.Cat.PutVectorSegment(ctx, t.ID, ix.Name, catalog.VectorSegment{Desc: u.Desc, Bucket: u.Bucket,
+		Path: path, DataFiles: paths, Rows: int64(len(rows.Keys))})
+	if err != nil || !ok {
+		_ = b.Store.Delete(context.WithoutCancel(ctx), path)
+		return err
+	}
+	if old != "" && layout.Within(t.Path, old) {
+		// Searches that loaded it keep it in memory; new ones use path.
+		_ = b.Store.Delete(ctx, old)
+	}
+	return nil
+}
+
+// schemaDims is the dimension of vector column c of t.
+func schemaDims(t *catalog.Table, c string) int {
+	f := t.Schema.Field(t.Schema.FieldIndices(c)[0])
+	return int(f.Type.(*arrow.FixedSizeListType).Len())
+}
+
+// Load reads a segment file.
+func Load(ctx context.Context, store objstore.Store, path string) (*IVF, error) {
+	r, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(b)
+}
