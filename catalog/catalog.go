@@ -244,6 +244,21 @@ func splitNonEmpty(s string) []string {
 // with any namespace and name, and the table's directory (and so which files
 // it may touch, layout.CheckTableDir) follows from those.
 func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Table, error) {
+	t, err := c.readOneTable(ctx, `SELECT `+tableColumns+`
+			FROM public.table_name_id n
+			JOIN public.table_info t ON t.table_id = n.table_id
+			     AND t.table_namespace = n.table_namespace AND t.table_name = n.table_name
+			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+			WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", namespace, name)
+	}
+	return t, err
+}
+
+// readOneTable reads the one table row query returns; pgx.ErrNoRows when
+// there is none.
+func (c *Catalog) readOneTable(ctx context.Context, query string, args ...any) (*Table, error) {
 	var t *Table
 	err := c.read(ctx, func(rows pgx.Rows) error {
 		if !rows.Next() {
@@ -255,15 +270,7 @@ func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Tab
 		var err error
 		t, err = scanTable(rows)
 		return err
-	}, `SELECT `+tableColumns+`
-			FROM public.table_name_id n
-			JOIN public.table_info t ON t.table_id = n.table_id
-			     AND t.table_namespace = n.table_namespace AND t.table_name = n.table_name
-			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
-			WHERE n.table_namespace = $1 AND n.table_name = $2`, namespace, name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", namespace, name)
-	}
+	}, query, args...)
 	return t, err
 }
 

@@ -165,18 +165,7 @@ func (c *Catalog) PutVectorSegment(ctx context.Context, tableID, index string, s
 
 // TableByID looks a table up by id; a missing one is 42P01.
 func (c *Catalog) TableByID(ctx context.Context, id string) (*Table, error) {
-	var t *Table
-	err := c.read(ctx, func(rows pgx.Rows) error {
-		if !rows.Next() {
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			return pgx.ErrNoRows
-		}
-		var err error
-		t, err = scanTable(rows)
-		return err
-	}, `SELECT `+tableColumns+`
+	t, err := c.readOneTable(ctx, `SELECT `+tableColumns+`
 			FROM public.table_info t
 			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
 			WHERE t.table_id = $1`, id)
