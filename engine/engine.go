@@ -91,7 +91,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 }
 
 // Close releases DuckDB.
-func (e *Engine) Close() error { return e.duck.Close() }
+func (e *Engine) Close() error {
+	e.scans.bulk.close()
+	return e.duck.Close()
+}
 
 // SCRAMVerifier implements pgwire.Authenticator: the stored verifier of a login
 // role of the catalog database, so users authenticate as the PostgreSQL roles

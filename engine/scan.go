@@ -80,6 +80,9 @@ type scanRegistry struct {
 	// meta caches data files' footers, key statistics, page indexes and
 	// bloom filters across all scans.
 	meta *reader.MetaCache
+	// bulk converts scanned batches into DuckDB vectors (scanbulk.go);
+	// nil when this DuckDB build does not allow it.
+	bulk *bulkBridge
 	mu   sync.Mutex
 	m    map[string]*scanEntry
 }
@@ -260,6 +263,7 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 // fill chunks from it; nextUnit is the only shared state.
 type scanSource struct {
 	ctx      context.Context
+	reg      *scanRegistry
 	scan     *reader.Scan
 	units    []reader.Unit
 	infos    []duckdb.ColumnInfo
@@ -272,6 +276,9 @@ type scanSource struct {
 	// open tracks iterators still open, so a scan DuckDB abandons early
 	// (LIMIT) has its files closed when the source is collected.
 	open *openIterators
+	// bulk hands projected columns to DuckDB as Arrow (scanbulk.go); nil:
+	// every value is set one by one.
+	bulk *bulkScan
 }
 
 type openIterators struct {
@@ -314,6 +321,7 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 	}
 	s := &scanSource{
 		ctx: ctx,
+		reg: reg,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
 			Keys: e.keys(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
@@ -387,21 +395,20 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 			s.projected[c] = err == nil
 		}
 		s.scan.Needed = s.projected
+		s.bulk = s.reg.bulk.newScan(s.scan.Table, s.projected)
 	})
+	if b := s.bulk; b != nil && b.enabled() {
+		return s.fillBulk(th, b, &chunk)
+	}
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
 	for n < capacity {
 		if th.batch == nil || th.row >= int(th.batch.NumRows()) {
-			ok, err := s.nextBatch(th)
+			ok, err := s.advance(th)
 			if err != nil {
-				s.closeThread(th)
-				if s.ctx.Err() != nil {
-					return sqlerr.ErrCanceled
-				}
-				return scanFailures.wrap(err)
+				return err
 			}
 			if !ok {
-				s.closeThread(th)
 				break
 			}
 		}
@@ -421,6 +428,23 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 		n += take
 	}
 	return chunk.SetSize(n)
+}
+
+// advance moves th to its next batch, as nextBatch, closing th at the end
+// or on an error, which it returns as DuckDB should see it.
+func (s *scanSource) advance(th *scanThread) (bool, error) {
+	ok, err := s.nextBatch(th)
+	if err != nil {
+		s.closeThread(th)
+		if s.ctx.Err() != nil {
+			return false, sqlerr.ErrCanceled
+		}
+		return false, scanFailures.wrap(err)
+	}
+	if !ok {
+		s.closeThread(th)
+	}
+	return ok, nil
 }
 
 func (s *scanSource) closeThread(th *scanThread) {
