@@ -68,11 +68,11 @@ func testBatch(n int) arrow.RecordBatch {
 // bulkSource is a table function serving one batch in slices, each slice
 // a chunk filled by duckarrow.Fill.
 type bulkSource struct {
-	conn   duckarrow.Conn
-	rec    arrow.RecordBatch
-	slice  int
-	next   atomic.Int64
-	infos  []duckdb.ColumnInfo
+	conn  duckarrow.Conn
+	rec   arrow.RecordBatch
+	slice int
+	next  atomic.Int64
+	infos []duckdb.ColumnInfo
 }
 
 func (s *bulkSource) ColumnInfos() []duckdb.ColumnInfo     { return s.infos }
