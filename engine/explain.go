@@ -227,6 +227,9 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 		if k := e.keys(); k != nil {
 			out = append(out, "  Key Filter: "+k.String())
 		}
+		if r := e.rows(); r != nil {
+			out = append(out, "  Row Filter: "+r.String())
+		}
 		if analyze && e.stats != nil {
 			out = append(out, statsLines(e.stats.Counts())...)
 		}

@@ -71,6 +71,14 @@ func (e *scanEntry) keys() *reader.KeyFilter {
 	return e.spec.keys
 }
 
+// rows is the row filter of the entry's current execution.
+func (e *scanEntry) rows() *reader.RowFilter {
+	if e.spec == nil {
+		return nil
+	}
+	return e.spec.rows
+}
+
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
 type scanRegistry struct {
 	store objstore.Store
@@ -323,7 +331,7 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		ctx: ctx,
 		reg: reg,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
-			Keys: e.keys(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed},
+			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)

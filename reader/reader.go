@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -55,12 +56,17 @@ type Scan struct {
 	// whose key matches (keyfilter.go): files, row groups and pages that
 	// cannot hold one are skipped, and other rows are not returned.
 	Keys *KeyFilter
+	// Rows, when set, restricts the scan to the merged rows whose columns
+	// match it (keyfilter.go). It prunes nothing, but the reader decodes
+	// the columns it does not test only for rows that pass (late.go).
+	Rows *RowFilter
 	// Meta caches file metadata across scans (nil: parse each footer).
 	Meta *MetaCache
 	// Stats, when set, counts what the scan read and skipped.
 	Stats *ScanStats
-	// keys is Keys compiled (at the first Open).
+	// keys and rows are Keys and Rows compiled (at the first Open).
 	keys    *keyMatcher
+	rows    *keyMatcher
 	keysErr error
 }
 
@@ -74,18 +80,18 @@ func (s *Scan) stats() *ScanStats {
 
 var discardStats ScanStats
 
-// needs reports whether column c must be read from files.
+// needs reports whether column c must be read from files: the consumer
+// reads it, merging needs it (key and CDC columns) or the row filter tests
+// it.
 func (s *Scan) needs(c int) bool {
 	if s.Needed == nil || s.Needed[c] {
 		return true
 	}
 	name := s.Table.Schema.Field(c).Name
-	for _, k := range s.Table.PKCols {
-		if k == name {
-			return true
-		}
+	if slices.Contains(s.Table.PKCols, name) || name == s.Table.CDCColumn() {
+		return true
 	}
-	return name == s.Table.CDCColumn()
+	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })
 }
 
 // Unit is an independent piece of a scan: the files of one bucket of one
@@ -180,6 +186,9 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		if s.Table.HasPK() {
 			s.keys, s.keysErr = compileKeyFilter(s.Table, s.Keys)
 		}
+		if s.keysErr == nil {
+			s.rows, s.keysErr = compileRowFilter(s.Table, s.Rows)
+		}
 	})
 	if s.keysErr != nil {
 		return nil, s.keysErr
@@ -188,7 +197,7 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.keys != nil && s.keys.empty() {
+	if (s.keys != nil && s.keys.empty()) || (s.rows != nil && s.rows.empty()) {
 		return emptyIterator{}, nil
 	}
 	type planned struct {
@@ -264,8 +273,14 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 			return nil, err
 		}
 	}
-	if s.keys != nil || s.Stats != nil {
-		it = &filterIterator{it: it, scan: s, m: s.keys}
+	if s.keys != nil || s.rows != nil || s.Stats != nil {
+		f := &filterIterator{it: it, scan: s}
+		for _, m := range []*keyMatcher{s.keys, s.rows} {
+			if m != nil {
+				f.m = append(f.m, m)
+			}
+		}
+		it = f
 	}
 	return it, nil
 }
