@@ -91,8 +91,10 @@ type scanRegistry struct {
 	// bulk converts scanned batches into DuckDB vectors (scanbulk.go);
 	// nil when this DuckDB build does not allow it.
 	bulk *bulkBridge
-	mu   sync.Mutex
-	m    map[string]*scanEntry
+	// spill is the directory of scans' spilled merges (reader.Scan.Spill).
+	spill string
+	mu    sync.Mutex
+	m     map[string]*scanEntry
 }
 
 func newScanRegistry(store objstore.Store) *scanRegistry {
@@ -331,7 +333,7 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		ctx: ctx,
 		reg: reg,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
-			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed},
+			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
