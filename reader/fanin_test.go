@@ -112,4 +112,3 @@ func TestBoundedFanIn(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
