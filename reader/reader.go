@@ -57,8 +57,8 @@ type Scan struct {
 	// cannot hold one are skipped, and other rows are not returned.
 	Keys *KeyFilter
 	// Rows, when set, restricts the scan to the merged rows whose columns
-	// match it (keyfilter.go). It prunes nothing, but the reader decodes
-	// the columns it does not test only for rows that pass (late.go).
+	// match it (keyfilter.go). It prunes nothing: rows that fail it are
+	// dropped after the merge, before they reach the consumer.
 	Rows *RowFilter
 	// Meta caches file metadata across scans (nil: parse each footer).
 	Meta *MetaCache
