@@ -446,7 +446,7 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 			p.cancel() // nothing more is wanted: stop the workers
 			return fmt.Sprintf("SELECT %d", p.count), true, nil
 		}
-		if p.cur.RecordBatch == nil || p.row >= p.cur.Len() {
+		for p.cur.RecordBatch == nil || p.row >= p.cur.Len() {
 			if p.cur.RecordBatch != nil {
 				p.cur.Release()
 				p.cur = reader.Selected{}

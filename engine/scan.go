@@ -391,6 +391,11 @@ func (s *scanSource) nextBatch(th *scanThread) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if b.NumRows() == 0 {
+			// A chunk of no rows would end DuckDB's scan of this thread.
+			b.Release()
+			continue
+		}
 		th.batch, th.row = b, 0
 		return true, nil
 	}
