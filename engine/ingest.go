@@ -90,6 +90,9 @@ func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 			} else {
 				k.parts = mergePartitionCommits(k.parts, parts)
 			}
+			// Batches after the first are runs that commit merges anyway:
+			// written in the cheaper run format (writer.Writer.Runs).
+			k.w.Runs = k.t.HasPK()
 		}
 		rec.Release()
 	}

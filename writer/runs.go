@@ -42,8 +42,9 @@ const (
 // MergeRuns rewrites parts — the files of several Writes of one ingest,
 // each partition's files in write order — so that every bucket of a
 // partition holds one sorted run (split into key-ordered files at the size
-// cap, as Write splits). Buckets written once are left as they are, and so
-// are runs of different columns (a partial write and a full one). On
+// cap, as Write splits). Buckets written once are left as they are unless
+// that file is a run (Writer.Runs), and so are runs of different columns
+// (a partial write and a full one; Runs must then be off). On
 // success the merged runs' files are deleted and the returned commits name
 // the new files in their place; on error the files MergeRuns wrote are
 // deleted and parts' files are left to the caller. Tables without a
@@ -76,8 +77,17 @@ func (w *Writer) MergeRuns(ctx context.Context, parts []catalog.PartitionCommit)
 			j.runs = append(j.runs, op)
 		}
 	}
+	for _, j := range jobs {
+		mixed := slices.ContainsFunc(j.runs, func(op catalog.FileOp) bool { return !slices.Equal(op.ExistCols, j.runs[0].ExistCols) })
+		if mixed && slices.ContainsFunc(j.runs, func(op catalog.FileOp) bool { return w.runs[op.Path] }) {
+			return nil, fmt.Errorf("writer: runs of bucket %d of partition %s have different columns", j.bucket, parts[j.part].Desc)
+		}
+	}
 	jobs = slices.DeleteFunc(jobs, func(j *job) bool {
-		return len(j.runs) < 2 || slices.ContainsFunc(j.runs, func(op catalog.FileOp) bool {
+		if len(j.runs) == 1 {
+			return !w.runs[j.runs[0].Path] // a data file already
+		}
+		return slices.ContainsFunc(j.runs, func(op catalog.FileOp) bool {
 			return !slices.Equal(op.ExistCols, j.runs[0].ExistCols)
 		})
 	})
@@ -137,6 +147,7 @@ func (w *Writer) MergeRuns(ctx context.Context, parts []catalog.PartitionCommit)
 	for path := range gone {
 		_ = w.Store.Delete(cleanup, path)
 	}
+	w.runs = nil
 	return out, nil
 }
 

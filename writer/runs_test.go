@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
@@ -27,7 +29,12 @@ func TestMergeRuns(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		maxBytes string
-	}{{"one file per bucket", ""}, {"split at the size cap", "20000"}} {
+		cuts     [][2]int64
+	}{
+		{"one file per bucket", "", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}},
+		{"split at the size cap", "20000", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}},
+		{"a single batch written as runs", "", [][2]int64{{0, 9000}}},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			fields := []arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}, {Name: "seq", Type: arrow.PrimitiveTypes.Int64},
 				{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}
@@ -53,7 +60,8 @@ func TestMergeRuns(t *testing.T) {
 
 			w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, RowGroupRows: 700}
 			var runs []catalog.PartitionCommit
-			for _, cut := range [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, n}} {
+			w.Runs = len(c.cuts) == 1
+			for _, cut := range c.cuts {
 				part := all.NewSlice(cut[0], cut[1])
 				parts, err := w.Write(context.Background(), part)
 				part.Release()
@@ -65,6 +73,7 @@ func TestMergeRuns(t *testing.T) {
 				} else {
 					runs[0].Ops = append(runs[0].Ops, parts[0].Ops...)
 				}
+				w.Runs = true // later batches are runs, as an ingest writes them
 			}
 			merged, err := w.MergeRuns(context.Background(), runs)
 			if err != nil {
@@ -99,6 +108,9 @@ func TestMergeRuns(t *testing.T) {
 			}
 			files := map[int]int{}
 			for _, op := range merged[0].Ops {
+				if codec, pageIndex := fileCodec(t, op.Path); codec != compress.Codecs.Zstd || !pageIndex {
+					t.Errorf("%s: codec %v, page index %v: not a data file", op.Path, codec, pageIndex)
+				}
 				bucket, _ := layout.BucketOfFile(op.Path)
 				files[bucket]++
 				if !slices.Equal(op.ExistCols, []string{"k", "seq", "v"}) {
@@ -121,4 +133,24 @@ func TestMergeRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fileCodec is the codec of a file's first column chunk and whether it has
+// an offset index.
+func fileCodec(t *testing.T, uri string) (compress.Compression, bool) {
+	t.Helper()
+	p, err := objstore.LocalPath(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc.Compression(), cc.GetOffsetIndexLocation() != nil
 }

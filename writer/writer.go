@@ -51,6 +51,12 @@ type Writer struct {
 	// data page size (0: RowGroupRows, DataPageBytes). Tests use small ones
 	// for files of many row groups and pages.
 	RowGroupRows, PageBytes int
+	// Runs makes Write write intermediate runs, cheaper to write and to
+	// read back: snappy, no page index, no bloom filters. They are not
+	// data files yet: MergeRuns rewrites every one of them (runs.go).
+	Runs bool
+	// runs are the runs written so far (paths).
+	runs map[string]bool
 }
 
 // FileNamer gives the base name of a new data file of bucket.
@@ -187,6 +193,14 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	}
 	if err != nil {
 		return nil, err
+	}
+	if w.Runs {
+		if w.runs == nil {
+			w.runs = map[string]bool{}
+		}
+		for _, p := range written {
+			w.runs[p] = true
+		}
 	}
 	for pi, desc := range descs {
 		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
@@ -513,6 +527,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 	cw := &countingWriter{w: ow}
 	sch := arrow.NewSchema(fields, nil)
 	ff := newFileFormat(sch, w.Table.PKCols, len(rows), w.RowGroupRows, w.PageBytes)
+	ff.run = w.Runs
 	if err := writeRowGroups(cw, sch, rec, cols, rows, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
