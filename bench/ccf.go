@@ -45,7 +45,7 @@ func runCCF(ctx context.Context, o Options) error {
 	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw, flightsql)")
 	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full reads alone to this file (not with --cpuprofile)")
 	reads := fs.Int("reads", 3, "times each system's full read runs (the row reports the median, runs_s every run)")
-	phases := fs.String("phases", "point,read", "comma-separated phases to run after ingest (point, read)")
+	phases := fs.String("phases", "point,agg,filter,read,ingest", "comma-separated phases to run after ingest (point, agg, filter, read; ingest adds DuckDB's ingest peer)")
 	lookups := fs.Int("point-lookups", 1000, "lakesoul lookups per kind (present, absent keys) in the point phase")
 	duckLookups := fs.Int("point-duckdb-lookups", 30, "DuckDB lookups per kind in the point phase (each reads every live file)")
 	pointProfile := fs.String("point-cpuprofile", "", "write a CPU profile of lakesoul's measured lookups alone to this file")
@@ -96,46 +96,58 @@ func runCCF(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Every lakesoul phase runs before any peer, so a phase's peak RSS is
+	// the server's (the peers run in this process too).
+	var answers map[string]string
 	if run["point"] {
-		if err := ccfPoint(ctx, o, name, lake, files, w, pointOptions{lookups: *lookups, duckLookups: *duckLookups,
-			duck: !skipped["duckdb"], profile: *pointProfile}); err != nil {
+		if answers, err = ccfPointLake(ctx, o, name, lake, w, pointOptions{lookups: *lookups, profile: *pointProfile}); err != nil {
 			return fmt.Errorf("point: %w", err)
+		}
+	}
+	scanAnswers := map[string]scanAnswer{}
+	for _, p := range scanPhases {
+		if run[p.name] {
+			if scanAnswers[p.name], err = ccfScanLake(ctx, o, name, lake, p, *reads); err != nil {
+				return err
+			}
+		}
+	}
+	if run["read"] {
+		if err := ccfReadLake(ctx, o, name, lake, want, keys, *reads, *readProfile); err != nil {
+			return err
+		}
+		if !skipped["flightsql"] {
+			if err := ccfFlight(ctx, o, name, srv, want, keys, *reads); err != nil {
+				return fmt.Errorf("flight sql read: %w", err)
+			}
+		}
+	}
+	if !skipped["duckdb"] {
+		if run["point"] {
+			if err := ccfPointDuckDB(ctx, o, name, files, w, *duckLookups, answers); err != nil {
+				return fmt.Errorf("point: duckdb peer: %w", err)
+			}
+		}
+		for _, p := range scanPhases {
+			if run[p.name] {
+				if err := ccfScanDuckDB(ctx, o, name, files, p, *reads, scanAnswers[p.name]); err != nil {
+					return fmt.Errorf("duckdb peer: %w", err)
+				}
+			}
+		}
+		if run["read"] {
+			if err := ccfDuckDB(ctx, o, name, files, want, keys, *reads); err != nil {
+				return fmt.Errorf("duckdb peer: %w", err)
+			}
+		}
+		if run["ingest"] {
+			if err := ccfDuckDBIngest(ctx, o, name, w); err != nil {
+				return fmt.Errorf("duckdb ingest peer: %w", err)
+			}
 		}
 	}
 	if !run["read"] {
 		return nil
-	}
-
-	start := time.Now()
-	var n int64
-	if err := lake.QueryRow(ctx, "SELECT count(*) FROM ccf.t").Scan(&n); err != nil {
-		return err
-	}
-	o.Out.Emit(Row{Bench: name, Phase: "read_count", System: "lakesoul", Rows: n, Seconds: time.Since(start).Seconds(),
-		Extra: map[string]any{"count_ok": n == int64(keys)}})
-	stopProfile, err := startCPUProfile(*readProfile)
-	if err != nil {
-		return err
-	}
-	resetPeakRSS()
-	rs, err := repeatRead(*reads, func() (int64, uint64, error) {
-		return checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
-	})
-	stopProfile()
-	if err != nil {
-		return err
-	}
-	o.Out.Emit(rs.row(name, "lakesoul", want, keys))
-	if !skipped["flightsql"] {
-		if err := ccfFlight(ctx, o, name, srv, want, keys, *reads); err != nil {
-			return fmt.Errorf("flight sql read: %w", err)
-		}
-	}
-
-	if !skipped["duckdb"] {
-		if err := ccfDuckDB(ctx, o, name, files, want, keys, *reads); err != nil {
-			return fmt.Errorf("duckdb peer: %w", err)
-		}
 	}
 	if !skipped["postgres"] {
 		if err := ccfPostgres(ctx, o, name, srv.CatalogURL(), w, want, keys, *reads); err != nil {
@@ -147,6 +159,35 @@ func runCCF(ctx context.Context, o Options) error {
 			return fmt.Errorf("parquet-raw peer: %w", err)
 		}
 	}
+	return nil
+}
+
+// ccfReadLake is lakesoul's full read: the count, then every row to the
+// client, --reads times.
+func ccfReadLake(ctx context.Context, o Options, name string, lake *pgx.Conn, want uint64, keys, reads int, profile string) error {
+	resetPeakRSS()
+	start := time.Now()
+	var n int64
+	if err := lake.QueryRow(ctx, "SELECT count(*) FROM ccf.t").Scan(&n); err != nil {
+		return err
+	}
+	o.Out.Emit(Row{Bench: name, Phase: "read_count", System: "lakesoul", Rows: n, Seconds: time.Since(start).Seconds(),
+		PeakRSSMB: peakRSSSinceReset(), Extra: map[string]any{"count_ok": n == int64(keys)}})
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		return err
+	}
+	resetPeakRSS()
+	rs, err := repeatRead(reads, func() (int64, uint64, error) {
+		return checksumQuery(ctx, lake, "SELECT "+strings.Join(ccfColumns, ", ")+" FROM ccf.t")
+	})
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	r := rs.row(name, "lakesoul", want, keys)
+	r.PeakRSSMB = peakRSSSinceReset()
+	o.Out.Emit(r)
 	return nil
 }
 
@@ -250,23 +291,16 @@ func ccfFilesOf(ctx context.Context, catalogURL, namespace, name string) ([]stri
 	return out, nil
 }
 
-// ccfDuckDB deduplicates the same Parquet files in DuckDB: per key the row of
-// the newest file (files are in commit order; keys are unique within a file).
+// ccfDuckDB deduplicates the same Parquet files in DuckDB (duckDedupSQL)
+// and reads every row through database/sql.
 func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want uint64, keys, reads int) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	var values []string
-	for i, f := range files {
-		values = append(values, fmt.Sprintf("('%s', %d)", strings.ReplaceAll(f, "'", "''"), i))
-	}
-	list := "['" + strings.Join(quoteEach(files), "', '") + "']"
-	query := fmt.Sprintf(`WITH seq(filename, n) AS (VALUES %s)
-		SELECT %s FROM read_parquet(%s, filename = true) p JOIN seq USING (filename)
-		QUALIFY row_number() OVER (PARTITION BY uuid ORDER BY seq.n DESC) = 1`,
-		strings.Join(values, ", "), "p."+strings.Join(ccfColumns, ", p."), list)
+	query := duckDedupSQL(files, "")
+	resetPeakRSS()
 	rs, err := repeatRead(reads, func() (int64, uint64, error) {
 		rows, err := db.QueryContext(ctx, query)
 		if err != nil {
@@ -278,7 +312,9 @@ func ccfDuckDB(ctx context.Context, o Options, name string, files []string, want
 	if err != nil {
 		return err
 	}
-	o.Out.Emit(rs.row(name, "duckdb", want, keys))
+	r := rs.row(name, "duckdb", want, keys)
+	r.PeakRSSMB = peakRSSSinceReset()
+	o.Out.Emit(r)
 	return nil
 }
 
@@ -532,10 +568,18 @@ func repeatRead(n int, read func() (rows int64, sum uint64, err error)) (readRun
 			r.agree = false
 		}
 	}
-	sorted := slices.Clone(r.runs)
-	slices.Sort(sorted)
-	r.median = sorted[len(sorted)/2]
+	r.median = medianOf(r.runs)
 	return r, nil
+}
+
+// medianOf is the median of runs (the upper one of an even count).
+func medianOf(runs []float64) float64 {
+	if len(runs) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(runs)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
 }
 
 // row is the read row of system: checksum_ok requires every run to match

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,15 +75,14 @@ func (p pointStats) row(bench, system string, present bool, rss float64) Row {
 
 // pointOptions are the point phase's flags.
 type pointOptions struct {
-	lookups, duckLookups int
-	duck                 bool
-	profile              string // CPU profile of lakesoul's measured lookups
+	lookups int
+	profile string // CPU profile of lakesoul's measured lookups
 }
 
-// ccfPoint runs the point phase: lakesoul's lookups over lake (a pgx
-// connection to the server, statements prepared once), then DuckDB's over
-// files, comparing answers.
-func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files []string, w ccfWorkload, po pointOptions) error {
+// ccfPointLake runs lakesoul's lookups over lake (a pgx connection to the
+// server, statements prepared once) and returns its answers, for the
+// DuckDB peer to match.
+func ccfPointLake(ctx context.Context, o Options, name string, lake *pgx.Conn, w ccfWorkload, po pointOptions) (map[string]string, error) {
 	answers := map[string]string{}
 	lookups := po.lookups
 	stopProfile := func() {}
@@ -93,14 +91,14 @@ func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files
 		// Warm-up: the same kind of lookups, other keys.
 		for _, k := range pointKeys(w, max(50, lookups/10), present, 1) {
 			if _, err := lakeLookup(ctx, lake, k); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		resetPeakRSS()
 		if present {
 			var err error
 			if stopProfile, err = startCPUProfile(po.profile); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		var st pointStats
@@ -109,7 +107,7 @@ func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files
 			row, err := lakeLookup(ctx, lake, k)
 			st.lat = append(st.lat, time.Since(start))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if row != "" {
 				st.found++
@@ -117,13 +115,10 @@ func ccfPoint(ctx context.Context, o Options, name string, lake *pgx.Conn, files
 			answers[k] = row
 		}
 		o.Out.Emit(st.row(name, "lakesoul", present, peakRSSSinceReset()))
+		stopProfile()
+		stopProfile = func() {}
 	}
-	stopProfile()
-	stopProfile = func() {}
-	if !po.duck {
-		return nil
-	}
-	return ccfPointDuckDB(ctx, o, name, files, w, po.duckLookups, answers)
+	return answers, nil
 }
 
 // lakeLookup returns the row of key as text ("" when absent).
@@ -158,43 +153,19 @@ func oneRow(rows ccfRows) (string, error) {
 // the key in the WHERE, timed by DuckDB's profiler ("latency" of its JSON
 // profile), and checks its answers against lakesoul's.
 func ccfPointDuckDB(ctx context.Context, o Options, name string, files []string, w ccfWorkload, lookups int, answers map[string]string) error {
-	db, err := sql.Open("duckdb", "")
+	duck, err := openDuckPeer(ctx, o.Dir, "point")
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(1) // the profiling settings are per connection
-	profile := filepath.Join(o.Dir, "duckdb-point-profile.json")
-	for _, q := range []string{"SET parquet_metadata_cache = true", "SET enable_profiling = 'json'",
-		"SET profiling_output = '" + strings.ReplaceAll(profile, "'", "''") + "'"} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	var values []string
-	for i, f := range files {
-		values = append(values, fmt.Sprintf("('%s', %d)", strings.ReplaceAll(f, "'", "''"), i))
-	}
-	query := fmt.Sprintf(`WITH seq(filename, n) AS (VALUES %s)
-		SELECT %s FROM read_parquet(['%s'], filename = true) p JOIN seq USING (filename) WHERE p.uuid = $1
-		QUALIFY row_number() OVER (PARTITION BY uuid ORDER BY seq.n DESC) = 1`,
-		strings.Join(values, ", "), "p."+strings.Join(ccfColumns, ", p."), strings.Join(quoteEach(files), "', '"))
-	stmt, err := db.PrepareContext(ctx, query)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+	defer duck.Close()
+	query := duckDedupSQL(files, "p.uuid = $1")
 	lookup := func(key string) (string, time.Duration, error) {
-		rows, err := stmt.QueryContext(ctx, key)
-		if err != nil {
-			return "", 0, err
-		}
-		row, err := oneRow(rows)
-		rows.Close()
-		if err != nil {
-			return "", 0, err
-		}
-		lat, err := profileLatency(profile)
+		var row string
+		lat, err := duck.query(ctx, func(rows *sql.Rows) error {
+			var err error
+			row, err = oneRow(rows)
+			return err
+		}, query, key)
 		return row, lat, err
 	}
 	for _, present := range []bool{true, false} {

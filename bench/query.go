@@ -186,20 +186,7 @@ func sqlAnswer(ctx context.Context, db *sql.DB, q string) (string, error) {
 		return "", err
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var b strings.Builder
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", err
-		}
-		writeAnswerRow(&b, vals)
-	}
-	return b.String(), rows.Err()
+	return sqlRowsAnswer(rows, writeAnswerRow)
 }
 
 func writeAnswerRow(b *strings.Builder, vals []any) {

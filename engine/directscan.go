@@ -348,7 +348,7 @@ func (p *directPortal) start(ctx context.Context) error {
 	}
 	scans := p.q.s.e.scans
 	scan := &reader.Scan{Store: scans.store, Table: e.table, Partitions: e.parts, Mem: scans.mem, Needed: needed, Unordered: true,
-		Keys: e.keys(), Meta: scans.meta, Stats: e.stats}
+		Keys: e.keys(), Rows: e.rows(), Meta: scans.meta, Stats: e.stats, Spill: scans.spill}
 	units, err := scan.Units()
 	if err != nil {
 		return err
@@ -446,7 +446,7 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 			p.cancel() // nothing more is wanted: stop the workers
 			return fmt.Sprintf("SELECT %d", p.count), true, nil
 		}
-		if p.cur.RecordBatch == nil || p.row >= p.cur.Len() {
+		for p.cur.RecordBatch == nil || p.row >= p.cur.Len() {
 			if p.cur.RecordBatch != nil {
 				p.cur.Release()
 				p.cur = reader.Selected{}

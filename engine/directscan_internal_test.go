@@ -6,7 +6,8 @@ import (
 )
 
 // Plain projections of primary-key tables take the direct route, and so do
-// keyed lookups whose WHERE the reader's key filter evaluates exactly;
+// reads whose WHERE the reader evaluates exactly (key filter, row filter,
+// partition values);
 // anything that needs DuckDB's evaluation, or a table without a key, does
 // not.
 // TestDirectScanMatchesDuckDB (tests/) proves the two routes send the same
@@ -16,35 +17,40 @@ func TestDirectScanIsUsed(t *testing.T) {
 	s, exec := newInternalSession(t)
 	exec("CREATE TABLE k (id int PRIMARY KEY, v text, d text) PARTITION BY LIST (d); CREATE TABLE a (x int)")
 	for q, want := range map[string]bool{
-		"SELECT * FROM k":                                true,
-		"SELECT v, id FROM k":                            true,
-		"SELECT k.v AS value FROM k":                     true,
-		"SELECT z.* FROM k z LIMIT 5 OFFSET 2":           true,
-		"SELECT id FROM public.k LIMIT ALL":              true,
-		"SELECT * FROM k WHERE id = 1":                   true,
-		"SELECT * FROM k WHERE d = 'x'":                  true,
-		"SELECT v FROM k WHERE id IN (1, 2) AND d = 'x'": true,
-		"SELECT * FROM k WHERE id BETWEEN 3 AND 9":       true,
-		"SELECT * FROM k WHERE 5 < id":                   true,
-		"SELECT * FROM k WHERE id = $1":                  true,
-		"SELECT * FROM k WHERE id = '7'":                 true,
-		"SELECT * FROM k WHERE v = 'x'":                  false,
-		"SELECT * FROM k WHERE id = 1 OR id = 2":         false,
-		"SELECT * FROM k WHERE id = 1.5":                 false,
-		"SELECT * FROM k WHERE id = 1 AND v = 'x'":       false,
-		"SELECT * FROM k WHERE d > 'x'":                  false,
-		"SELECT * FROM k WHERE id::text = '1'":           false,
-		"SELECT * FROM k WHERE id = $1::text":            false,
-		"SELECT * FROM k ORDER BY id":                    false,
-		"SELECT DISTINCT v FROM k":                       false,
-		"SELECT id + 1 FROM k":                           false,
-		"SELECT count(*) FROM k":                         false,
-		"SELECT * FROM k, k AS k2":                       false,
-		"SELECT * FROM a":                                false,
-		"SELECT * FROM k LIMIT 1 + 1":                    false,
-		"WITH c AS (SELECT * FROM k) SELECT * FROM c":    false,
-		"SELECT * FROM lakesoul.snapshot('k', now())":    false,
-		"SELECT * FROM k UNION ALL SELECT * FROM k":      false,
+		"SELECT * FROM k":                                     true,
+		"SELECT v, id FROM k":                                 true,
+		"SELECT k.v AS value FROM k":                          true,
+		"SELECT z.* FROM k z LIMIT 5 OFFSET 2":                true,
+		"SELECT id FROM public.k LIMIT ALL":                   true,
+		"SELECT * FROM k WHERE id = 1":                        true,
+		"SELECT * FROM k WHERE d = 'x'":                       true,
+		"SELECT v FROM k WHERE id IN (1, 2) AND d = 'x'":      true,
+		"SELECT * FROM k WHERE id BETWEEN 3 AND 9":            true,
+		"SELECT * FROM k WHERE 5 < id":                        true,
+		"SELECT * FROM k WHERE id = $1":                       true,
+		"SELECT * FROM k WHERE id = '7'":                      true,
+		"SELECT * FROM k WHERE v = 'x'":                       true,
+		"SELECT * FROM k WHERE v <> 'x' AND id NOT IN (1, 2)": true,
+		"SELECT * FROM k WHERE d >= 'a' AND d < 'b'":          true,
+		"SELECT * FROM k WHERE v = 5":                         false,
+		"SELECT * FROM k WHERE v LIKE 'x%'":                   false,
+		"SELECT * FROM k WHERE v = 'x' OR id = 1":             false,
+		"SELECT * FROM k WHERE id = 1 OR id = 2":              false,
+		"SELECT * FROM k WHERE id = 1.5":                      false,
+		"SELECT * FROM k WHERE id = 1 AND v = 'x'":            true,
+		"SELECT * FROM k WHERE d > 'x'":                       true,
+		"SELECT * FROM k WHERE id::text = '1'":                false,
+		"SELECT * FROM k WHERE id = $1::text":                 false,
+		"SELECT * FROM k ORDER BY id":                         false,
+		"SELECT DISTINCT v FROM k":                            false,
+		"SELECT id + 1 FROM k":                                false,
+		"SELECT count(*) FROM k":                              false,
+		"SELECT * FROM k, k AS k2":                            false,
+		"SELECT * FROM a":                                     false,
+		"SELECT * FROM k LIMIT 1 + 1":                         false,
+		"WITH c AS (SELECT * FROM k) SELECT * FROM c":         false,
+		"SELECT * FROM lakesoul.snapshot('k', now())":         false,
+		"SELECT * FROM k UNION ALL SELECT * FROM k":           false,
 	} {
 		stmts, err := s.Parse(ctx, q, nil)
 		if err != nil {

@@ -77,6 +77,11 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, warehouseDir
 			return nil, fmt.Errorf("duckdb setup %q: %w", s, err)
 		}
 	}
+	bulk, err := newBulkBridge(ctx, db)
+	if err != nil {
+		cfg.Logger.Warn("lakesoul_scan: rows go to DuckDB value by value", "err", err)
+	}
+	reg.bulk = bulk
 	return db, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -41,7 +42,7 @@ type Config struct {
 	// (0 = DuckDB's default, 80% of RAM).
 	MemoryLimit int64
 	// TempDir is where DuckDB spills (empty = DuckDB's default, .tmp in the
-	// working directory); TempLimit bounds what it may put there in bytes
+	// working directory), and merges of many files (empty: os.TempDir()); TempLimit bounds what it may put there in bytes
 	// (0 = DuckDB's default, 90% of the free space).
 	TempDir   string
 	TempLimit int64
@@ -85,6 +86,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
 		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns)}
 	e.scans = newScanRegistry(cfg.Store)
+	// Merges of units with more files than one merge reads at once spill
+	// where DuckDB does (reader.Scan.Spill).
+	e.scans.spill = cfg.TempDir
+	if e.scans.spill == "" {
+		e.scans.spill = os.TempDir()
+	}
 	e.snaps = newSnapshotCache()
 	e.vectors = newVectorIndexes(cfg.Catalog, e)
 	e.ivfs = newIVFCache(1 << 30)
@@ -113,6 +120,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 // Close releases DuckDB.
 func (e *Engine) Close() error {
 	e.vectors.close()
+	e.scans.bulk.close()
 	return e.duck.Close()
 }
 

@@ -243,6 +243,9 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 		if k := e.keys(); k != nil {
 			out = append(out, "  Key Filter: "+k.String())
 		}
+		if r := e.rows(); r != nil {
+			out = append(out, "  Row Filter: "+r.String())
+		}
 		if analyze && e.stats != nil {
 			out = append(out, statsLines(e.stats.Counts())...)
 		}
@@ -259,6 +262,7 @@ func statsLines(c reader.ScanCounts) []string {
 			c.RowGroupsRead, c.RowGroups, c.RowGroupsSkippedStats, c.RowGroupsSkippedBloom, c.RowGroupsSkippedPages),
 		fmt.Sprintf("  Key Pages Read: %d of %d", c.Pages-c.PagesSkipped, c.Pages),
 		fmt.Sprintf("  Rows: %d read from files, %d merged, %d passed the key filter", c.RowsRead, c.RowsMerged, c.RowsOut),
+		fmt.Sprintf("  Merge Fan-in: at most %d files at once (%d merges spilled ahead)", c.MergeFiles, c.MergesSpilled),
 	}
 }
 

@@ -20,9 +20,11 @@ import (
 // batches are alive, the one the writer writes and the one the producer
 // fills (the hand-over waits for the writer), plus the writer's working set
 // of a few column chunks. A batch ends at ingestBatchRows rows or at about
-// ingestBatchBytes of Arrow data, whichever comes first, so one batch
-// becomes one file per (partition, bucket), and an ingest larger than a
-// batch makes several (merge-on-read resolves keys across them).
+// ingestBatchBytes of Arrow data, whichever comes first, and becomes one
+// sorted run — a file — per (partition, bucket). Before the commit, the
+// runs of an ingest larger than a batch are merged into one file per
+// (partition, bucket) (writer.MergeRuns), so readers merge one file per
+// ingest, however large it was.
 //
 // Inside a transaction block a write that fits in one small batch is not
 // written at all: the session buffers its rows (txn.go, bufferRows) and
@@ -93,6 +95,9 @@ func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 			} else {
 				k.parts = mergePartitionCommits(k.parts, parts)
 			}
+			// Batches after the first are runs that commit merges anyway:
+			// written in the cheaper run format (writer.Writer.Runs).
+			k.w.Runs = k.t.HasPK()
 		}
 		rec.Release()
 	}
@@ -196,6 +201,16 @@ func (k *tableSink) commit(ctx context.Context) error {
 	if err := k.finish(); err != nil {
 		k.abort(ctx)
 		return err
+	}
+	if k.sent > 1 {
+		// Each batch left a sorted run per bucket: merge them into one
+		// (the spill-sort writer, writer.MergeRuns).
+		merged, err := k.w.MergeRuns(ctx, k.parts)
+		if err != nil {
+			k.abort(ctx)
+			return err
+		}
+		k.parts = merged
 	}
 	if len(omitted) > 0 {
 		if err := k.s.checkNotNull(ctx, k.t, k.parts, omitted); err != nil {

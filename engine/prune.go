@@ -22,23 +22,27 @@ import (
 
 // Pruning. A lake table that is a plain FROM item of a SELECT gets the
 // AND-conjuncts of that SELECT's WHERE that compare one of its columns with
-// a constant or a bind parameter ($n): `=`, `IN (…)`, `<`, `<=`, `>`, `>=`,
-// `BETWEEN`. They are resolved when the statement executes, with its
+// a constant or a bind parameter ($n): `=`, `<>`, `IN (…)`, `<`, `<=`, `>`,
+// `>=`, `BETWEEN`. They are resolved when the statement executes, with its
 // parameters:
 //
-//   - equalities on range-partition columns keep only the matching
-//     partitions (and list only those, prunefetch.go);
+//   - terms on range-partition columns keep only the matching partitions
+//     (equalities and IN lists also list only those, prunefetch.go);
 //   - equalities pinning every primary-key column keep only the buckets
 //     those keys hash to;
-//   - every term on a primary-key column becomes the reader's key filter,
-//     which skips files, row groups and pages inside the merge
-//     (reader/prune.go).
+//   - every term on a primary-key column (but <>) becomes the reader's key
+//     filter, which skips files, row groups and pages inside the merge
+//     (reader/prune.go);
+//   - the other terms (other columns, <> on the key) become the reader's
+//     row filter, applied to the merged rows before they leave the reader
+//     (and deciding which rows' other columns are decoded at all).
 //
 // DuckDB still applies the whole WHERE, so pruning only ever removes rows
-// that cannot match; a query whose WHERE is nothing but such terms may skip
-// DuckDB (directscan.go), the reader's key filter then being exact. A
-// constant that cannot be of its key column's type fails as PostgreSQL
-// fails it (22P02, 22003), when the statement is planned.
+// that cannot match; a query whose WHERE is nothing but such terms, each
+// comparing as the column's values do, may skip DuckDB (directscan.go),
+// the reader then being exact. A constant that cannot be of its column's
+// type fails as PostgreSQL fails it (22P02, 22003), when the statement is
+// planned.
 
 // pruneOp is a term's comparison.
 type pruneOp uint8
@@ -49,6 +53,7 @@ const (
 	opLe
 	opGt
 	opGe
+	opNe
 )
 
 // termArgKind says what a term's argument is.
@@ -162,7 +167,7 @@ func termOf(cond *pg_query.Node, alias string, bareOK bool) ([]pruneTerm, bool) 
 	op := e.Name[0].GetString_().Sval
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
-		ops := map[string][2]pruneOp{"=": {opEq, opEq}, "<": {opLt, opGt}, "<=": {opLe, opGe}, ">": {opGt, opLt}, ">=": {opGe, opLe}}
+		ops := map[string][2]pruneOp{"=": {opEq, opEq}, "<>": {opNe, opNe}, "<": {opLt, opGt}, "<=": {opLe, opGe}, ">": {opGt, opLt}, ">=": {opGe, opLe}}
 		o, ok := ops[op]
 		if !ok {
 			return nil, false
@@ -183,18 +188,26 @@ func termOf(cond *pg_query.Node, alias string, bareOK bool) ([]pruneTerm, bool) 
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		c := col(e.Lexpr)
 		list := e.Rexpr.GetList()
-		if c == "" || list == nil || op != "=" {
+		if c == "" || list == nil || (op != "=" && op != "<>") {
 			return nil, false
 		}
-		t := pruneTerm{col: c, op: opEq}
+		var args []pruneArg
 		for _, it := range list.Items {
 			a, ok := argOf(it)
 			if !ok {
 				return nil, false
 			}
-			t.args = append(t.args, a)
+			args = append(args, a)
 		}
-		return []pruneTerm{t}, true
+		if op == "=" {
+			return []pruneTerm{{col: c, op: opEq, args: args}}, true
+		}
+		// NOT IN (a, b) is <> a AND <> b (a NULL among them: no row).
+		var terms []pruneTerm
+		for _, a := range args {
+			terms = append(terms, pruneTerm{col: c, op: opNe, args: []pruneArg{a}})
+		}
+		return terms, true
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN:
 		c := col(e.Lexpr)
 		list := e.Rexpr.GetList()
@@ -251,12 +264,16 @@ func argOf(n *pg_query.Node) (pruneArg, bool) {
 // pruneSpec is a pruneInput resolved against a table and an execution's
 // parameters.
 type pruneSpec struct {
-	// ranges holds the allowed values of constrained range columns.
+	// ranges holds the allowed values of range columns an equality or IN
+	// pins; bounds the constraints of the others (intervals, <>).
 	ranges map[string]allowedValues
+	bounds map[string]*colConstraint
 	// buckets holds the buckets the pinned keys hash to (nil = all).
 	buckets map[int]bool
-	// keys filters the primary key inside the merge (nil = no filter).
+	// keys filters the primary key inside the merge (nil = no filter);
+	// rows filters the merged rows (nil = no filter).
 	keys *reader.KeyFilter
+	rows *reader.RowFilter
 }
 
 type allowedValues struct {
@@ -470,7 +487,11 @@ type colConstraint struct {
 	// points are the values an equality allows (nil: none given).
 	points []any
 	pinned bool
-	lo, hi reader.KeyCond // only the Lower/Upper halves are used
+	lo, hi reader.Cond // only the Lower/Upper halves are used
+	// excl are the values a <> term rules out; none says a <> NULL ruled
+	// out every row.
+	excl []any
+	none bool
 }
 
 // compareNorm orders two normalised values of one family.
@@ -499,10 +520,14 @@ func (c *colConstraint) addPoints(vals []any) {
 	})
 }
 
-// addBound tightens the interval by `col op v`.
+// addBound tightens the interval by `col op v`, or excludes v (opNe).
 func (c *colConstraint) addBound(op pruneOp, v any) {
 	if v == nil { // a comparison with NULL holds for no row
 		c.addPoints(nil)
+		return
+	}
+	if op == opNe {
+		c.excl = append(c.excl, v)
 		return
 	}
 	if op == opGt || op == opGe {
@@ -516,6 +541,32 @@ func (c *colConstraint) addBound(op pruneOp, v any) {
 	if c.hi.Upper == nil || compareNorm(v, c.hi.Upper) < 0 || (compareNorm(v, c.hi.Upper) == 0 && !incl) {
 		c.hi.Upper, c.hi.UpperInclusive = v, incl
 	}
+}
+
+// allows reports whether v satisfies every term: in the points (when
+// pinned), in the interval, not excluded.
+func (c *colConstraint) allows(v any) bool {
+	if c.pinned && !slices.ContainsFunc(c.points, func(p any) bool { return compareNorm(p, v) == 0 }) {
+		return false
+	}
+	return c.inBounds(v) && !slices.ContainsFunc(c.excl, func(x any) bool { return compareNorm(x, v) == 0 })
+}
+
+// cond is c as a reader condition on column col.
+func (c *colConstraint) cond(col string) reader.Cond {
+	rc := reader.Cond{Column: col, In: c.pinned, Exclude: c.excl}
+	if c.pinned {
+		rc.Values = []any{}
+		for _, v := range c.points {
+			if c.allows(v) {
+				rc.Values = append(rc.Values, v)
+			}
+		}
+		return rc
+	}
+	rc.Lower, rc.LowerInclusive = c.lo.Lower, c.lo.LowerInclusive
+	rc.Upper, rc.UpperInclusive = c.hi.Upper, c.hi.UpperInclusive
+	return rc
 }
 
 // inBounds reports whether v lies in the interval.
@@ -542,8 +593,9 @@ func checkPrune(in *pruneInput, t *catalog.Table) error {
 
 // exactFor reports whether the reader can evaluate the whole WHERE of in
 // exactly for t, with parameters of the given types: every term is on a
-// primary-key column or an equality on a range column, and every argument
-// compares as the column's values do.
+// column of a family the reader compares (the key and row filters, the
+// partition values) and every argument compares as the column's values
+// do.
 func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
 	if in == nil || !in.exact {
 		return false
@@ -555,12 +607,7 @@ func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
 		}
 		dt := t.Schema.Field(idx[0]).Type
 		fam := familyOf(dt)
-		switch {
-		case fam == 0:
-			return false
-		case slices.Contains(t.PKCols, term.col):
-		case slices.Contains(t.RangeCols, term.col) && term.op == opEq:
-		default:
+		if fam == 0 {
 			return false
 		}
 		for _, a := range term.args {
@@ -584,13 +631,19 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 	if in == nil {
 		return nil, nil
 	}
-	cons := map[string]*colConstraint{}
+	// Terms on key and partition columns, and the row filter's: <> on a
+	// key column goes to the row filter (it prunes nothing).
+	cons, rowCons := map[string]*colConstraint{}, map[string]*colConstraint{}
+	var rowOrder []string
 	for _, term := range in.terms {
 		idx := t.Schema.FieldIndices(term.col)
-		if len(idx) == 0 || !(slices.Contains(t.PKCols, term.col) || slices.Contains(t.RangeCols, term.col)) {
+		if len(idx) == 0 {
 			continue
 		}
 		dt := t.Schema.Field(idx[0]).Type
+		if familyOf(dt) == 0 {
+			continue
+		}
 		var vals []any
 		usable := true
 		for _, a := range term.args {
@@ -607,10 +660,17 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 		if !usable {
 			continue
 		}
-		c := cons[term.col]
+		into, isRow := cons, false
+		if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || term.op == opNe) {
+			into, isRow = rowCons, true
+		}
+		c := into[term.col]
 		if c == nil {
 			c = &colConstraint{dt: dt}
-			cons[term.col] = c
+			into[term.col] = c
+			if isRow {
+				rowOrder = append(rowOrder, term.col)
+			}
 		}
 		if term.op == opEq {
 			c.addPoints(vals)
@@ -618,15 +678,19 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 			c.addBound(term.op, vals[0])
 		}
 	}
-	sp := &pruneSpec{ranges: map[string]allowedValues{}}
+	sp := &pruneSpec{ranges: map[string]allowedValues{}, bounds: map[string]*colConstraint{}}
 	for _, col := range t.RangeCols {
 		c := cons[col]
-		if c == nil || !c.pinned {
+		if c == nil {
+			continue
+		}
+		if !c.pinned {
+			sp.bounds[col] = c
 			continue
 		}
 		av := allowedValues{dt: c.dt, vals: []any{}}
 		for _, v := range c.points {
-			if c.inBounds(v) {
+			if c.allows(v) {
 				if tv, ok := typedValue(c.dt, v); ok {
 					av.vals = append(av.vals, tv)
 				}
@@ -644,15 +708,10 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 				allPinned = false
 				continue
 			}
-			kc := reader.KeyCond{Column: col, In: c.pinned}
+			kc := c.cond(col)
 			if c.pinned {
-				kc.Values = []any{}
 				var typed []any
-				for _, v := range c.points {
-					if !c.inBounds(v) {
-						continue
-					}
-					kc.Values = append(kc.Values, v)
+				for _, v := range kc.Values {
 					if tv, ok := typedValue(c.dt, v); ok {
 						typed = append(typed, tv)
 					}
@@ -660,8 +719,6 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 				keyCols, keyTypes = append(keyCols, typed), append(keyTypes, c.dt)
 			} else {
 				allPinned = false
-				kc.Lower, kc.LowerInclusive = c.lo.Lower, c.lo.LowerInclusive
-				kc.Upper, kc.UpperInclusive = c.hi.Upper, c.hi.UpperInclusive
 			}
 			if sp.keys == nil {
 				sp.keys = &reader.KeyFilter{}
@@ -672,7 +729,13 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 			sp.buckets = keyBuckets(keyCols, keyTypes, t.HashBucketNum)
 		}
 	}
-	if len(sp.ranges) == 0 && sp.buckets == nil && sp.keys == nil {
+	for _, col := range rowOrder {
+		if sp.rows == nil {
+			sp.rows = &reader.RowFilter{}
+		}
+		sp.rows.Conds = append(sp.rows.Conds, rowCons[col].cond(col))
+	}
+	if len(sp.ranges) == 0 && len(sp.bounds) == 0 && sp.buckets == nil && sp.keys == nil && sp.rows == nil {
 		return nil, nil
 	}
 	return sp, nil
@@ -800,7 +863,7 @@ func (sp *pruneSpec) apply(parts []catalog.PartitionFiles) ([]catalog.PartitionF
 	}
 	var out []catalog.PartitionFiles
 	for _, p := range parts {
-		if len(sp.ranges) > 0 && !sp.matchDesc(p.Desc) {
+		if (len(sp.ranges) > 0 || len(sp.bounds) > 0) && !sp.matchDesc(p.Desc) {
 			continue
 		}
 		if sp.buckets != nil {
@@ -825,17 +888,50 @@ func (sp *pruneSpec) matchDesc(desc string) bool {
 		return true
 	}
 	for _, kv := range kvs {
-		allowed, ok := sp.ranges[kv.Key]
-		if !ok {
-			continue
+		if allowed, ok := sp.ranges[kv.Key]; ok {
+			v, err := layout.ParseValue(kv.Value, allowed.dt)
+			if err != nil {
+				return true
+			}
+			if v == nil || !slices.Contains(allowed.vals, v) {
+				return false
+			}
 		}
-		v, err := layout.ParseValue(kv.Value, allowed.dt)
-		if err != nil {
-			return true
-		}
-		if v == nil || !slices.Contains(allowed.vals, v) {
-			return false
+		if c, ok := sp.bounds[kv.Key]; ok {
+			v, err := layout.ParseValue(kv.Value, c.dt)
+			if err != nil {
+				return true
+			}
+			if v == nil {
+				return false // NULL satisfies no comparison
+			}
+			if n, ok := normValue(v); ok && !c.allows(n) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// normValue is a partition value (as layout.ParseValue gives it) in the
+// normalised form of the key filter: int64 or string; false for other
+// types.
+func normValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case arrow.Date32:
+		return int64(x), true
+	case arrow.Timestamp:
+		return int64(x), true
+	}
+	return nil, false
 }

@@ -71,6 +71,14 @@ func (e *scanEntry) keys() *reader.KeyFilter {
 	return e.spec.keys
 }
 
+// rows is the row filter of the entry's current execution.
+func (e *scanEntry) rows() *reader.RowFilter {
+	if e.spec == nil {
+		return nil
+	}
+	return e.spec.rows
+}
+
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
 type scanRegistry struct {
 	store objstore.Store
@@ -80,8 +88,13 @@ type scanRegistry struct {
 	// meta caches data files' footers, key statistics, page indexes and
 	// bloom filters across all scans.
 	meta *reader.MetaCache
-	mu   sync.Mutex
-	m    map[string]*scanEntry
+	// bulk converts scanned batches into DuckDB vectors (scanbulk.go);
+	// nil when this DuckDB build does not allow it.
+	bulk *bulkBridge
+	// spill is the directory of scans' spilled merges (reader.Scan.Spill).
+	spill string
+	mu    sync.Mutex
+	m     map[string]*scanEntry
 }
 
 func newScanRegistry(store objstore.Store) *scanRegistry {
@@ -260,6 +273,7 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 // fill chunks from it; nextUnit is the only shared state.
 type scanSource struct {
 	ctx      context.Context
+	reg      *scanRegistry
 	scan     *reader.Scan
 	units    []reader.Unit
 	infos    []duckdb.ColumnInfo
@@ -272,6 +286,9 @@ type scanSource struct {
 	// open tracks iterators still open, so a scan DuckDB abandons early
 	// (LIMIT) has its files closed when the source is collected.
 	open *openIterators
+	// bulk hands projected columns to DuckDB as Arrow (scanbulk.go); nil:
+	// every value is set one by one.
+	bulk *bulkScan
 }
 
 type openIterators struct {
@@ -314,8 +331,9 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 	}
 	s := &scanSource{
 		ctx: ctx,
+		reg: reg,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
-			Keys: e.keys(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed},
+			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
@@ -373,6 +391,11 @@ func (s *scanSource) nextBatch(th *scanThread) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if b.NumRows() == 0 {
+			// A chunk of no rows would end DuckDB's scan of this thread.
+			b.Release()
+			continue
+		}
 		th.batch, th.row = b, 0
 		return true, nil
 	}
@@ -387,21 +410,20 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 			s.projected[c] = err == nil
 		}
 		s.scan.Needed = s.projected
+		s.bulk = s.reg.bulk.newScan(s.scan.Table, s.projected)
 	})
+	if b := s.bulk; b != nil && b.enabled() {
+		return s.fillBulk(th, b, &chunk)
+	}
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
 	for n < capacity {
 		if th.batch == nil || th.row >= int(th.batch.NumRows()) {
-			ok, err := s.nextBatch(th)
+			ok, err := s.advance(th)
 			if err != nil {
-				s.closeThread(th)
-				if s.ctx.Err() != nil {
-					return sqlerr.ErrCanceled
-				}
-				return scanFailures.wrap(err)
+				return err
 			}
 			if !ok {
-				s.closeThread(th)
 				break
 			}
 		}
@@ -421,6 +443,23 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 		n += take
 	}
 	return chunk.SetSize(n)
+}
+
+// advance moves th to its next batch, as nextBatch, closing th at the end
+// or on an error, which it returns as DuckDB should see it.
+func (s *scanSource) advance(th *scanThread) (bool, error) {
+	ok, err := s.nextBatch(th)
+	if err != nil {
+		s.closeThread(th)
+		if s.ctx.Err() != nil {
+			return false, sqlerr.ErrCanceled
+		}
+		return false, scanFailures.wrap(err)
+	}
+	if !ok {
+		s.closeThread(th)
+	}
+	return ok, nil
 }
 
 func (s *scanSource) closeThread(th *scanThread) {

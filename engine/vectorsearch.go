@@ -278,7 +278,7 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 		top.Offer(key, m.Distance(qn, v))
 	}
 	need := vector.NeededColumns(t, ix.Column)
-	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true, Needed: need}
+	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true, Needed: need, Spill: s.e.scans.spill}
 	units, err := scan.Units()
 	if err != nil {
 		return nil, st, err
@@ -309,7 +309,7 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 			continue
 		}
 		st.newerFiles += len(newer)
-		sub := &reader.Scan{Store: s.e.store, Table: t, Unordered: true, Needed: need,
+		sub := &reader.Scan{Store: s.e.store, Table: t, Unordered: true, Needed: need, Spill: s.e.scans.spill,
 			Partitions: []catalog.PartitionFiles{{Desc: u.Desc, Files: newer}}}
 		subUnits, err := sub.Units()
 		if err != nil {

@@ -23,27 +23,43 @@ import (
 // in the result: a filtered scan returns exactly the rows of the full merge
 // whose key matches.
 type KeyFilter struct {
-	Conds []KeyCond
+	Conds []Cond
 }
 
-// KeyCond constrains one primary-key column. With In set the column equals
-// one of Values (an empty list matches nothing); otherwise it lies between
-// Lower and Upper (nil: unbounded), a bound included when its Inclusive
-// flag is set. Values and bounds are int64 for integer, date (days) and
-// timestamp (the column's unit) columns and string for text columns.
-type KeyCond struct {
+// Cond constrains one column. With In set the column equals one of Values
+// (an empty list matches nothing); otherwise it lies between Lower and
+// Upper (nil: unbounded), a bound included when its Inclusive flag is set.
+// It never equals one of Exclude. Values and bounds are int64 for integer,
+// date (days) and timestamp (the column's unit) columns and string for
+// text columns. A NULL satisfies no condition.
+type Cond struct {
 	Column                         string
 	In                             bool
 	Values                         []any
 	Lower, Upper                   any
 	LowerInclusive, UpperInclusive bool
+	Exclude                        []any
 }
+
+// RowFilter restricts a scan to the merged rows whose columns — any
+// columns, primary key or not — satisfy every one of its conditions. It is
+// applied after the merge, so it never changes which version of a key
+// wins: a key whose newest version does not match is left out even when an
+// older one did.
+type RowFilter struct {
+	Conds []Cond
+}
+
+// String renders the filter for EXPLAIN, as KeyFilter.String does.
+func (f *RowFilter) String() string { return condsString(f.Conds) }
 
 // String renders the filter for EXPLAIN: "id = 5", "k IN ('a', 'b')",
 // "id >= 3 AND id < 9".
-func (f *KeyFilter) String() string {
+func (f *KeyFilter) String() string { return condsString(f.Conds) }
+
+func condsString(conds []Cond) string {
 	var parts []string
-	for _, c := range f.Conds {
+	for _, c := range conds {
 		name := quoteName(c.Column)
 		switch {
 		case c.In && len(c.Values) == 1:
@@ -69,6 +85,9 @@ func (f *KeyFilter) String() string {
 				}
 				parts = append(parts, name+op+keyLiteral(c.Upper))
 			}
+		}
+		for _, v := range c.Exclude {
+			parts = append(parts, name+" <> "+keyLiteral(v))
 		}
 	}
 	return strings.Join(parts, " AND ")
@@ -136,7 +155,7 @@ type keyBound struct {
 	v         keyValue
 }
 
-// keyPred is a compiled KeyCond.
+// keyPred is a compiled Cond.
 type keyPred struct {
 	col   int // table column
 	name  string
@@ -147,6 +166,8 @@ type keyPred struct {
 	points   []keyValue
 	isPoints bool
 	lo, hi   keyBound
+	// excl are values the column must not equal (sorted, distinct).
+	excl []keyValue
 }
 
 // keyMatcher is a compiled KeyFilter: every predicate must hold.
@@ -160,16 +181,37 @@ func compileKeyFilter(t *catalog.Table, f *KeyFilter) (*keyMatcher, error) {
 	if f == nil {
 		return nil, nil
 	}
-	m := &keyMatcher{}
 	for _, c := range f.Conds {
-		idx := t.Schema.FieldIndices(c.Column)
-		if len(idx) == 0 || !slices.Contains(t.PKCols, c.Column) {
+		if !slices.Contains(t.PKCols, c.Column) {
 			return nil, fmt.Errorf("key filter: %q is not a primary-key column of %s", c.Column, t.QualifiedName())
+		}
+		if len(c.Exclude) > 0 {
+			return nil, fmt.Errorf("key filter: exclusions on %q prune nothing", c.Column)
+		}
+	}
+	return compileConds(t, f.Conds, "key filter")
+}
+
+// compileRowFilter compiles f against t; nil for a nil filter.
+func compileRowFilter(t *catalog.Table, f *RowFilter) (*keyMatcher, error) {
+	if f == nil {
+		return nil, nil
+	}
+	return compileConds(t, f.Conds, "row filter")
+}
+
+// compileConds compiles conditions on columns of t.
+func compileConds(t *catalog.Table, conds []Cond, what string) (*keyMatcher, error) {
+	m := &keyMatcher{}
+	for _, c := range conds {
+		idx := t.Schema.FieldIndices(c.Column)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("%s: %q is not a column of %s", what, c.Column, t.QualifiedName())
 		}
 		dt := t.Schema.Field(idx[0]).Type
 		p := keyPred{col: idx[0], name: c.Column, kind: keyKindOf(dt), bloom: arrowutil.BloomKindOf(dt), isPoints: c.In}
 		if p.kind == 0 {
-			return nil, fmt.Errorf("key filter: column %q of type %s cannot be filtered", c.Column, dt)
+			return nil, fmt.Errorf("%s: column %q of type %s cannot be filtered", what, c.Column, dt)
 		}
 		conv := func(v any) (keyValue, error) {
 			switch x := v.(type) {
@@ -182,8 +224,17 @@ func compileKeyFilter(t *catalog.Table, f *KeyFilter) (*keyMatcher, error) {
 					return keyValue{s: x}, nil
 				}
 			}
-			return keyValue{}, fmt.Errorf("key filter: value %v (%T) for column %q of type %s", v, v, c.Column, dt)
+			return keyValue{}, fmt.Errorf("%s: value %v (%T) for column %q of type %s", what, v, v, c.Column, dt)
 		}
+		for _, v := range c.Exclude {
+			kv, err := conv(v)
+			if err != nil {
+				return nil, err
+			}
+			p.excl = append(p.excl, kv)
+		}
+		slices.SortFunc(p.excl, p.kind.compare)
+		p.excl = slices.CompactFunc(p.excl, func(a, b keyValue) bool { return p.kind.compare(a, b) == 0 })
 		if c.In {
 			for _, v := range c.Values {
 				kv, err := conv(v)
@@ -235,6 +286,11 @@ func (m *keyMatcher) empty() bool {
 
 // match reports whether v satisfies p.
 func (p *keyPred) match(v keyValue) bool {
+	if len(p.excl) > 0 {
+		if _, found := slices.BinarySearchFunc(p.excl, v, p.kind.compare); found {
+			return false
+		}
+	}
 	if p.isPoints {
 		if len(p.points) == 1 {
 			return p.kind.compare(v, p.points[0]) == 0
@@ -320,11 +376,12 @@ func valueAt(arr arrow.Array, i int) keyValue {
 }
 
 // matchRow reports whether row i of b, a batch in the table schema,
-// satisfies every predicate.
+// satisfies every predicate (a NULL satisfies none).
 func (m *keyMatcher) matchRow(b arrow.RecordBatch, i int) bool {
 	for k := range m.preds {
 		p := &m.preds[k]
-		if !p.match(valueAt(b.Column(p.col), i)) {
+		col := b.Column(p.col)
+		if col.IsNull(i) || !p.match(valueAt(col, i)) {
 			return false
 		}
 	}
@@ -353,11 +410,22 @@ func (s *Scan) probeFor(colMap []int) *rangeProbe {
 }
 
 // filterIterator passes on the rows of a unit's merge whose key matches the
-// scan's key filter (every row when m is nil: then it only counts them).
+// scan's key filter and whose columns match its row filter (every row when
+// both are nil: then it only counts them).
 type filterIterator struct {
 	it   Iterator
 	scan *Scan
-	m    *keyMatcher
+	m    []*keyMatcher
+}
+
+// match reports whether row i of b satisfies every matcher.
+func (f *filterIterator) match(b arrow.RecordBatch, i int) bool {
+	for _, m := range f.m {
+		if !m.matchRow(b, i) {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
@@ -369,13 +437,13 @@ func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
 		}
 		n := b.Len()
 		st.RowsMerged.Add(int64(n))
-		if f.m == nil {
+		if len(f.m) == 0 {
 			st.RowsOut.Add(int64(n))
 			return b, nil
 		}
 		var sel []int
 		for i := range n {
-			if r := b.Row(i); f.m.matchRow(b.RecordBatch, r) {
+			if r := b.Row(i); f.match(b.RecordBatch, r) {
 				sel = append(sel, r)
 			}
 		}

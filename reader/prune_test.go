@@ -291,7 +291,7 @@ func (m *pruneModel) randomFilter() *reader.KeyFilter {
 			limit = 9
 		}
 		val := func() any { return m.keyValue(ki, m.rng.IntN(limit)) }
-		cond := reader.KeyCond{Column: c}
+		cond := reader.Cond{Column: c}
 		switch m.rng.IntN(6) {
 		case 0, 1:
 			cond.In, cond.Values = true, []any{val()}
@@ -439,21 +439,21 @@ func TestDamagedIndexesAreErrors(t *testing.T) {
 		{"bloom bitset", func(md *metadata.FileMetaData) (int64, int) {
 			cc := columnChunk(t, md, 0)
 			return cc.BloomFilterOffset() + int64(cc.BloomFilterLength()) - 64, 64
-		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
+		}, reader.KeyFilter{Conds: []reader.Cond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
 		{"bloom header", func(md *metadata.FileMetaData) (int64, int) {
 			return columnChunk(t, md, 0).BloomFilterOffset(), 8
-		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
+		}, reader.KeyFilter{Conds: []reader.Cond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
 		{"column index", func(md *metadata.FileMetaData) (int64, int) {
 			l := columnChunk(t, md, 0).GetColumnIndexLocation()
 			return l.Offset, int(l.Length)
-		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", Lower: int64(10), Upper: int64(20)}}}},
+		}, reader.KeyFilter{Conds: []reader.Cond{{Column: "id", Lower: int64(10), Upper: int64(20)}}}},
 		{"offset index", func(md *metadata.FileMetaData) (int64, int) {
 			l := columnChunk(t, md, 0).GetOffsetIndexLocation()
 			return l.Offset, int(l.Length)
-		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", Lower: int64(10), Upper: int64(20)}}}},
+		}, reader.KeyFilter{Conds: []reader.Cond{{Column: "id", Lower: int64(10), Upper: int64(20)}}}},
 		{"footer", func(md *metadata.FileMetaData) (int64, int) {
 			return md.GetSourceFileSize() - 8 - int64(md.Size()), 16
-		}, reader.KeyFilter{Conds: []reader.KeyCond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
+		}, reader.KeyFilter{Conds: []reader.Cond{{Column: "id", In: true, Values: []any{int64(7)}}}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, []arrow.Field{idF, nameF}, nil, []string{"id"}, 1)

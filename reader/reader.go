@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -55,12 +56,22 @@ type Scan struct {
 	// whose key matches (keyfilter.go): files, row groups and pages that
 	// cannot hold one are skipped, and other rows are not returned.
 	Keys *KeyFilter
+	// Rows, when set, restricts the scan to the merged rows whose columns
+	// match it (keyfilter.go). It prunes nothing: rows that fail it are
+	// dropped after the merge, before they reach the consumer.
+	Rows *RowFilter
 	// Meta caches file metadata across scans (nil: parse each footer).
 	Meta *MetaCache
 	// Stats, when set, counts what the scan read and skipped.
 	Stats *ScanStats
-	// keys is Keys compiled (at the first Open).
+	// Spill, when set, is a local directory where a primary-key unit of
+	// more than MaxFanIn files is merged in steps (fanin.go), so that no
+	// merge reads more than MaxFanIn files at once. Empty: every file of a
+	// unit is merged at once.
+	Spill string
+	// keys and rows are Keys and Rows compiled (at the first Open).
 	keys    *keyMatcher
+	rows    *keyMatcher
 	keysErr error
 }
 
@@ -74,18 +85,18 @@ func (s *Scan) stats() *ScanStats {
 
 var discardStats ScanStats
 
-// needs reports whether column c must be read from files.
+// needs reports whether column c must be read from files: the consumer
+// reads it, merging needs it (key and CDC columns) or the row filter tests
+// it.
 func (s *Scan) needs(c int) bool {
 	if s.Needed == nil || s.Needed[c] {
 		return true
 	}
 	name := s.Table.Schema.Field(c).Name
-	for _, k := range s.Table.PKCols {
-		if k == name {
-			return true
-		}
+	if slices.Contains(s.Table.PKCols, name) || name == s.Table.CDCColumn() {
+		return true
 	}
-	return name == s.Table.CDCColumn()
+	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })
 }
 
 // Unit is an independent piece of a scan: the files of one bucket of one
@@ -180,6 +191,9 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		if s.Table.HasPK() {
 			s.keys, s.keysErr = compileKeyFilter(s.Table, s.Keys)
 		}
+		if s.keysErr == nil {
+			s.rows, s.keysErr = compileRowFilter(s.Table, s.Rows)
+		}
 	})
 	if s.keysErr != nil {
 		return nil, s.keysErr
@@ -188,25 +202,61 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.keys != nil && s.keys.empty() {
+	if (s.keys != nil && s.keys.empty()) || (s.rows != nil && s.rows.empty()) {
 		return emptyIterator{}, nil
 	}
-	type planned struct {
-		fo    *fileOpen
-		order int
-		fm    *fileMeta
-		sel   *fileSelection
+	files, err := s.planUnit(ctx, u)
+	if err != nil {
+		return nil, err
 	}
-	var files []planned
-	closeFiles := func() {
-		for _, p := range files {
-			p.fo.close()
+	if s.Spill != "" && s.Table.HasPK() && len(files) > MaxFanIn {
+		if files, err = s.premerge(ctx, files, consts); err != nil {
+			return nil, err
 		}
 	}
+	it, err := s.merge(ctx, files, consts)
+	if err != nil {
+		return nil, err
+	}
+	if s.keys != nil || s.rows != nil || s.Stats != nil {
+		f := &filterIterator{it: it, scan: s}
+		for _, m := range []*keyMatcher{s.keys, s.rows} {
+			if m != nil {
+				f.m = append(f.m, m)
+			}
+		}
+		it = f
+	}
+	return it, nil
+}
+
+// planned is a file of a unit the scan reads: its position in the unit
+// (higher = newer), its footer when known and the rows the key filter
+// selects (nil: all).
+type planned struct {
+	fo    *fileOpen
+	order int
+	fm    *fileMeta
+	sel   *fileSelection
+	// spilled marks a pre-merged file (fanin.go): not a table file, not
+	// counted, removed once opened.
+	spilled bool
+}
+
+func closePlanned(files []planned) {
+	for _, p := range files {
+		p.fo.close()
+	}
+}
+
+// planUnit checks the unit's files and keeps those that the key filter
+// does not rule out.
+func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
+	var files []planned
 	st := s.stats()
 	for i, f := range u.Files {
 		if err := checkInTable(s.Table, f.Path); err != nil {
-			closeFiles()
+			closePlanned(files)
 			return nil, err
 		}
 		st.Files.Add(1)
@@ -222,7 +272,7 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		}
 		if err != nil {
 			fo.close()
-			closeFiles()
+			closePlanned(files)
 			return nil, err
 		}
 		if sel != nil {
@@ -232,40 +282,52 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		}
 		files = append(files, planned{fo: fo, order: i, fm: fm, sel: sel})
 	}
+	return files, nil
+}
+
+// merge opens the planned files (taking them over) and returns the
+// iterator over their rows: concatenated, one file's, or merged by key.
+func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue) (Iterator, error) {
+	st := s.stats()
+	if s.Table.HasPK() {
+		st.mergeOf(len(files))
+	}
 	streams := make([]*fileStream, 0, len(files))
-	closeAll := func() {
+	closeAll := func(rest []planned) {
 		for _, st := range streams {
 			st.close()
 		}
-		closeFiles()
+		closePlanned(rest)
 	}
 	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
-	for _, p := range files {
+	for i, p := range files {
 		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel)
 		if err != nil {
-			closeAll()
+			closeAll(files[i:])
 			return nil, err
 		}
 		streams = append(streams, fs)
-		st.FilesRead.Add(1)
+		if p.spilled {
+			removeSpilled(p.fo.f.Path)
+		} else {
+			st.FilesRead.Add(1)
+		}
 	}
+	var err error
 	var it Iterator
 	switch {
 	case !s.Table.HasPK():
 		it = &concatIterator{scan: s, streams: streams, consts: consts}
 	case len(streams) == 1 && singleFileOK(s):
 		if it, err = newSingleIterator(s, streams[0], consts); err != nil {
-			closeAll()
+			closeAll(nil)
 			return nil, err
 		}
 	default:
 		if it, err = newMergeIterator(s, streams, consts); err != nil {
-			closeAll()
+			closeAll(nil)
 			return nil, err
 		}
-	}
-	if s.keys != nil || s.Stats != nil {
-		it = &filterIterator{it: it, scan: s, m: s.keys}
 	}
 	return it, nil
 }

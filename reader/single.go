@@ -118,7 +118,7 @@ func (it *singleIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 		}
 		switch {
-		case n == 1:
+		case len(keep) == 0: // one key (n == 1, or all its rows)
 		case !dups:
 			it.queue = append(it.queue, b.NewSlice(0, int64(n-1)))
 		default:

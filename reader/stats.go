@@ -16,6 +16,20 @@ type ScanStats struct {
 	// RowsRead are rows decoded from files; RowsMerged rows the merge
 	// produced; RowsOut rows that passed the key filter.
 	RowsRead, RowsMerged, RowsOut atomic.Int64
+	// MergeFiles is the most files one merge read at once; MergesSpilled
+	// counts merges of a unit's oldest files ahead into spill files
+	// (fanin.go).
+	MergeFiles, MergesSpilled atomic.Int64
+}
+
+// mergeOf records a merge of n files.
+func (s *ScanStats) mergeOf(n int) {
+	for {
+		m := s.MergeFiles.Load()
+		if int64(n) <= m || s.MergeFiles.CompareAndSwap(m, int64(n)) {
+			return
+		}
+	}
 }
 
 // ScanCounts is a snapshot of ScanStats.
@@ -24,6 +38,7 @@ type ScanCounts struct {
 	RowGroups, RowGroupsSkippedStats, RowGroupsSkippedBloom, RowGroupsSkippedPages, RowGroupsRead int64
 	Pages, PagesSkipped                                                                           int64
 	RowsRead, RowsMerged, RowsOut                                                                 int64
+	MergeFiles, MergesSpilled                                                                     int64
 }
 
 // Counts reads the counters.
@@ -34,6 +49,7 @@ func (s *ScanStats) Counts() ScanCounts {
 		RowGroupsSkippedBloom: s.RowGroupsSkippedBloom.Load(), RowGroupsSkippedPages: s.RowGroupsSkippedPages.Load(),
 		RowGroupsRead: s.RowGroupsRead.Load(), Pages: s.Pages.Load(), PagesSkipped: s.PagesSkipped.Load(),
 		RowsRead: s.RowsRead.Load(), RowsMerged: s.RowsMerged.Load(), RowsOut: s.RowsOut.Load(),
+		MergeFiles: s.MergeFiles.Load(), MergesSpilled: s.MergesSpilled.Load(),
 	}
 }
 
@@ -53,4 +69,6 @@ func (c *ScanCounts) Add(o ScanCounts) {
 	c.RowsRead += o.RowsRead
 	c.RowsMerged += o.RowsMerged
 	c.RowsOut += o.RowsOut
+	c.MergeFiles = max(c.MergeFiles, o.MergeFiles)
+	c.MergesSpilled += o.MergesSpilled
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,6 +214,11 @@ func TestCopyTransaction(t *testing.T) {
 	}
 	// Own writes are visible inside the block, not outside.
 	wantRows(t, "inside", queryStrings(t, ctx, c, "SELECT id, v FROM cpt.a ORDER BY id"), []string{"1|one", "2|TWO"})
+	// The same through a direct scan: the block's one file holds key 2
+	// twice, in a batch of its own.
+	direct := queryStrings(t, ctx, c, "SELECT id, v FROM cpt.a")
+	slices.Sort(direct)
+	wantRows(t, "inside, direct scan", direct, []string{"1|one", "2|TWO"})
 	wantRows(t, "outside", queryStrings(t, ctx, other, "SELECT count(*) FROM cpt.a UNION ALL SELECT count(*) FROM cpt.b"), []string{"0", "0"})
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)

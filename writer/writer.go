@@ -26,6 +26,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/google/uuid"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
@@ -51,6 +52,12 @@ type Writer struct {
 	// data page size (0: RowGroupRows, DataPageBytes). Tests use small ones
 	// for files of many row groups and pages.
 	RowGroupRows, PageBytes int
+	// Runs makes Write write intermediate runs, cheaper to write and to
+	// read back: snappy, no page index, no bloom filters. They are not
+	// data files yet: MergeRuns rewrites every one of them (runs.go).
+	Runs bool
+	// runs are the runs written so far (paths).
+	runs map[string]bool
 }
 
 // FileNamer gives the base name of a new data file of bucket.
@@ -187,6 +194,14 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	}
 	if err != nil {
 		return nil, err
+	}
+	if w.Runs {
+		if w.runs == nil {
+			w.runs = map[string]bool{}
+		}
+		for _, p := range written {
+			w.runs[p] = true
+		}
 	}
 	for pi, desc := range descs {
 		pc := catalog.PartitionCommit{Desc: desc, CommitID: uuid.New()}
@@ -518,6 +533,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 	cw := &countingWriter{w: ow}
 	sch := arrow.NewSchema(fields, nil)
 	ff := newFileFormat(sch, w.Table.PKCols, len(rows), w.RowGroupRows, w.PageBytes)
+	ff.run = w.Runs
 	if err := writeRowGroups(cw, sch, rec, cols, rows, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
@@ -529,41 +545,80 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 }
 
 // writeRowGroups writes rows of rec's columns cols as a Parquet file of
-// the given schema and format to out, with the checksums of its bloom
-// filters in the file's metadata (layout.BloomChecksumsKey).
+// the given schema and format to out.
 func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32, ff fileFormat, mem memory.Allocator) error {
-	fw, err := newParquetWriter(out, schema, mem, ff)
+	df, err := newDataFile(out, schema, mem, ff)
 	if err != nil {
 		return err
 	}
-	var sums []layout.BloomChecksum
 	for start := 0; start < len(rows); start += ff.rowGroupRows {
 		chunk := rows[start:min(start+ff.rowGroupRows, len(rows))]
-		if err := fw.NewRowGroupChecked(); err != nil {
-			return errors.Join(err, fw.Close())
-		}
-		for i, c := range cols {
-			col, err := arrowutil.Take(mem, rec.Column(c), chunk)
-			if err != nil {
-				return errors.Join(fmt.Errorf("gather column %s: %w", schema.Field(i).Name, err), fw.Close())
-			}
-			if slices.Contains(ff.bloomCols, i) {
-				sums = append(sums, layout.BloomChecksum{RowGroup: start / ff.rowGroupRows, Column: i, CRC: ff.bloomChecksum(col, mem)})
-			}
-			err = fw.WriteColumnData(col)
-			col.Release()
-			if err != nil {
-				return errors.Join(err, fw.Close())
-			}
+		err := df.writeRowGroup(func(i int) (arrow.Array, error) {
+			return arrowutil.Take(mem, rec.Column(cols[i]), chunk)
+		})
+		if err != nil {
+			return errors.Join(err, df.abort())
 		}
 	}
-	if len(sums) > 0 {
-		if err := fw.AppendKeyValueMetadata(layout.BloomChecksumsKey, layout.FormatBloomChecksums(sums)); err != nil {
-			return errors.Join(err, fw.Close())
-		}
-	}
-	return fw.Close()
+	return df.close()
 }
+
+// dataFile is a Parquet data file being written row group by row group,
+// with the checksums of its bloom filters put in the file's metadata
+// (layout.BloomChecksumsKey) at close.
+type dataFile struct {
+	fw     *pqarrow.FileWriter
+	schema *arrow.Schema
+	ff     fileFormat
+	mem    memory.Allocator
+	groups int
+	sums   []layout.BloomChecksum
+}
+
+func newDataFile(out io.Writer, schema *arrow.Schema, mem memory.Allocator, ff fileFormat) (*dataFile, error) {
+	fw, err := newParquetWriter(out, schema, mem, ff)
+	if err != nil {
+		return nil, err
+	}
+	return &dataFile{fw: fw, schema: schema, ff: ff, mem: mem}, nil
+}
+
+// writeRowGroup writes a row group whose i-th column col(i) builds (one
+// column at a time, released once encoded).
+func (d *dataFile) writeRowGroup(col func(i int) (arrow.Array, error)) error {
+	if err := d.fw.NewRowGroupChecked(); err != nil {
+		return err
+	}
+	for i := range d.schema.NumFields() {
+		c, err := col(i)
+		if err != nil {
+			return fmt.Errorf("gather column %s: %w", d.schema.Field(i).Name, err)
+		}
+		if slices.Contains(d.ff.bloomCols, i) {
+			d.sums = append(d.sums, layout.BloomChecksum{RowGroup: d.groups, Column: i, CRC: d.ff.bloomChecksum(c, d.mem)})
+		}
+		err = d.fw.WriteColumnData(c)
+		c.Release()
+		if err != nil {
+			return err
+		}
+	}
+	d.groups++
+	return nil
+}
+
+// close writes the footer.
+func (d *dataFile) close() error {
+	if len(d.sums) > 0 {
+		if err := d.fw.AppendKeyValueMetadata(layout.BloomChecksumsKey, layout.FormatBloomChecksums(d.sums)); err != nil {
+			return errors.Join(err, d.fw.Close())
+		}
+	}
+	return d.fw.Close()
+}
+
+// abort ends a file whose writing failed.
+func (d *dataFile) abort() error { return d.fw.Close() }
 
 type countingWriter struct {
 	w objstore.Writer

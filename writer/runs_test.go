@@ -1,0 +1,156 @@
+package writer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/objstore"
+)
+
+// TestMergeRuns writes rows in several batches (keys repeating within and
+// across them), merges the runs and checks that each bucket holds exactly
+// the rows, in exactly the order, that one Write of all of them gives — in
+// one file, or in key-ordered files under the size cap — with a row group
+// bound and a bloom checksum per group, and that the runs are gone.
+func TestMergeRuns(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		maxBytes string
+		cuts     [][2]int64
+	}{
+		{"one file per bucket", "", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}},
+		{"split at the size cap", "20000", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}},
+		{"a single batch written as runs", "", [][2]int64{{0, 9000}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fields := []arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}, {Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+				{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}
+			tbl := testTable(t, fields, []string{"k"}, 3)
+			if c.maxBytes != "" {
+				tbl.Properties = map[string]string{"max_file_size": c.maxBytes}
+			}
+			const n = 9000
+			b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.Schema)
+			defer b.Release()
+			rng := rand.New(rand.NewPCG(2, 2))
+			for i := range n {
+				b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("key-%05d", rng.IntN(n/2)))
+				b.Field(1).(*array.Int64Builder).Append(int64(i))
+				if i%7 == 0 {
+					b.Field(2).AppendNull()
+				} else {
+					b.Field(2).(*array.StringBuilder).Append(strings.Repeat("y", i%11))
+				}
+			}
+			all := b.NewRecordBatch()
+			defer all.Release()
+
+			w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, RowGroupRows: 700}
+			var runs []catalog.PartitionCommit
+			w.Runs = len(c.cuts) == 1
+			for _, cut := range c.cuts {
+				part := all.NewSlice(cut[0], cut[1])
+				parts, err := w.Write(context.Background(), part)
+				part.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(runs) == 0 {
+					runs = parts
+				} else {
+					runs[0].Ops = append(runs[0].Ops, parts[0].Ops...)
+				}
+				w.Runs = true // later batches are runs, as an ingest writes them
+			}
+			merged, err := w.MergeRuns(context.Background(), runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The reference: the same rows in one Write.
+			one := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}}
+			want, err := one.Write(context.Background(), all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := func(ops []catalog.FileOp, groupRows int) map[int][]string {
+				out := map[int][]string{}
+				for _, op := range ops {
+					bucket, _ := layout.BucketOfFile(op.Path)
+					rec, groups := readFile(t, op.Path)
+					if groups != (int(rec.NumRows())+groupRows-1)/groupRows {
+						t.Errorf("%s: %d rows in %d row groups", op.Path, rec.NumRows(), groups)
+					}
+					for i := range int(rec.NumRows()) {
+						out[bucket] = append(out[bucket], fmt.Sprintf("%s/%d/%v", rec.Column(0).ValueStr(i), rec.Column(1).(*array.Int64).Value(i), rec.Column(2).ValueStr(i)))
+					}
+					rec.Release()
+				}
+				return out
+			}
+			got, ref := rows(merged[0].Ops, 700), rows(want[0].Ops, RowGroupRows)
+			for bucket := range 3 {
+				if !slices.Equal(got[bucket], ref[bucket]) {
+					t.Errorf("bucket %d: merged runs hold %d rows, differing from the %d of one write", bucket, len(got[bucket]), len(ref[bucket]))
+				}
+			}
+			files := map[int]int{}
+			for _, op := range merged[0].Ops {
+				if codec, pageIndex := fileCodec(t, op.Path); codec != compress.Codecs.Zstd || !pageIndex {
+					t.Errorf("%s: codec %v, page index %v: not a data file", op.Path, codec, pageIndex)
+				}
+				bucket, _ := layout.BucketOfFile(op.Path)
+				files[bucket]++
+				if !slices.Equal(op.ExistCols, []string{"k", "seq", "v"}) {
+					t.Errorf("%s: exist cols %v", op.Path, op.ExistCols)
+				}
+			}
+			for bucket := range 3 {
+				if c.maxBytes == "" && files[bucket] != 1 {
+					t.Errorf("bucket %d: %d files after the merge, want 1", bucket, files[bucket])
+				}
+				if c.maxBytes != "" && files[bucket] < 2 {
+					t.Errorf("bucket %d: %d files under a %s-byte cap, want several", bucket, files[bucket], c.maxBytes)
+				}
+			}
+			for _, op := range runs[0].Ops {
+				p, _ := objstore.LocalPath(op.Path)
+				if _, err := os.Stat(p); !os.IsNotExist(err) {
+					t.Errorf("run %s still exists (%v)", op.Path, err)
+				}
+			}
+		})
+	}
+}
+
+// fileCodec is the codec of a file's first column chunk and whether it has
+// an offset index.
+func fileCodec(t *testing.T, uri string) (compress.Compression, bool) {
+	t.Helper()
+	p, err := objstore.LocalPath(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc.Compression(), cc.GetOffsetIndexLocation() != nil
+}
