@@ -308,6 +308,20 @@ func familyOf(dt arrow.DataType) colFamily {
 	return 0
 }
 
+// fieldFamily is the family of column f: familyOf its type, except that a
+// text-stored column of another PostgreSQL type (uuid, json, char(n), …)
+// has none — its values do not compare as their text does ('A0EE…' equals
+// the stored 'a0ee…' as a uuid).
+func fieldFamily(f arrow.Field) colFamily {
+	fam := familyOf(f.Type)
+	if fam == famText {
+		if oid, _ := schema.PGTypeOf(f); oid != schema.OIDText && oid != schema.OIDVarchar {
+			return 0
+		}
+	}
+	return fam
+}
+
 // castFamilies are the type names of typed constants whose comparison with a
 // column of the family compares the values as the family does.
 var castFamilies = map[string]colFamily{
@@ -606,7 +620,7 @@ func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
 			return false
 		}
 		dt := t.Schema.Field(idx[0]).Type
-		fam := familyOf(dt)
+		fam := fieldFamily(t.Schema.Field(idx[0]))
 		if fam == 0 {
 			return false
 		}
@@ -641,7 +655,7 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 			continue
 		}
 		dt := t.Schema.Field(idx[0]).Type
-		if familyOf(dt) == 0 {
+		if fieldFamily(t.Schema.Field(idx[0])) == 0 {
 			continue
 		}
 		var vals []any

@@ -70,3 +70,14 @@ func TestPartitionAndBucketPruning(t *testing.T) {
 	expectRows(t, s, "SELECT v FROM k WHERE id = 5", "v5")
 	expectRows(t, s, "SELECT count(*) FROM k WHERE id IN (5, 5)", "1")
 }
+
+// A text-stored uuid column compares as uuid, not as its text: a row filter
+// or key filter with an upper-case literal still finds the row.
+func TestUUIDTermsCompareAsUUID(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE u (id uuid PRIMARY KEY, uid uuid, n int)`)
+	mustRun(t, s, `INSERT INTO u VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', 1)`)
+	expectRows(t, s, `SELECT n FROM u WHERE uid = 'B0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A12'`, "1")
+	expectRows(t, s, `SELECT n FROM u WHERE id = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'`, "1")
+	expectRows(t, s, `SELECT count(*) FROM u WHERE uid <> 'B0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A12'`, "0")
+}

@@ -78,7 +78,7 @@ func TestKeyedReadsPgx(t *testing.T) {
 	var read, of int
 	if i := strings.Index(plan, "Files Read: "); i < 0 {
 		t.Fatalf("EXPLAIN ANALYZE:\n%s", plan)
-	} else if _, err := fmt.Sscanf(plan[i:], "Files Read: %d of %d", &read, &of); err != nil || read > 3 || read >= of {
+	} else if _, err := fmt.Sscanf(plan[i:], "Files Read: %d of %d", &read, &of); err != nil || read > 3 || (read >= of && of > 1) {
 		t.Fatalf("files read %d of %d (%v):\n%s", read, of, err, plan)
 	}
 	// A key of the wrong type is 22P02, as in PostgreSQL.
