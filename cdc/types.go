@@ -57,43 +57,25 @@ const (
 	oidOID  = 26
 )
 
+// sourceTypeNames are the PostgreSQL type names the lake keeps, by source
+// type OID (numeric only with a precision, see lakeField).
+var sourceTypeNames = map[uint32]string{
+	schema.OIDBool: "bool", schema.OIDBytea: "bytea", schema.OIDInt2: "int2", schema.OIDInt4: "int4",
+	schema.OIDInt8: "int8", schema.OIDFloat4: "float4", schema.OIDFloat8: "float8",
+	schema.OIDText: "text", oidName: "text", oidChar: "text",
+	schema.OIDVarchar: "varchar", schema.OIDBPChar: "bpchar", schema.OIDUUID: "uuid",
+	schema.OIDJSON: "json", schema.OIDJSONB: "jsonb", schema.OIDDate: "date",
+	schema.OIDTimestamp: "timestamp", schema.OIDTimestamptz: "timestamptz",
+}
+
 // lakeField is the lake column of a source column.
 func lakeField(c Column) arrow.Field {
-	name, mods := "", []int32(nil)
+	name, mods := sourceTypeNames[c.TypeOID], []int32(nil)
 	switch c.TypeOID {
-	case schema.OIDBool:
-		name = "bool"
-	case schema.OIDBytea:
-		name = "bytea"
-	case schema.OIDInt2:
-		name = "int2"
-	case schema.OIDInt4:
-		name = "int4"
-	case schema.OIDInt8:
-		name = "int8"
-	case schema.OIDFloat4:
-		name = "float4"
-	case schema.OIDFloat8:
-		name = "float8"
-	case schema.OIDText, oidName, oidChar:
-		name = "text"
 	case schema.OIDVarchar, schema.OIDBPChar:
-		name = map[uint32]string{schema.OIDVarchar: "varchar", schema.OIDBPChar: "bpchar"}[c.TypeOID]
 		if c.TypeMod >= 4 {
 			mods = []int32{c.TypeMod - 4}
 		}
-	case schema.OIDUUID:
-		name = "uuid"
-	case schema.OIDJSON:
-		name = "json"
-	case schema.OIDJSONB:
-		name = "jsonb"
-	case schema.OIDDate:
-		name = "date"
-	case schema.OIDTimestamp:
-		name = "timestamp"
-	case schema.OIDTimestamptz:
-		name = "timestamptz"
 	case schema.OIDNumeric:
 		if c.TypeMod >= 4 {
 			name = "numeric"
