@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,18 +153,17 @@ func planCreateIndex(s *Session, ctx context.Context, n *pg_query.Node, _ []uint
 // named name (index names are per schema, as in PostgreSQL).
 func (s *Session) checkIndexName(ctx context.Context, ns, name string) error {
 	ids, err := s.namespaceTableIDs(ctx, ns)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	// One catalog query for all indexes, not one per table of ns.
+	ixs, err := s.cat.VectorIndexes(ctx, "")
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		ixs, err := s.cat.VectorIndexes(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, ix := range ixs {
-			if ix.Name == name {
-				return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
-			}
+	for _, ix := range ixs {
+		if ix.Name == name && slices.Contains(ids, ix.TableID) {
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 		}
 	}
 	return nil
@@ -207,13 +207,19 @@ func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool)
 			continue
 		}
 		t, err := s.cat.TableByID(ctx, tableID)
-		if err != nil {
+		if sqlerr.Code(err) == sqlerr.UndefinedTable {
 			return nil // the table went meanwhile, and its files with it
+		}
+		if err != nil {
+			return err
 		}
 		s.afterDDL(func() {
 			for _, p := range paths {
-				if layout.Within(t.Path, p) {
-					_ = s.e.store.Delete(context.WithoutCancel(ctx), p)
+				if !layout.Within(t.Path, p) {
+					continue
+				}
+				if err := s.e.store.Delete(context.WithoutCancel(ctx), p); err != nil {
+					s.e.log.Warn("drop index: cannot delete segment file", "index", name, "path", p, "err", err)
 				}
 			}
 		})

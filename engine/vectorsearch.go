@@ -288,7 +288,11 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 		sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
 		var idx *vector.IVF
 		if ok && covers(live, sg.DataFiles) {
-			idx, _ = s.e.ivfs.load(ctx, s.e.store, sg.Path) // a file gone meanwhile: search the unit exactly
+			var lerr error
+			if idx, lerr = s.e.ivfs.load(ctx, s.e.store, sg.Path); lerr != nil {
+				// A file gone meanwhile or unreadable: search the unit exactly.
+				s.e.log.Warn("vector index: cannot load segment, searching exactly", "index", ix.Name, "path", sg.Path, "err", lerr)
+			}
 		}
 		if idx == nil {
 			st.exactUnits++

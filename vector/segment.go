@@ -21,6 +21,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
 )
 
 // Segments: the index of a table is built per partition × bucket (a reader
@@ -208,7 +209,7 @@ func FilePaths(files []catalog.DataFile) []string {
 }
 
 func (b *Builder) writeSegment(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, metric Metric, u reader.Unit, paths []string, rows *Rows) error {
-	dims := schemaDims(t, ix.Column)
+	dims := schema.VectorDims(t.Schema.Field(t.Schema.FieldIndices(ix.Column)[0]))
 	idx, err := Build(rows.Keys, rows.Vecs, dims, metric, BuildOptions{Lists: segmentLists(ix.Lists, len(rows.Keys)), Seed: 1})
 	if err != nil {
 		return err
@@ -238,20 +239,22 @@ func (b *Builder) writeSegment(ctx context.Context, t *catalog.Table, ix catalog
 	old, ok, err := b.Cat.PutVectorSegment(ctx, t.ID, ix.Name, catalog.VectorSegment{Desc: u.Desc, Bucket: u.Bucket,
 		Path: path, DataFiles: paths, Rows: int64(len(rows.Keys))})
 	if err != nil || !ok {
-		_ = b.Store.Delete(context.WithoutCancel(ctx), path)
+		b.deleteFile(context.WithoutCancel(ctx), path)
 		return err
 	}
 	if old != "" && layout.Within(t.Path, old) {
 		// Searches that loaded it keep it in memory; new ones use path.
-		_ = b.Store.Delete(ctx, old)
+		b.deleteFile(ctx, old)
 	}
 	return nil
 }
 
-// schemaDims is the dimension of vector column c of t.
-func schemaDims(t *catalog.Table, c string) int {
-	f := t.Schema.Field(t.Schema.FieldIndices(c)[0])
-	return int(f.Type.(*arrow.FixedSizeListType).Len())
+// deleteFile deletes a segment file no catalog row names; a failure leaves
+// an orphan, which is logged (the build itself is not failed by it).
+func (b *Builder) deleteFile(ctx context.Context, path string) {
+	if err := b.Store.Delete(ctx, path); err != nil && b.Log != nil {
+		b.Log.Warn("vector index: cannot delete segment file", "path", path, "err", err)
+	}
 }
 
 // Load reads a segment file.
