@@ -127,7 +127,9 @@ type Builder struct {
 	Cat   *catalog.Catalog
 	Store objstore.Store
 	Log   *slog.Logger
-	// mu serializes builds of one process (they are CPU-bound).
+	// mu serializes the builds of this Builder (they are CPU-bound). A server
+	// has two (the engine's and the compaction workers'), which may build at
+	// once; a segment they race on is superseded or searched exactly.
 	mu sync.Mutex
 }
 
