@@ -256,6 +256,18 @@ func (c *Catalog) TableByName(ctx context.Context, namespace, name string) (*Tab
 	return t, err
 }
 
+// TableByID looks a table up by id; a missing one is 42P01.
+func (c *Catalog) TableByID(ctx context.Context, id string) (*Table, error) {
+	t, err := c.readOneTable(ctx, `SELECT `+tableColumns+`
+			FROM public.table_info t
+			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+			WHERE t.table_id = $1`, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "table %s does not exist", id)
+	}
+	return t, err
+}
+
 // readOneTable reads the one table row query returns; pgx.ErrNoRows when
 // there is none.
 func (c *Catalog) readOneTable(ctx context.Context, query string, args ...any) (*Table, error) {

@@ -162,15 +162,3 @@ func (c *Catalog) PutVectorSegment(ctx context.Context, tableID, index string, s
 	})
 	return old, ok, err
 }
-
-// TableByID looks a table up by id; a missing one is 42P01.
-func (c *Catalog) TableByID(ctx context.Context, id string) (*Table, error) {
-	t, err := c.readOneTable(ctx, `SELECT `+tableColumns+`
-			FROM public.table_info t
-			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
-			WHERE t.table_id = $1`, id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "table %s does not exist", id)
-	}
-	return t, err
-}
