@@ -308,16 +308,7 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 
 // GetFlightInfoPreparedStatement returns the one endpoint of a prepared query.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer c.unlock()
-	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
-	if err != nil {
-		return nil, err
-	}
-	sc, err := resultSchema(ctx, h.stmt)
+	sc, err := preparedSchema(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
@@ -326,20 +317,26 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 
 // GetSchemaPreparedStatement returns a prepared statement's result schema.
 func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	sc, err := preparedSchema(ctx, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.mem)}, nil
+}
+
+// preparedSchema is the result schema of the caller's prepared statement
+// named by raw; it locks the session for the call.
+func preparedSchema(ctx context.Context, raw []byte) (*arrow.Schema, error) {
 	c := clientFrom(ctx)
 	if err := c.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer c.unlock()
-	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
+	h, err := preparedHandle(c, raw)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := resultSchema(ctx, h.stmt)
-	if err != nil {
-		return nil, err
-	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.mem)}, nil
+	return resultSchema(ctx, h.stmt)
 }
 
 // DoGetPreparedStatement executes a prepared query with its bound parameters.
