@@ -137,15 +137,25 @@ func sameColumns(sc, in *arrow.Schema) bool {
 	return true
 }
 
-// recordBytes is the size of rec's buffers.
+// recordBytes is the size of rec's buffers, nested arrays' (a vector's
+// floats, a list's values) included.
 func recordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
-		for _, b := range c.Data().Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
 		}
+	}
+	for _, ch := range d.Children() {
+		n += dataBytes(ch)
 	}
 	return n
 }

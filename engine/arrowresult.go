@@ -298,29 +298,9 @@ func appenderFor(dt arrow.DataType) valueAppender {
 	case *arrow.Int64Type:
 		return intAppender(dt, func(b array.Builder, x int64) { b.(*array.Int64Builder).Append(x) })
 	case *arrow.Float32Type:
-		return func(b array.Builder, v any) error {
-			switch x := v.(type) {
-			case float32:
-				b.(*array.Float32Builder).Append(x)
-			case float64:
-				b.(*array.Float32Builder).Append(float32(x))
-			default:
-				return valueTypeError(v, dt)
-			}
-			return nil
-		}
+		return floatAppender(dt, func(b array.Builder, x float64) { b.(*array.Float32Builder).Append(float32(x)) })
 	case *arrow.Float64Type:
-		return func(b array.Builder, v any) error {
-			switch x := v.(type) {
-			case float64:
-				b.(*array.Float64Builder).Append(x)
-			case float32:
-				b.(*array.Float64Builder).Append(float64(x))
-			default:
-				return valueTypeError(v, dt)
-			}
-			return nil
-		}
+		return floatAppender(dt, func(b array.Builder, x float64) { b.(*array.Float64Builder).Append(x) })
 	case *arrow.BinaryType:
 		return func(b array.Builder, v any) error {
 			switch x := v.(type) {
@@ -423,6 +403,22 @@ func intAppender(dt arrow.DataType, put func(array.Builder, int64)) valueAppende
 			put(b, int64(x))
 		case int8:
 			put(b, int64(x))
+		default:
+			return valueTypeError(v, dt)
+		}
+		return nil
+	}
+}
+
+// floatAppender is intAppender for float4 and float8 builders: put receives
+// the value widened to float64 (a float32 widens exactly).
+func floatAppender(dt arrow.DataType, put func(array.Builder, float64)) valueAppender {
+	return func(b array.Builder, v any) error {
+		switch x := v.(type) {
+		case float64:
+			put(b, x)
+		case float32:
+			put(b, float64(x))
 		default:
 			return valueTypeError(v, dt)
 		}

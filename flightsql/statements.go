@@ -49,6 +49,24 @@ func resultSchema(ctx context.Context, st pgwire.Statement) (*arrow.Schema, erro
 	return engine.ArrowSchema(cols), nil
 }
 
+// planInTxn plans text as the one statement of a command naming
+// transaction txn (empty for none), and returns it with its result schema.
+// Call with c.mu held.
+func planInTxn(ctx context.Context, c *client, txn []byte, text string) (pgwire.Statement, *arrow.Schema, error) {
+	if err := checkTxn(c, txn); err != nil {
+		return nil, nil, err
+	}
+	st, err := planOne(ctx, c, text)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := resultSchema(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, sc, nil
+}
+
 func (s *Server) flightInfo(sc *arrow.Schema, desc *flight.FlightDescriptor, tickets ...[]byte) *flight.FlightInfo {
 	info := &flight.FlightInfo{Schema: flight.SerializeSchema(sc, s.mem), FlightDescriptor: desc,
 		TotalRecords: -1, TotalBytes: -1}
@@ -65,14 +83,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		return nil, err
 	}
 	defer c.unlock()
-	if err := checkTxn(c, cmd.GetTransactionId()); err != nil {
-		return nil, err
-	}
-	st, err := planOne(ctx, c, cmd.GetQuery())
-	if err != nil {
-		return nil, err
-	}
-	sc, err := resultSchema(ctx, st)
+	st, sc, err := planInTxn(ctx, c, cmd.GetTransactionId(), cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
@@ -223,14 +234,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		return res, err
 	}
 	defer c.unlock()
-	if err := checkTxn(c, req.GetTransactionId()); err != nil {
-		return res, err
-	}
-	st, err := planOne(ctx, c, req.GetQuery())
-	if err != nil {
-		return res, err
-	}
-	sc, err := resultSchema(ctx, st)
+	st, sc, err := planInTxn(ctx, c, req.GetTransactionId(), req.GetQuery())
 	if err != nil {
 		return res, err
 	}
@@ -304,16 +308,7 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 
 // GetFlightInfoPreparedStatement returns the one endpoint of a prepared query.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer c.unlock()
-	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
-	if err != nil {
-		return nil, err
-	}
-	sc, err := resultSchema(ctx, h.stmt)
+	sc, err := preparedSchema(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
@@ -322,20 +317,26 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 
 // GetSchemaPreparedStatement returns a prepared statement's result schema.
 func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	sc, err := preparedSchema(ctx, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.mem)}, nil
+}
+
+// preparedSchema is the result schema of the caller's prepared statement
+// named by raw; it locks the session for the call.
+func preparedSchema(ctx context.Context, raw []byte) (*arrow.Schema, error) {
 	c := clientFrom(ctx)
 	if err := c.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer c.unlock()
-	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
+	h, err := preparedHandle(c, raw)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := resultSchema(ctx, h.stmt)
-	if err != nil {
-		return nil, err
-	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.mem)}, nil
+	return resultSchema(ctx, h.stmt)
 }
 
 // DoGetPreparedStatement executes a prepared query with its bound parameters.

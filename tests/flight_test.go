@@ -295,8 +295,13 @@ func TestFlightTypes(t *testing.T) {
 	wantTypes := map[string]string{"id": "int64", "i": "int32", "s": "int16", "f8": "float64", "f4": "float32",
 		"b": "bool", "tx": "utf8", "by": "binary", "d": "date32", "ts": "timestamp[us]", "tz": "timestamp[us, tz=UTC]",
 		"n": "decimal(10, 2)", "u": "utf8", "j": "utf8"}
-	for _, f := range sc.Fields() {
-		if w, ok := wantTypes[f.Name]; ok && f.Type.String() != w {
+	for name, w := range wantTypes {
+		idx := sc.FieldIndices(name)
+		if len(idx) != 1 {
+			t.Errorf("column %s: missing from the result schema %s", name, sc)
+			continue
+		}
+		if f := sc.Field(idx[0]); f.Type.String() != w {
 			t.Errorf("column %s: Arrow type %s, want %s", f.Name, f.Type, w)
 		}
 	}
