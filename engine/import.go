@@ -274,31 +274,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // to the table's by name.
 func (s *Session) importParquet(ctx context.Context, store objstore.Store, f importFile, req *importReq, acc *batchAccumulator, prog *importProgress) (int64, error) {
 	t := req.t
-	obj, err := store.Open(ctx, f.path)
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled, props.BufferSize = true, 1<<20
+	pq, err := openImportParquet(ctx, store, t, f.path, props, 64<<10)
 	if err != nil {
 		return 0, err
 	}
-	defer obj.Close()
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
-	props.BufferedStreamEnabled, props.BufferSize = true, 1<<20
-	pf, err := file.NewParquetReader(obj, file.WithReadProps(props))
-	if err != nil {
-		return 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s as a Parquet file", f.path))
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s as a Parquet file", f.path))
-	}
-	fsch, err := fr.Schema()
-	if err != nil {
-		return 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read the schema of %s", f.path))
-	}
-	for _, ff := range fsch.Fields() {
-		if t.Schema.FieldIndices(ff.Name) == nil {
-			return 0, sqlerr.New(sqlerr.UndefinedColumn, "column %q of %s does not exist in table %s", ff.Name, f.path, t.QualifiedName())
-		}
-	}
+	defer pq.close()
+	fr, fsch := pq.fr, pq.schema
 	// The written columns, in table order, as COPY writes them: columns
 	// the file lacks are left out of primary-key tables' files (their
 	// values are kept), NULL in append tables.
@@ -365,7 +348,7 @@ func (s *Session) importParquet(ctx context.Context, store objstore.Store, f imp
 	if err := rr.Err(); err != nil && err != io.EOF {
 		return 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s", f.path))
 	}
-	prog.fileBytes.Store(obj.Size())
+	prog.fileBytes.Store(pq.obj.Size())
 	return n, nil
 }
 
@@ -500,35 +483,69 @@ func (s *Session) registerFiles(ctx context.Context, req *importReq, store objst
 // registeredFile checks that a file's columns are the table's, with the
 // same types, and returns its file operation and row count.
 func registeredFile(ctx context.Context, store objstore.Store, t *catalog.Table, path string) (catalog.FileOp, int64, error) {
-	obj, err := store.Open(ctx, path)
+	pq, err := openImportParquet(ctx, store, t, path, nil, 0)
 	if err != nil {
 		return catalog.FileOp{}, 0, err
 	}
-	defer obj.Close()
-	pf, err := file.NewParquetReader(obj)
-	if err != nil {
-		return catalog.FileOp{}, 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s as a Parquet file", path))
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return catalog.FileOp{}, 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s as a Parquet file", path))
-	}
-	fsch, err := fr.Schema()
-	if err != nil {
-		return catalog.FileOp{}, 0, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read the schema of %s", path))
-	}
+	defer pq.close()
 	var cols []string
-	for _, ff := range fsch.Fields() {
+	for _, ff := range pq.schema.Fields() {
 		idx := t.Schema.FieldIndices(ff.Name)
-		if idx == nil {
-			return catalog.FileOp{}, 0, sqlerr.New(sqlerr.UndefinedColumn, "column %q of %s does not exist in table %s", ff.Name, path, t.QualifiedName())
-		}
 		if tt := t.Schema.Field(idx[0]).Type; !arrow.TypeEqual(ff.Type, tt) {
 			return catalog.FileOp{}, 0, sqlerr.New(sqlerr.DatatypeMismatch,
 				"column %q is %s in %s, %s in table %s: a registered file must have the table's types (import without register converts)", ff.Name, ff.Type, path, tt, t.QualifiedName())
 		}
 		cols = append(cols, ff.Name)
 	}
-	return catalog.FileOp{Path: path, Op: "add", Size: obj.Size(), ExistCols: cols}, pf.NumRows(), nil
+	return catalog.FileOp{Path: path, Op: "add", Size: pq.obj.Size(), ExistCols: cols}, pq.pf.NumRows(), nil
+}
+
+// importParquetFile is a Parquet file of an import, open for reading.
+type importParquetFile struct {
+	obj    objstore.Reader
+	pf     *file.Reader
+	fr     *pqarrow.FileReader
+	schema *arrow.Schema
+}
+
+// openImportParquet opens path as a Parquet file (props nil: the defaults;
+// batchRows 0: pqarrow's default) and checks that every column it holds is
+// a column of t (42703); a file that is not Parquet is XX001.
+func openImportParquet(ctx context.Context, store objstore.Store, t *catalog.Table, path string, props *parquet.ReaderProperties, batchRows int64) (*importParquetFile, error) {
+	obj, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var opts []file.ReadOption
+	if props != nil {
+		opts = append(opts, file.WithReadProps(props))
+	}
+	pf, err := file.NewParquetReader(obj, opts...)
+	if err != nil {
+		obj.Close()
+		return nil, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s as a Parquet file", path))
+	}
+	pq := &importParquetFile{obj: obj, pf: pf}
+	pq.fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		pq.close()
+		return nil, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read %s as a Parquet file", path))
+	}
+	if pq.schema, err = pq.fr.Schema(); err != nil {
+		pq.close()
+		return nil, sqlerr.Wrap(sqlerr.DataCorrupted, err, fmt.Sprintf("could not read the schema of %s", path))
+	}
+	for _, ff := range pq.schema.Fields() {
+		if t.Schema.FieldIndices(ff.Name) == nil {
+			pq.close()
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of %s does not exist in table %s", ff.Name, path, t.QualifiedName())
+		}
+	}
+	return pq, nil
+}
+
+// close closes the file; it was only read, so there is nothing to lose.
+func (pq *importParquetFile) close() {
+	pq.pf.Close()
+	pq.obj.Close()
 }

@@ -12,8 +12,8 @@
 // migrations current) and its pgwire port accepts connections. A catalog
 // URL or S3 endpoint must be reachable from inside the container (a
 // container's 127.0.0.1 is its own). Tests that must also run where Docker
-// is missing use package lakesoultest instead, or skip with
-// testcontainers.SkipIfProviderIsNotHealthy.
+// is missing use package lakesoultest instead, or call RequireDocker: a
+// skip without a Docker engine, a failure with LAKESOUL_REQUIRE_DOCKER=1.
 package lakesoultc
 
 import (

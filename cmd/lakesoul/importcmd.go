@@ -29,7 +29,7 @@ func importCmd(args []string) error {
 		fmt.Fprintln(os.Stderr, "usage: lakesoul import [flags] SCHEMA.TABLE LOCATION   (LOCATION: file:///… or s3://…, a file, a directory or a glob)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderFlags(args)); err != nil {
+	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
@@ -93,15 +93,16 @@ func importCmd(args []string) error {
 }
 
 // reorderFlags moves flags before positional arguments, so that
-// `import s.t file:///x --format csv` parses as written.
-func reorderFlags(args []string) []string {
+// `import s.t file:///x --format csv` parses as written. A flag of fs that
+// is boolean (flag's IsBoolFlag) takes no separate value.
+func reorderFlags(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if strings.HasPrefix(a, "-") && a != "-" {
 			flags = append(flags, a)
 			name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
-			if !strings.Contains(a, "=") && name != "header" && name != "register" && i+1 < len(args) {
+			if !strings.Contains(a, "=") && !isBoolFlag(fs, name) && i+1 < len(args) {
 				flags = append(flags, args[i+1])
 				i++
 			}
@@ -110,4 +111,14 @@ func reorderFlags(args []string) []string {
 		pos = append(pos, a)
 	}
 	return append(flags, pos...)
+}
+
+// isBoolFlag reports whether name is a boolean flag of fs.
+func isBoolFlag(fs *flag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
