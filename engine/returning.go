@@ -73,7 +73,7 @@ func (s *Session) planReturning(ctx context.Context, list []*pg_query.Node, rel 
 	if err != nil {
 		return nil, err
 	}
-	scan := fmt.Sprintf("%s('%s')", scanFunctionName, strings.ReplaceAll(r.handle, "'", "''"))
+	scan := scanCallSQL(r.handle)
 	if !strings.Contains(text, scan) {
 		return nil, fmt.Errorf("RETURNING: target scan not found in %q", text)
 	}
@@ -107,8 +107,8 @@ func (r *returning) begin(ctx context.Context, s *Session) error {
 	if err := s.takeSnapshots(ctx, r.tables); err != nil {
 		return err
 	}
-	_, err := s.duck.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM %s('%s') LIMIT 0",
-		returningTable, scanFunctionName, strings.ReplaceAll(r.handle, "'", "''")))
+	_, err := s.duck.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM %s LIMIT 0",
+		returningTable, scanCallSQL(r.handle)))
 	return err
 }
 
