@@ -52,6 +52,13 @@ func deparseNode(stmt *pg_query.Node) (string, error) {
 	return quoteDuckKeywords(text), nil
 }
 
+// scanCallSQL is the SQL text `lakesoul_scan('<handle>')`, the handle
+// quoted as a literal: the text form of scanFromClause's call, for queries
+// the engine writes itself.
+func scanCallSQL(handle string) string {
+	return scanFunctionName + "(" + quoteLiteral(handle) + ")"
+}
+
 // scanFromClause builds the FROM item `lakesoul_scan('<handle>') AS alias`.
 func scanFromClause(handle string, alias *pg_query.Alias) *pg_query.Node {
 	call := pg_query.MakeFuncCallNode(

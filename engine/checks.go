@@ -42,8 +42,8 @@ func tableChecks(t *catalog.Table) []tableCheck {
 			continue
 		}
 		c := tableCheck{name: name, expr: v}
-		if tree, err := parseSQL("SELECT " + v); err == nil {
-			walk(tree.Stmts[0].Stmt, func(n *pg_query.Node) {
+		if expr, err := parseStoredExpr(v, "check constraint "+name); err == nil {
+			walk(expr, func(n *pg_query.Node) {
 				if cr := n.GetColumnRef(); cr != nil {
 					if s := cr.Fields[len(cr.Fields)-1].GetString_(); s != nil {
 						c.cols = append(c.cols, s.Sval)
@@ -95,15 +95,17 @@ func (s *Session) checkQuery(ctx context.Context, t *catalog.Table, handle strin
 		handle = s.token + ":check:" + t.ID
 		s.e.scans.putFixed(handle, t, nil)
 	}
-	tree, err := parseSQL("SELECT count(*) WHERE (" + check.expr + ") IS FALSE")
+	cond, err := parseStoredExpr(check.expr, "check constraint "+check.name)
 	if err != nil {
-		return "", sqlerr.Wrap(sqlerr.SyntaxError, err, "check constraint "+check.name)
+		return "", err
 	}
-	sel := tree.Stmts[0].Stmt
+	isFalse := &pg_query.Node{Node: &pg_query.Node_BooleanTest{BooleanTest: &pg_query.BooleanTest{
+		Arg: cond, Booltesttype: pg_query.BoolTestType_IS_FALSE, Location: -1}}}
+	sel := selectNode([]*pg_query.Node{resTarget("", countStar())},
+		[]*pg_query.Node{scanFromClause(handle, &pg_query.Alias{Aliasname: t.Name})}, isFalse)
 	if err := s.rewriteSequenceCalls(sel); err != nil {
 		return "", err
 	}
-	sel.GetSelectStmt().FromClause = []*pg_query.Node{scanFromClause(handle, &pg_query.Alias{Aliasname: t.Name})}
 	var sub bool
 	walk(sel, func(n *pg_query.Node) { sub = sub || n.GetSubLink() != nil })
 	if sub {

@@ -143,11 +143,11 @@ func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) 
 				item.Node = &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}
 				continue
 			}
-			tree, err := parseSQL("SELECT " + def)
+			expr, err := parseStoredExpr(def, "default of column "+f.Name)
 			if err != nil {
-				return nil, sqlerr.Wrap(sqlerr.SyntaxError, err, "default of column "+f.Name)
+				return nil, err
 			}
-			item.Node = tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.Node
+			item.Node = expr.Node
 		}
 	}
 	return explicit, nil
@@ -156,11 +156,11 @@ func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) 
 // defaultSQL is the DuckDB expression of default expression text def,
 // written into column f, for this session (nextval bound to it).
 func (s *Session) defaultSQL(ctx context.Context, def string, f arrow.Field) (string, error) {
-	tree, err := parseSQL("SELECT " + def)
+	val, err := parseStoredExpr(def, "default of column "+f.Name)
 	if err != nil {
-		return "", sqlerr.Wrap(sqlerr.SyntaxError, err, "default of column "+f.Name)
+		return "", err
 	}
-	sel := tree.Stmts[0].Stmt
+	sel := selectNode([]*pg_query.Node{resTarget("", val)}, nil, nil)
 	if _, _, _, _, err := s.prepareDuck(ctx, sel, nil); err != nil {
 		return "", err
 	}

@@ -378,7 +378,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	matchedRows := fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m WHERE __m.%s", rewriteMatch, src, rewriteMatch)
 	sch := arrow.NewSchema(fields, nil)
 	params := d.ret.statementParams(q.params)
-	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
+	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (_ string, _ [][]any, err error) {
 		parts, err := s.readTarget(ctx, d, tables)
 		if err != nil {
 			return "", nil, err
@@ -392,8 +392,17 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			if err := d.ret.begin(ctx, s); err != nil {
 				return "", nil, err
 			}
-			defer d.ret.end(ctx, s)
-			defer func() { _, _ = s.duck.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+rewriteTable) }()
+			// Dropping the temporary tables fails the statement only
+			// when nothing failed before.
+			defer func() {
+				_, dropErr := s.duck.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+rewriteTable)
+				if endErr := d.ret.end(ctx, s); dropErr == nil {
+					dropErr = endErr
+				}
+				if err == nil && dropErr != nil {
+					err = fmt.Errorf("RETURNING: drop temporary tables: %w", dropErr)
+				}
+			}()
 		}
 		var commits []catalog.PartitionCommit
 		var written []catalog.PartitionCommit

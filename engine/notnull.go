@@ -31,7 +31,7 @@ func (s *Session) checkNotNull(ctx context.Context, t *catalog.Table, written []
 	for i, c := range cols {
 		counts[i] = fmt.Sprintf("count(*) FILTER (WHERE %s IS NULL)", quoteIdent(c))
 	}
-	query := fmt.Sprintf("SELECT %s FROM lakesoul_scan('%s')", strings.Join(counts, ", "), strings.ReplaceAll(handle, "'", "''"))
+	query := fmt.Sprintf("SELECT %s FROM %s", strings.Join(counts, ", "), scanCallSQL(handle))
 	nulls := make([]int64, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range nulls {

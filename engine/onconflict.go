@@ -112,7 +112,7 @@ func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []s
 	for _, k := range keyCols {
 		on = append(on, fmt.Sprintf("__old.%s IS NOT DISTINCT FROM __new.%s", quoteIdent(k), quoteIdent(k)))
 	}
-	scan := fmt.Sprintf("lakesoul_scan('%s')", strings.ReplaceAll(handle, "'", "''"))
+	scan := scanCallSQL(handle)
 	if oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
 		q := fmt.Sprintf("SELECT __new.* FROM (%s) AS __new WHERE NOT EXISTS (SELECT 1 FROM %s AS __old WHERE %s)",
 			inserted, scan, strings.Join(on, " AND "))

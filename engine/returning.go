@@ -73,7 +73,7 @@ func (s *Session) planReturning(ctx context.Context, list []*pg_query.Node, rel 
 	if err != nil {
 		return nil, err
 	}
-	scan := fmt.Sprintf("%s('%s')", scanFunctionName, strings.ReplaceAll(r.handle, "'", "''"))
+	scan := scanCallSQL(r.handle)
 	if !strings.Contains(text, scan) {
 		return nil, fmt.Errorf("RETURNING: target scan not found in %q", text)
 	}
@@ -107,8 +107,8 @@ func (r *returning) begin(ctx context.Context, s *Session) error {
 	if err := s.takeSnapshots(ctx, r.tables); err != nil {
 		return err
 	}
-	_, err := s.duck.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM %s('%s') LIMIT 0",
-		returningTable, scanFunctionName, strings.ReplaceAll(r.handle, "'", "''")))
+	_, err := s.duck.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM %s LIMIT 0",
+		returningTable, scanCallSQL(r.handle)))
 	return err
 }
 
@@ -137,12 +137,17 @@ func (r *returning) source(fields []arrow.Field, exprs map[string]string) string
 // run materialises the changed rows with fill, evaluates the list over them
 // and then writes them with write; the list's rows are returned only if the
 // write succeeded. The list sees the tables as they were before the write,
-// as PostgreSQL's RETURNING subqueries do.
-func (r *returning) run(ctx context.Context, s *Session, args []any, fill func() error, write func() (int64, error)) (int64, [][]any, error) {
+// as PostgreSQL's RETURNING subqueries do. A failure to drop the temporary
+// table afterwards is reported when nothing failed before it.
+func (r *returning) run(ctx context.Context, s *Session, args []any, fill func() error, write func() (int64, error)) (_ int64, _ [][]any, err error) {
 	if err := r.begin(ctx, s); err != nil {
 		return 0, nil, err
 	}
-	defer r.end(ctx, s)
+	defer func() {
+		if endErr := r.end(ctx, s); err == nil && endErr != nil {
+			err = fmt.Errorf("RETURNING: drop %s: %w", returningTable, endErr)
+		}
+	}()
 	if err := fill(); err != nil {
 		return 0, nil, err
 	}
@@ -188,6 +193,7 @@ func (r *returning) rows(ctx context.Context, s *Session, args []any) ([][]any, 
 }
 
 // end drops the temporary table.
-func (r *returning) end(ctx context.Context, s *Session) {
-	_, _ = s.duck.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+returningTable)
+func (r *returning) end(ctx context.Context, s *Session) error {
+	_, err := s.duck.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+returningTable)
+	return err
 }

@@ -85,6 +85,17 @@ func TestCheckConstraints(t *testing.T) {
 	wantCode(t, s, `CREATE TABLE bad (x int CHECK (nope > 0))`, sqlerr.UndefinedColumn)
 }
 
+// A CHECK condition stored as a table property (here written by WITH, not
+// by CHECK) is placed in the check query as one parsed expression: text that
+// closes its parenthesis early is refused, not spliced into the query where
+// it would turn the check off.
+func TestCheckPropertyIsOneExpression(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE w (x int) WITH (pg_check.w_chk = 'false) IS NULL AND (true')`)
+	wantCode(t, s, `INSERT INTO w VALUES (1)`, sqlerr.SyntaxError)
+	expectRows(t, s, `SELECT count(*) FROM w`, "0")
+}
+
 // DEFAULT in VALUES and INSERT … DEFAULT VALUES take the column defaults
 // (knex, Sequelize and SQLAlchemy send both).
 func TestInsertDefaultKeyword(t *testing.T) {
