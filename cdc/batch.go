@@ -67,6 +67,23 @@ type run struct {
 	op    *array.StringBuilder // the CDC column's, or nil
 }
 
+// takes reports whether a row with vals continues r: the columns it
+// carries (those not valUnchanged) are exactly r's. It does not allocate:
+// it runs once per source row.
+func (r *run) takes(vals []value) bool {
+	j := 0
+	for i, v := range vals {
+		if v.kind == valUnchanged {
+			continue
+		}
+		if j == len(r.cols) || r.cols[j] != i {
+			return false
+		}
+		j++
+	}
+	return j == len(r.cols)
+}
+
 type tableBatch struct {
 	ts        *tableState
 	run       *run
@@ -122,49 +139,87 @@ func (b *batch) add(ctx context.Context, ts *tableState, op string, vals []value
 	if ts.failed {
 		return nil
 	}
+	if err := checkRow(ts, op, vals); err != nil {
+		return err
+	}
+	tb := b.table(ts)
+	if tb.run != nil && !tb.run.takes(vals) {
+		if err := b.flushRun(ctx, tb); err != nil {
+			return err
+		}
+	}
+	if tb.run == nil {
+		r, err := newRun(ts, presentColumns(vals))
+		if err != nil {
+			return err
+		}
+		tb.run = r
+	}
+	if err := tb.run.appendRow(ts, op, vals); err != nil {
+		return err
+	}
+	b.rows++
+	limit := runRows
+	if b.copying {
+		limit = copyRunRows
+	}
+	if tb.run.n >= limit {
+		return b.flushRun(ctx, tb)
+	}
+	return nil
+}
+
+// checkRow checks that a row change of ts can be buffered at all.
+func checkRow(ts *tableState, op string, vals []value) error {
 	if len(vals) != len(ts.cols) {
 		return fmt.Errorf("table %s: a row of %d columns, the table has %d", ts.source, len(vals), len(ts.cols))
 	}
-	tb := b.table(ts)
-	cdc := ts.t.CDCColumn() != ""
-	if !cdc && op != opInsert {
+	if ts.t.CDCColumn() == "" && op != opInsert {
 		return incompatible("%s of a row in a table without a primary key cannot be applied (the lake table is an append table)", op)
 	}
+	return nil
+}
+
+// presentColumns are the source columns a row carries (not valUnchanged).
+func presentColumns(vals []value) []int {
 	var cols []int
 	for i, v := range vals {
 		if v.kind != valUnchanged {
 			cols = append(cols, i)
 		}
 	}
-	if tb.run != nil && !slices.Equal(tb.run.cols, cols) {
-		if err := b.flushRun(ctx, tb); err != nil {
-			return err
+	return cols
+}
+
+// newRun starts a run of ts's rows carrying the source columns cols (and
+// the CDC column when ts has one).
+func newRun(ts *tableState, cols []int) (*run, error) {
+	cdc := ts.t.CDCColumn() != ""
+	fields := make([]arrow.Field, 0, len(cols)+1)
+	for _, i := range cols {
+		idx := ts.t.Schema.FieldIndices(ts.cols[i].Name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("table %s: column %q is missing from the lake table", ts.source, ts.cols[i].Name)
 		}
+		fields = append(fields, ts.t.Schema.Field(idx[0]))
 	}
-	if tb.run == nil {
-		fields := make([]arrow.Field, 0, len(cols)+1)
-		for _, i := range cols {
-			idx := ts.t.Schema.FieldIndices(ts.cols[i].Name)
-			if len(idx) == 0 {
-				return fmt.Errorf("table %s: column %q is missing from the lake table", ts.source, ts.cols[i].Name)
-			}
-			fields = append(fields, ts.t.Schema.Field(idx[0]))
-		}
-		if cdc {
-			fields = append(fields, arrow.Field{Name: OpColumn, Type: arrow.BinaryTypes.String, Nullable: true})
-		}
-		r := &run{cols: cols, rb: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))}
-		for j := range cols {
-			r.bs = append(r.bs, r.rb.Field(j))
-			r.types = append(r.types, fields[j].Type)
-		}
-		if cdc {
-			r.op = r.rb.Field(len(cols)).(*array.StringBuilder)
-		}
-		tb.run = r
+	if cdc {
+		fields = append(fields, arrow.Field{Name: OpColumn, Type: arrow.BinaryTypes.String, Nullable: true})
 	}
-	r := tb.run
-	for j, i := range cols {
+	r := &run{cols: cols, rb: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))}
+	for j := range cols {
+		r.bs = append(r.bs, r.rb.Field(j))
+		r.types = append(r.types, fields[j].Type)
+	}
+	if cdc {
+		r.op = r.rb.Field(len(cols)).(*array.StringBuilder)
+	}
+	return r, nil
+}
+
+// appendRow appends one row change to r, which takes(vals).
+func (r *run) appendRow(ts *tableState, op string, vals []value) error {
+	for j, i := range r.cols {
 		v := vals[i]
 		if v.kind == valNull {
 			r.bs[j].AppendNull()
@@ -184,27 +239,25 @@ func (b *batch) add(ctx context.Context, ts *tableState, op string, vals []value
 		r.op.Append(op)
 	}
 	r.n++
-	b.rows++
-	limit := runRows
-	if b.copying {
-		limit = copyRunRows
-	}
-	if r.n >= limit {
-		return b.flushRun(ctx, tb)
-	}
 	return nil
 }
 
-// flushRun hands tb's buffered rows to the batch's file writer, which
-// writes them as data files under the batch's intent on its own goroutine
-// while the next rows are decoded. At most one run waits for the writer
-// (the hand-over blocks beyond it), so memory holds about three runs.
+// flushRun hands tb's buffered rows to the batch's file writer (handOver).
 func (b *batch) flushRun(ctx context.Context, tb *tableBatch) error {
 	r := tb.run
 	if r == nil {
 		return nil
 	}
 	tb.run = nil
+	return b.handOver(ctx, tb, r)
+}
+
+// handOver gives run r of tb's table to the batch's file writer, which
+// writes it as data files under the batch's intent on its own goroutine
+// while the next rows are decoded, and releases r. At most one run waits
+// for the writer (the hand-over blocks beyond it), so memory holds about
+// three runs — more while a chunked copy builds a run per chunk.
+func (b *batch) handOver(ctx context.Context, tb *tableBatch, r *run) error {
 	defer r.rb.Release()
 	if r.n == 0 {
 		return b.writeErr()

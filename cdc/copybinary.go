@@ -49,6 +49,7 @@ type copyBinaryWriter struct {
 	header  bool
 	done    bool
 	vals    []value
+	kinds   []byte // each column's value kind (copyColumn decides)
 }
 
 var errShortTuple = errors.New("short")
@@ -101,6 +102,15 @@ func (w *copyBinaryWriter) next(p []byte) (int, error) {
 	if nf != len(w.cols) {
 		return 0, fmt.Errorf("COPY binary row has %d fields, want %d", nf, len(w.cols))
 	}
+	if len(w.kinds) != nf {
+		w.kinds = make([]byte, nf)
+		for i, c := range w.cols {
+			w.kinds[i] = valText
+			if binaryCopyable(c) {
+				w.kinds[i] = valBinary
+			}
+		}
+	}
 	if cap(w.vals) < nf {
 		w.vals = make([]value, nf)
 	}
@@ -119,11 +129,7 @@ func (w *copyBinaryWriter) next(p []byte) (int, error) {
 		if len(p) < at+l {
 			return 0, errShortTuple
 		}
-		kind := byte(valText)
-		if binaryCopyable(w.cols[i]) {
-			kind = valBinary
-		}
-		vals[i] = value{kind: kind, data: p[at : at+l]}
+		vals[i] = value{kind: w.kinds[i], data: p[at : at+l]}
 		at += l
 	}
 	return at, w.row(vals)
