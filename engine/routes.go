@@ -111,6 +111,9 @@ var routes = []route{
 	{(*pg_query.Node_DeallocateStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDeallocate(n.GetDeallocateStmt())
 	}},
+	{(*pg_query.Node_LockStmt)(nil), "LOCK TABLE … IN ACCESS SHARE MODE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planLock(ctx, n.GetLockStmt()) // lock.go
+	}},
 	{(*pg_query.Node_DiscardStmt)(nil), "DISCARD", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDiscard(n.GetDiscardStmt())
 	}},

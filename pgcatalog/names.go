@@ -24,6 +24,7 @@ var emulatedRelations = map[string]string{
 	"pg_catalog.pg_indexes":     "pg_indexes",
 	"pg_catalog.pg_views":       "pg_views",
 	"pg_catalog.pg_sequences":   "pg_sequences",
+	"pg_catalog.pg_rewrite":     "pg_rewrite", // migration 000019 (pg_dump)
 
 	"information_schema.schemata":          "info_schemata",
 	"information_schema.tables":            "info_tables",

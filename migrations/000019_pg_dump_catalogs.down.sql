@@ -1,0 +1,1 @@
+DROP VIEW IF EXISTS lakesoul_pg.pg_rewrite;
