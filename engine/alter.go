@@ -26,6 +26,15 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "ALTER TABLE")
 	}
+	if con, ok := primaryKeyCmd(n); ok { // restoreddl.go: pg_dump adds keys after CREATE TABLE
+		return s.planAddPrimaryKey(n, con)
+	}
+	if role, ok := ownerCmd(n); ok {
+		return s.planOwnerTo("TABLE", role, func(ctx context.Context) error {
+			_, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+			return err
+		})
+	}
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
 		if err != nil {

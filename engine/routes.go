@@ -71,6 +71,9 @@ var routes = []route{
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
+	{(*pg_query.Node_AlterOwnerStmt)(nil), "ALTER SCHEMA/TABLE … OWNER TO", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planAlterOwner(n.GetAlterOwnerStmt()) // restoreddl.go
+	}},
 	{(*pg_query.Node_IndexStmt)(nil), "CREATE INDEX … USING ivfflat", true, planCreateIndex}, // vectorindex.go
 	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW/INDEX", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
