@@ -150,3 +150,26 @@ func (s *Session) planAlterOwner(n *pg_query.AlterOwnerStmt) (pgwire.Statement, 
 		return nil
 	})
 }
+
+// relationExists checks that rv names a lake table or view (pg_dump hands
+// views to their owner with ALTER TABLE too).
+func (s *Session) relationExists(ctx context.Context, rv *pg_query.RangeVar) error {
+	_, err := s.lookupTable(ctx, rv.Schemaname, rv.Relname)
+	if err == nil || sqlerr.Code(err) != sqlerr.UndefinedTable {
+		return err
+	}
+	for _, ns := range s.searchPath() {
+		if rv.Schemaname != "" {
+			ns = rv.Schemaname
+		}
+		if v, verr := s.cat.ViewByName(ctx, ns, rv.Relname); verr != nil {
+			return verr
+		} else if v != nil {
+			return nil
+		}
+		if rv.Schemaname != "" {
+			break
+		}
+	}
+	return err
+}

@@ -48,6 +48,7 @@ var emulatedFunctions = map[string][]int{
 	"pg_indexes_size":        {1},
 	"current_schema":         {0},
 	"current_schemas":        {1},
+	"pg_get_viewdef":         {1, 2}, // migration 000019 (pg_dump)
 }
 
 // IsCatalogRelation reports whether a relation reference names a PostgreSQL

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 )
 
@@ -77,6 +79,7 @@ func TestPgDump(t *testing.T) {
 			(3, E'tab\there\nline', -0.1, '1999-12-31', false), (4, 'back\slash', 1e300, '2000-02-29', true)`,
 		"INSERT INTO dump_src.kv VALUES (1, 'a2', 2.5, '2024-01-02', false)", // an upsert: one row per key
 		"INSERT INTO dump_src.pair VALUES (1, 'x', 1.250, '2024-05-01 10:00:00+00'), (1, 'y', -3, NULL), (2, 'x', NULL, '1970-01-01 00:00:00+00')",
+		"CREATE VIEW dump_src.kv_ok AS SELECT id, name FROM dump_src.kv WHERE ok",
 		"INSERT INTO dump_src.ev VALUES ('eu', '2024-01-01 10:00:00', 1, 'x'), ('us', NULL, 2, NULL), ('eu', '2024-01-02 11:30:00.5', -3, 'ü')",
 	)
 	pw, err := srv.adminPassword()
@@ -98,7 +101,7 @@ func TestPgDump(t *testing.T) {
 		runTool(t, ctx, lakeEnv, script, psql, append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"}, conn...)...)
 	}
 
-	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n"}
+	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id"}
 	// describe is what must come back: columns with types and nullability,
 	// and the primary key.
 	describe := func(query func(string) string, schema string) string {
@@ -118,7 +121,7 @@ func TestPgDump(t *testing.T) {
 	lakeQuery := func(q string) string { return lake.exec(ctx, q) }
 	wantSchema := describe(lakeQuery, "dump_src")
 	wantRows := contents(lakeQuery, "dump_src")
-	if !strings.Contains(wantSchema, "PRIMARY KEY (a, b)") || strings.Count(wantRows["kv"], "\n") != 4 {
+	if !strings.Contains(wantSchema, "PRIMARY KEY (a, b)") || !strings.HasPrefix(wantRows["kv"], "1|a2|2.5|") || !strings.Contains(wantRows["kv_ok"], "4|back") {
 		t.Fatalf("source:\n%s\n%v", wantSchema, wantRows)
 	}
 	same := func(what, got, want string) {
@@ -132,13 +135,13 @@ func TestPgDump(t *testing.T) {
 	pgEnv := cleanEnv()
 	// The dumps hand objects to the lake owner.
 	runTool(t, ctx, pgEnv, "", psql, "-X", "-q", "-h", pg.SocketDir(), "-p", strconv.Itoa(pg.Port()), "-U", pg.SuperUser(),
-		"-d", "postgres", "-c", "CREATE ROLE "+adminRole)
+		"-d", "postgres", "-c", "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '"+adminRole+"') THEN CREATE ROLE "+adminRole+"; END IF; END$$")
 	for i, bin := range dumps {
 		schemaOnly := dump(bin, "--schema-only")
 		copyData := dump(bin, "--data-only")
 		insertData := dump(bin, "--data-only", "--inserts")
 		full := dump(bin)
-		for _, want := range []string{"CREATE TABLE dump_src.kv", "ADD CONSTRAINT kv_pkey PRIMARY KEY (id)", "ADD CONSTRAINT pair_pkey PRIMARY KEY (a, b)"} {
+		for _, want := range []string{"CREATE TABLE dump_src.kv", "CREATE VIEW dump_src.kv_ok AS", "ADD CONSTRAINT kv_pkey PRIMARY KEY (id)", "ADD CONSTRAINT pair_pkey PRIMARY KEY (a, b)"} {
 			if !strings.Contains(schemaOnly, want) {
 				t.Fatalf("%s --schema-only lacks %q:\n%s", bin, want, schemaOnly)
 			}
@@ -176,5 +179,45 @@ func TestPgDump(t *testing.T) {
 				same(bin+" postgres rows "+db+"."+tbl, rows, wantRows[tbl])
 			}
 		}
+	}
+}
+
+// TestPgDumpWorkspaces: a workspace user's pg_dump sees what the user sees:
+// the whole-database dump has the user's workspace's schemas and not another
+// workspace's, which -n cannot name either.
+func TestPgDumpWorkspaces(t *testing.T) {
+	bin := pgDumpPaths(t)[0]
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	admin := srv.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('dump_wa')",
+		"SELECT lakesoul.create_workspace('dump_wb')",
+		"SELECT lakesoul.create_user('dump_ua', 'dump-ua-Pw1', 'dump_wa', admin => true)",
+		"SELECT lakesoul.create_user('dump_ub', 'dump-ub-Pw1', 'dump_wb', admin => true)")
+	as := func(user, pw string, sqls ...string) {
+		c, err := pgx.Connect(ctx, srv.dsn(user, pw, database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		mustExec(t, ctx, c, sqls...)
+	}
+	as("dump_ua", "dump-ua-Pw1", "CREATE SCHEMA dump_wsa", "CREATE TABLE dump_wsa.t (id int PRIMARY KEY, v text)", "INSERT INTO dump_wsa.t VALUES (1, 'mine')")
+	as("dump_ub", "dump-ub-Pw1", "CREATE SCHEMA dump_wsb", "CREATE TABLE dump_wsb.secret (id int PRIMARY KEY, v text)", "INSERT INTO dump_wsb.secret VALUES (1, 'theirs')")
+
+	env := cleanEnv("PGPASSWORD=dump-ub-Pw1")
+	conn := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(srv.port), "-U", "dump_ub", "-d", database}
+	out := runTool(t, ctx, env, "", bin, conn...)
+	if !strings.Contains(out, "CREATE TABLE dump_wsb.secret") || !strings.Contains(out, "1\ttheirs") {
+		t.Errorf("dump_ub's dump lacks its own table:\n%s", out)
+	}
+	if strings.Contains(out, "dump_wsa") || strings.Contains(out, "mine") {
+		t.Errorf("dump_ub's dump shows another workspace:\n%s", out)
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--strict-names", "-n", "dump_wsa"}, conn...)...)
+	cmd.Env = env
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "no matching schemas") {
+		t.Errorf("dump_ub dumps dump_wsa: %v\n%s", err, b)
 	}
 }
