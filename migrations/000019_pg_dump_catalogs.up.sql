@@ -15,7 +15,9 @@ GRANT SELECT ON lakesoul_pg.pg_rewrite TO PUBLIC;
 -- text, engine/view.go), ending in a semicolon as the built-in's does;
 -- pg_dump prints it as CREATE VIEW … AS <definition>. Other OIDs go to the
 -- built-in.
-CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_viewdef(p_oid oid, p_pretty boolean)
+-- The two-argument form stands for both built-ins, (oid, boolean pretty) and
+-- (oid, integer wrap column): the second argument is polymorphic.
+CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_viewdef(p_oid oid, p_option anyelement)
 RETURNS text LANGUAGE plpgsql STABLE STRICT AS $$
 DECLARE
     v_def text;
@@ -26,21 +28,14 @@ BEGIN
             RETURN ' ' || rtrim(v_def, '; ') || ';';
         END IF;
     END IF;
-    RETURN pg_catalog.pg_get_viewdef(p_oid, p_pretty);
+    IF pg_catalog.pg_typeof(p_option) IN ('integer'::regtype, 'smallint'::regtype, 'bigint'::regtype) THEN
+        RETURN pg_catalog.pg_get_viewdef(p_oid, p_option::text::int4);
+    END IF;
+    RETURN pg_catalog.pg_get_viewdef(p_oid, p_option::text::boolean);
 END
 $$;
 
 CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_viewdef(p_oid oid)
 RETURNS text LANGUAGE sql STABLE STRICT AS $$
-    SELECT lakesoul_pg.pg_get_viewdef(p_oid, false)
-$$;
-
-CREATE OR REPLACE FUNCTION lakesoul_pg.pg_get_viewdef(p_oid oid, p_wrap int4)
-RETURNS text LANGUAGE plpgsql STABLE STRICT AS $$
-BEGIN
-    IF p_oid::int8 >= 1000000000 AND EXISTS (SELECT 1 FROM lakesoul_pg.lake_view l WHERE l.oid = p_oid) THEN
-        RETURN lakesoul_pg.pg_get_viewdef(p_oid, true);
-    END IF;
-    RETURN pg_catalog.pg_get_viewdef(p_oid, p_wrap);
-END
+    SELECT lakesoul_pg.pg_get_viewdef(p_oid, false::boolean)
 $$;

@@ -221,3 +221,46 @@ func TestPgDumpWorkspaces(t *testing.T) {
 		t.Errorf("dump_ub dumps dump_wsa: %v\n%s", err, b)
 	}
 }
+
+// TestRestoreDDLRefusals: what a restore script may ask that lake tables
+// cannot do fails with its SQLSTATE and changes nothing.
+func TestRestoreDDLRefusals(t *testing.T) {
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA dump_ref",
+		"CREATE TABLE dump_ref.rows (id int, v text)",
+		"INSERT INTO dump_ref.rows VALUES (1, 'a')",
+		"CREATE TABLE dump_ref.keyed (id int PRIMARY KEY, v text)",
+		"CREATE TABLE dump_ref.empty (id int, v text)",
+		"CREATE TABLE dump_ref.empty2 (id int)",
+		"ALTER TABLE ONLY dump_ref.keyed ADD CONSTRAINT keyed_pkey PRIMARY KEY (id)", // the key it has: kept
+		"ALTER TABLE ONLY dump_ref.empty ADD CONSTRAINT empty_pkey PRIMARY KEY (id)",
+		"INSERT INTO dump_ref.empty VALUES (1, 'a'), (1, 'b')", // an upsert now
+		"ALTER SCHEMA dump_ref OWNER TO "+adminRole,
+		"ALTER TABLE dump_ref.rows OWNER TO CURRENT_USER")
+	wantRows(t, "empty became keyed", queryStrings(t, ctx, c, "SELECT id || ':' || v FROM dump_ref.empty"), []string{"1:b"})
+	for q, code := range map[string]string{
+		"ALTER TABLE dump_ref.rows ADD PRIMARY KEY (id)":       "0A000", // rows written without the key
+		"ALTER TABLE dump_ref.keyed ADD PRIMARY KEY (v)":       "42P16",
+		"ALTER TABLE dump_ref.empty ADD PRIMARY KEY (nope)":    "42P16",
+		"ALTER TABLE dump_ref.rows OWNER TO somebody_else":     "0A000",
+		"ALTER SCHEMA dump_nope OWNER TO " + adminRole:         "3F000",
+		"LOCK TABLE dump_ref.rows IN ACCESS SHARE MODE":        "25P01", // outside a block
+		"BEGIN; LOCK TABLE dump_ref.rows IN EXCLUSIVE MODE":    "0A000",
+		"BEGIN; LOCK TABLE dump_ref.nope IN ACCESS SHARE MODE": "42P01",
+	} {
+		_, err := c.Exec(ctx, q)
+		if pgCode(err) != code {
+			t.Errorf("%s: %v, want %s", q, err, code)
+		}
+		c.Exec(ctx, "ROLLBACK") //nolint:errcheck // ends the blocks above
+	}
+	var pk string
+	if err := c.QueryRow(ctx, `SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k JOIN pg_class r ON r.oid = k.conrelid
+		JOIN pg_namespace n ON n.oid = r.relnamespace WHERE n.nspname = 'dump_ref' AND r.relname = 'rows'`).Scan(&pk); err != pgx.ErrNoRows {
+		t.Errorf("dump_ref.rows got a key: %q, %v", pk, err)
+	}
+	mustExec(t, ctx, c, "BEGIN", "LOCK TABLE dump_ref.rows, dump_ref.keyed IN ACCESS SHARE MODE", "COMMIT")
+}
