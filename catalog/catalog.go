@@ -332,16 +332,12 @@ func (c *Catalog) DropTable(ctx context.Context, namespace, name string) (string
 // AlterTable stores t's schema and properties (hashBucketNum and
 // hashPartitions are kept in step with the table's key).
 func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
-	schemaJSON, props, err := tableDefinition(t)
-	if err != nil {
-		return err
-	}
-	propsJSON, err := json.Marshal(props)
+	schemaJSON, propsJSON, err := tableDefinitionJSON(t)
 	if err != nil {
 		return err
 	}
 	return c.run(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, string(propsJSON))
+		_, err := q.Exec(ctx, "SELECT lakesoul.alter_table($1, $2, $3::jsonb)", t.ID, schemaJSON, propsJSON)
 		return err
 	})
 }

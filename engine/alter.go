@@ -23,8 +23,19 @@ import (
 // current schema (missing columns read as NULL, dropped ones are ignored,
 // narrower types are widened).
 func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt) (pgwire.Statement, error) {
+	if role, ok := ownerCmd(n); ok && n.Objtype == pg_query.ObjectType_OBJECT_VIEW {
+		return s.planOwnerTo("VIEW", role, func(ctx context.Context) error { return s.relationExists(ctx, n.Relation) })
+	}
 	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "ALTER TABLE")
+	}
+	if con, ok := primaryKeyCmd(n); ok { // restoreddl.go: pg_dump adds keys after CREATE TABLE
+		return s.planAddPrimaryKey(n, con)
+	}
+	if role, ok := ownerCmd(n); ok {
+		return s.planOwnerTo("TABLE", role, func(ctx context.Context) error {
+			return s.relationExists(ctx, n.Relation)
+		})
 	}
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)

@@ -199,6 +199,10 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		duck:      duck,
 	}
 	s.settings = s.defaultSettings(params)
+	if err := s.claimCatalogVersion(ctx, params); err != nil { // dumpversion.go
+		duck.Close()
+		return nil, err
+	}
 	sequenceSessions.Store(s.token, s)
 	return s, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -77,6 +78,12 @@ type sqlPrepared struct {
 	types []*pg_query.TypeName
 }
 
+// catalogParamTypes are the parameter types of catalog queries that lake
+// columns do not have (pg_dump prepares its per-object queries with oid
+// parameters); a catalog query gets them as PostgreSQL's, a lake query fails
+// to plan with them.
+var catalogParamTypes = map[string]uint32{"oid": 26, "regclass": 2205, "regtype": 2206, "regproc": 24, "name": 19}
+
 // planPrepare plans PREPARE name [(types)] AS statement: the statement is
 // planned now (its errors are PREPARE's) and joins the connection's prepared
 // statements, where EXECUTE, DEALLOCATE and the extended protocol find it.
@@ -87,7 +94,11 @@ func (s *Session) planPrepare(ctx context.Context, n *pg_query.PrepareStmt) (pgw
 		tn := a.GetTypeName()
 		t := typeNameType(tn)
 		if !t.known() {
-			return nil, sqlerr.New(sqlerr.UndefinedObject, "type %q is not supported for a prepared statement parameter", typeNameString(tn))
+			oid, ok := catalogParamTypes[strings.ToLower(typeNameString(tn))]
+			if !ok || len(tn.ArrayBounds) > 0 {
+				return nil, sqlerr.New(sqlerr.UndefinedObject, "type %q is not supported for a prepared statement parameter", typeNameString(tn))
+			}
+			t.oid = oid
 		}
 		oids = append(oids, t.oid)
 		types = append(types, tn)

@@ -71,6 +71,9 @@ var routes = []route{
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
+	{(*pg_query.Node_AlterOwnerStmt)(nil), "ALTER SCHEMA/TABLE … OWNER TO", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planAlterOwner(n.GetAlterOwnerStmt()) // restoreddl.go
+	}},
 	{(*pg_query.Node_IndexStmt)(nil), "CREATE INDEX … USING ivfflat", true, planCreateIndex}, // vectorindex.go
 	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW/INDEX", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
@@ -110,6 +113,9 @@ var routes = []route{
 	}},
 	{(*pg_query.Node_DeallocateStmt)(nil), "PREPARE/EXECUTE/DEALLOCATE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDeallocate(n.GetDeallocateStmt())
+	}},
+	{(*pg_query.Node_LockStmt)(nil), "LOCK TABLE … IN ACCESS SHARE MODE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planLock(ctx, n.GetLockStmt()) // lock.go
 	}},
 	{(*pg_query.Node_DiscardStmt)(nil), "DISCARD", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDiscard(n.GetDiscardStmt())

@@ -35,6 +35,9 @@ type Session struct {
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
 	settings settings
+	// claimed is the server_version and server_version_num a dump tool's
+	// session reports instead of ServerVersion (dumpversion.go).
+	claimed [2]string
 	// inBlock is true between BEGIN and COMMIT/ROLLBACK; failed after an error
 	// inside the block (every statement but ROLLBACK/COMMIT then fails 25P02).
 	inBlock bool

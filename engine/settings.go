@@ -47,6 +47,10 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set := func(name, v string) { st[strings.ToLower(name)] = setting{name: name, value: v} }
 	set("server_version", ServerVersion)
 	set("server_version_num", ServerVersionNum)
+	if s.claimed[0] != "" { // a dump tool's session (dumpversion.go)
+		set("server_version", s.claimed[0])
+		set("server_version_num", s.claimed[1])
+	}
 	set("server_encoding", "UTF8")
 	set("client_encoding", "UTF8")
 	set("application_name", "")

@@ -67,6 +67,7 @@ func Rewrite(tree *pg_query.ParseResult) error {
 				"permission denied: the system catalogs only answer queries")
 		}
 	}
+	rewriteTableoids(tree, ctes) // tableoid.go
 	walk(tree.ProtoReflect(), func(m any) {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:

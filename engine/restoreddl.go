@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/jackc/pgx/v5"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// The DDL a pg_dump script sends that CREATE TABLE does not cover: pg_dump
+// creates a table without its primary key and adds the key afterwards
+// (ALTER TABLE ONLY t ADD CONSTRAINT t_pkey PRIMARY KEY (…)), and hands
+// every object to its owner (ALTER … OWNER TO).
+
+// primaryKeyCmd returns the ADD [CONSTRAINT name] PRIMARY KEY of an ALTER
+// TABLE whose only command it is.
+func primaryKeyCmd(n *pg_query.AlterTableStmt) (*pg_query.Constraint, bool) {
+	if len(n.Cmds) != 1 {
+		return nil, false
+	}
+	cmd := n.Cmds[0].GetAlterTableCmd()
+	if cmd.GetSubtype() != pg_query.AlterTableType_AT_AddConstraint {
+		return nil, false
+	}
+	con := cmd.GetDef().GetConstraint()
+	if con == nil || con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
+		return nil, false
+	}
+	return con, true
+}
+
+// planAddPrimaryKey: a table that already has exactly this key keeps it (the
+// statement restores what CREATE TABLE … PRIMARY KEY made); a table without
+// a key that holds no rows becomes a primary-key table with
+// DefaultHashBucketNum buckets (lakesoul.add_primary_key, which refuses a
+// table with rows: they were not written bucketed by the key).
+func (s *Session) planAddPrimaryKey(n *pg_query.AlterTableStmt, con *pg_query.Constraint) (pgwire.Statement, error) {
+	if len(con.Including) > 0 || len(con.Options) > 0 || con.Indexname != "" || con.Indexspace != "" || con.Deferrable {
+		return nil, sqlerr.Unsupported("PRIMARY KEY with INCLUDE, WITH, USING INDEX or DEFERRABLE on a lake table", "ADD PRIMARY KEY (cols)")
+	}
+	var keys []string
+	for _, k := range con.Keys {
+		keys = append(keys, k.GetString_().GetSval())
+	}
+	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
+		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+		if err != nil {
+			if n.MissingOk && sqlerr.Code(err) == sqlerr.UndefinedTable {
+				return nil
+			}
+			return err
+		}
+		if t.HasPK() {
+			if slices.Equal(t.PKCols, keys) {
+				return nil
+			}
+			return sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", t.Name)
+		}
+		if slices.ContainsFunc(s.staged, func(w stagedWrite) bool { return w.table.ID == t.ID }) ||
+			slices.ContainsFunc(s.buffered, func(w *bufferedWrite) bool { return w.table.ID == t.ID }) {
+			return sqlerr.Unsupported("adding a primary key to a table written in the same transaction block",
+				"COMMIT the rows first; a key can only be added while the table has none")
+		}
+		nt := *t
+		fields := slices.Clone(t.Schema.Fields())
+		for _, k := range keys {
+			i := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == k })
+			switch {
+			case i < 0:
+				return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", k, t.Name)
+			case slices.Contains(t.RangeCols, k):
+				return sqlerr.New(sqlerr.InvalidTableDefinition, "column %q cannot be both a partition column and part of the primary key", k)
+			case fields[i].Type.ID() == arrow.BINARY:
+				return sqlerr.Unsupported("a bytea primary key", "primary keys of integer, float, text, date, timestamp, numeric or boolean type")
+			}
+			fields[i].Nullable = false
+		}
+		nt.PKCols = keys
+		nt.HashBucketNum = DefaultHashBucketNum
+		nt.Schema = arrow.NewSchema(fields, nil)
+		if err := checkTableOptions(&nt); err != nil {
+			return err
+		}
+		return s.cat.AddPrimaryKey(ctx, &nt)
+	}), nil
+}
+
+// ownerCmd reports whether an ALTER TABLE is a single OWNER TO, and its role.
+func ownerCmd(n *pg_query.AlterTableStmt) (*pg_query.RoleSpec, bool) {
+	if len(n.Cmds) != 1 {
+		return nil, false
+	}
+	cmd := n.Cmds[0].GetAlterTableCmd()
+	if cmd.GetSubtype() != pg_query.AlterTableType_AT_ChangeOwner {
+		return nil, false
+	}
+	return cmd.Newowner, true
+}
+
+// planOwnerTo accepts OWNER TO the role that owns every lake object (the
+// owner the pg_catalog emulation shows, lakesoul_pg.lake_owner) once the
+// object exists, and refuses any other: access to lake objects is granted
+// through workspaces, not ownership.
+func (s *Session) planOwnerTo(what string, role *pg_query.RoleSpec, exists func(context.Context) error) (pgwire.Statement, error) {
+	return &funcStmt{tag: "ALTER " + what, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		if err := exists(ctx); err != nil {
+			return "", nil, err
+		}
+		var owner string
+		err := s.withUserTx(ctx, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT pg_catalog.pg_get_userbyid(lakesoul_pg.lake_owner())::text").Scan(&owner)
+		})
+		if err != nil {
+			return "", nil, fmt.Errorf("lake owner: %w", err)
+		}
+		name := role.GetRolename()
+		switch role.GetRoletype() {
+		case pg_query.RoleSpecType_ROLESPEC_CURRENT_USER, pg_query.RoleSpecType_ROLESPEC_SESSION_USER, pg_query.RoleSpecType_ROLESPEC_CURRENT_ROLE:
+			name = s.user
+		}
+		if name != owner {
+			return "", nil, sqlerr.Unsupported(fmt.Sprintf("changing the owner of a lake %s", what),
+				fmt.Sprintf("every lake object is owned by %q; grant access through workspaces (GRANT workspace role TO user)", owner))
+		}
+		return "ALTER " + what, nil, nil
+	}}, nil
+}
+
+// planAlterOwner is ALTER SCHEMA/TABLE … OWNER TO (planOwnerTo).
+func (s *Session) planAlterOwner(n *pg_query.AlterOwnerStmt) (pgwire.Statement, error) {
+	if n.ObjectType != pg_query.ObjectType_OBJECT_SCHEMA {
+		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.ObjectType.String(), "OBJECT_")+" OWNER TO", "ALTER SCHEMA/TABLE … OWNER TO the lake owner")
+	}
+	name := n.Object.GetString_().GetSval()
+	return s.planOwnerTo("SCHEMA", n.Newowner, func(ctx context.Context) error {
+		ok, err := s.cat.NamespaceExists(ctx, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return sqlerr.New(sqlerr.InvalidSchemaName, "schema %q does not exist", name)
+		}
+		return nil
+	})
+}
+
+// relationExists checks that rv names a lake table or view (pg_dump hands
+// views to their owner with ALTER TABLE too).
+func (s *Session) relationExists(ctx context.Context, rv *pg_query.RangeVar) error {
+	_, err := s.lookupTable(ctx, rv.Schemaname, rv.Relname)
+	if err == nil || sqlerr.Code(err) != sqlerr.UndefinedTable {
+		return err
+	}
+	for _, ns := range s.searchPath() {
+		if rv.Schemaname != "" {
+			ns = rv.Schemaname
+		}
+		if v, verr := s.cat.ViewByName(ctx, ns, rv.Relname); verr != nil {
+			return verr
+		} else if v != nil {
+			return nil
+		}
+		if rv.Schemaname != "" {
+			break
+		}
+	}
+	return err
+}
