@@ -245,6 +245,9 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 	if fc.FuncVariadic || fc.AggStar || fc.Over != nil || len(fc.Args) == 0 {
 		return nil
 	}
+	if ok, err := rw.jsonFunction(n, fc, name); ok || err != nil { // jsonfuncs.go
+		return err
+	}
 	switch {
 	case name == "mod" && len(fc.Args) == 2:
 		checkedDivisor(fc.Args[0], fc.Args[1])
