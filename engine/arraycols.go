@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -30,7 +31,10 @@ func arrayColumn(t *arrow.ListType) (duckdb.TypeInfo, chunkSetter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	get := listElemGetter(t.Elem())
+	get := directGetter(t.Elem()) // directscan.go: the values DuckDB binds
+	if get == nil {
+		return nil, nil, fmt.Errorf("type %s cannot be scanned", t)
+	}
 	return ti, func(chunk duckdb.DataChunk, col, row int, arr arrow.Array, i int) error {
 		if arr.IsNull(i) {
 			return chunk.SetValue(col, row, nil)
@@ -46,25 +50,6 @@ func arrayColumn(t *arrow.ListType) (duckdb.TypeInfo, chunkSetter, error) {
 		}
 		return chunk.SetValue(col, row, out)
 	}, nil
-}
-
-// listElemGetter reads element k of a list's values as DuckDB binds it.
-func listElemGetter(dt arrow.DataType) func(arrow.Array, int) any {
-	switch dt.(type) {
-	case *arrow.Int64Type:
-		return func(a arrow.Array, k int) any { return a.(*array.Int64).Value(k) }
-	case *arrow.Int32Type:
-		return func(a arrow.Array, k int) any { return a.(*array.Int32).Value(k) }
-	case *arrow.Int16Type:
-		return func(a arrow.Array, k int) any { return a.(*array.Int16).Value(k) }
-	case *arrow.Float64Type:
-		return func(a arrow.Array, k int) any { return a.(*array.Float64).Value(k) }
-	case *arrow.Float32Type:
-		return func(a arrow.Array, k int) any { return a.(*array.Float32).Value(k) }
-	case *arrow.BooleanType:
-		return func(a arrow.Array, k int) any { return a.(*array.Boolean).Value(k) }
-	}
-	return func(a arrow.Array, k int) any { return a.(*array.String).Value(k) }
 }
 
 // appendList appends a DuckDB list value to an array column's builder;
