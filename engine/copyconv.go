@@ -253,6 +253,8 @@ func pgTypeName(f arrow.Field) string {
 		return "timestamp without time zone"
 	case *arrow.Decimal128Type:
 		return "numeric"
+	case *arrow.ListType:
+		return pgTypeName(t.ElemField()) + "[]"
 	}
 	return "text"
 }
@@ -282,6 +284,9 @@ func invalidUTF8() error {
 func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 	if dims := schema.VectorDims(f); dims > 0 {
 		return vectorCopyConv(dims, false), nil // vectorops.go
+	}
+	if schema.IsArray(f) {
+		return arrayCopyConv(f, false) // arraycols.go
 	}
 	switch t := f.Type.(type) {
 	case *arrow.Int64Type, *arrow.Int32Type, *arrow.Int16Type, *arrow.Int8Type:
@@ -748,6 +753,9 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 	}
 	if dims := schema.VectorDims(f); dims > 0 {
 		return vectorCopyConv(dims, true), nil // vectorops.go
+	}
+	if schema.IsArray(f) {
+		return arrayCopyConv(f, true) // arraycols.go
 	}
 	switch t := f.Type.(type) {
 	case *arrow.Int64Type, *arrow.Int32Type, *arrow.Int16Type, *arrow.Int8Type:

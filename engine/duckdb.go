@@ -98,6 +98,9 @@ var engineErrorCodes = map[string]string{
 	"invalid input syntax for type vector":                 sqlerr.InvalidTextRepresentation,
 	"null values cannot be formatted as an SQL identifier": "22004",
 	"cannot delete from":                                   sqlerr.InvalidParameterValue,
+	"cannot extract elements from":                         sqlerr.InvalidParameterValue,
+	"cannot call json":                                     sqlerr.InvalidParameterValue,
+	"key must not be null":                                 "22004",
 }
 
 // engineError finds an engine error in a DuckDB message: its SQLSTATE and
@@ -174,7 +177,7 @@ func mapDuckDBError(err error) *sqlerr.Error {
 			code = sqlerr.UndefinedTable // PostgreSQL: missing FROM-clause entry
 		case strings.Contains(msg, "No function matches"), strings.Contains(msg, "Could not choose a best candidate function"):
 			code = sqlerr.UndefinedFunction
-		case strings.Contains(msg, "ambiguous"):
+		case strings.Contains(msg, "ambiguous"), strings.Contains(msg, "Ambiguous reference"):
 			code = sqlerr.AmbiguousColumn
 		case strings.Contains(msg, "Cannot compare values of type"), strings.Contains(msg, "Cannot mix values of type"), strings.Contains(msg, "implicit cast"):
 			code = sqlerr.DatatypeMismatch

@@ -39,6 +39,8 @@ type duckScalar struct {
 	args   []duckdb.Type
 	list   int // index of an argument that is a list of VARCHAR, or -1
 	result duckdb.Type
+	// listResult: the result is a list of result.
+	listResult bool
 	// nulls: fn sees NULL arguments (nil) instead of DuckDB answering NULL.
 	nulls bool
 	// volatile: called for every row, never folded (nextval).
@@ -63,6 +65,11 @@ func (f duckScalar) Config() duckdb.ScalarFuncConfig {
 	out, err := duckdb.NewTypeInfo(f.result)
 	if err != nil {
 		panic(err)
+	}
+	if f.listResult {
+		if out, err = duckdb.NewListInfo(out); err != nil {
+			panic(err)
+		}
 	}
 	return duckdb.ScalarFuncConfig{InputTypeInfos: in, ResultTypeInfo: out, SpecialNullHandling: f.nulls, Volatile: f.volatile}
 }
@@ -140,6 +147,77 @@ var duckFunctions = map[string]duckScalar{
 			}
 			return jsonAccess(a, func(v *pgjson.Value) *pgjson.Value { return v.Path(path) })
 		}},
+	"lakesoul_json_elements": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},
+		list: -1, result: duckdb.TYPE_VARCHAR, listResult: true,
+		fn: func(a []driver.Value) (any, error) {
+			v, err := parseJSON(a[0], a[1].(bool))
+			if err != nil {
+				return nil, err
+			}
+			elems, err := v.Elements(a[1].(bool), a[2].(bool))
+			if err != nil {
+				return nil, err
+			}
+			out := make([]any, len(elems))
+			for i, e := range elems {
+				if e != nil {
+					out[i] = *e
+				}
+			}
+			return out, nil
+		}},
+	"lakesoul_json_object_keys": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN},
+		list: -1, result: duckdb.TYPE_VARCHAR, listResult: true,
+		fn: func(a []driver.Value) (any, error) {
+			jsonb := a[1].(bool)
+			v, err := parseJSON(a[0], jsonb)
+			if err != nil {
+				return nil, err
+			}
+			fn := "json_object_keys"
+			if jsonb {
+				fn = "jsonb_object_keys"
+			}
+			keys, err := v.ObjectKeys(jsonb, fn)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]any, len(keys))
+			for i, k := range keys {
+				out[i] = k
+			}
+			return out, nil
+		}},
+	"lakesoul_json_build_object": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN}, list: 0, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			items, _ := a[0].([]any)
+			keys, vals := make([]string, 0, len(items)/2), make([]string, 0, len(items)/2)
+			for i := 0; i+1 < len(items); i += 2 {
+				k, ok := items[i].(string)
+				if !ok {
+					return nil, fmt.Errorf("argument %d: key must not be null", i+1)
+				}
+				keys, vals = append(keys, k), append(vals, jsonOrNull(items[i+1]))
+			}
+			return jsonResult(pgjson.BuildObject(keys, vals), a[1].(bool))
+		}},
+	"lakesoul_json_agg": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN}, list: 0, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			items, _ := a[0].([]any)
+			elems := make([]string, len(items))
+			for i, e := range items {
+				elems[i] = jsonOrNull(e)
+			}
+			return jsonResult(pgjson.Agg(elems), a[1].(bool))
+		}},
+	"lakesoul_json_typeof": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			v, err := parseJSON(a[0], a[1].(bool))
+			if err != nil {
+				return nil, err
+			}
+			return v.TypeName(), nil
+		}},
 	"lakesoul_quote_ident": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR, nulls: true,
 		fn: func(a []driver.Value) (any, error) {
 			s, ok := a[0].(string)
@@ -189,6 +267,22 @@ func parseJSONB2(a, b driver.Value) (*pgjson.Value, *pgjson.Value, error) {
 }
 
 func jsonbCanonical(text string) (string, error) { return pgjson.Canonical(text) }
+
+// jsonOrNull is a JSON text element of a built value: null for NULL.
+func jsonOrNull(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return "null"
+}
+
+// jsonResult is built json text as json (as is) or jsonb (canonical).
+func jsonResult(text string, jsonb bool) (any, error) {
+	if jsonb {
+		return pgjson.Canonical(text)
+	}
+	return text, nil
+}
 
 // jsonbModify applies f to the jsonb value v and renders the result.
 func jsonbModify(v driver.Value, f func(*pgjson.Value) (*pgjson.Value, error)) (any, error) {

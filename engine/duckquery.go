@@ -95,6 +95,9 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 		return "", nil, nil, nil, err
 	}
 	types := s.inferTypes(stmt)
+	if err := castAnyArrayParams(stmt, types, declared); err != nil { // arrayparams.go
+		return "", nil, nil, nil, err
+	}
 	if err := s.rewritePGSemantics(stmt, types); err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -113,6 +116,7 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 		}
 		if err == nil && (len(untyped) == 0 || attempt > 0) {
 			describeVectorParams(stmt, declared, params)
+			describeCastParams(stmt, declared, params) // arrayparams.go
 			refineColumns(cols, convs, types.output)
 			if wrapped, ok := jsonAsText(text, duckTypes); ok {
 				text = wrapped
@@ -377,6 +381,11 @@ func pgColumnName(n *pg_query.Node) string {
 	case n.GetAIndirection() != nil:
 		if ind := n.GetAIndirection().Indirection; len(ind) > 0 && ind[len(ind)-1].GetString_() != nil {
 			return ind[len(ind)-1].GetString_().Sval
+		}
+		if cr := n.GetAIndirection().Arg.GetColumnRef(); cr != nil {
+			if last := cr.Fields[len(cr.Fields)-1].GetString_(); last != nil {
+				return last.Sval // a[1] is named a
+			}
 		}
 		return pgColumnName(n.GetAIndirection().Arg)
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:

@@ -451,6 +451,8 @@ func appendDuckValue(b array.Builder, v any) error {
 		}
 	case *array.FixedSizeListBuilder:
 		ok = appendVector(bb, v) // vectorops.go
+	case *array.ListBuilder:
+		ok = appendList(bb, v) // arraycols.go
 	default:
 		return fmt.Errorf("cannot write values of type %s", b.Type())
 	}

@@ -79,7 +79,13 @@ func (rw *pgRewriter) jsonOperator(n *pg_query.Node, a *pg_query.A_Expr) error {
 		n.Node = makeCall(fn, a.Lexpr, right).Node
 	case "@>", "<@":
 		if !l.isJSON() && !r.isJSON() {
-			return nil // arrays: DuckDB's list containment
+			// arrays: DuckDB's list containment, an untyped '{…}' of the
+			// other operand's type (arraylit.go)
+			if _, err := arrayLiteral(a.Rexpr, l.oid); err != nil {
+				return err
+			}
+			_, err := arrayLiteral(a.Lexpr, r.oid)
+			return err
 		}
 		if l.oid == schema.OIDJSON || r.oid == schema.OIDJSON {
 			return noOperator(op, l, r)

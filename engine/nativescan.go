@@ -171,7 +171,8 @@ func sqlLiteral(v any, dt arrow.DataType) (string, bool) {
 var userTableFunctions = map[string]bool{
 	"generate_series": true, "range": true, "unnest": true, "generate_subscripts": true,
 	"json_each": true, "json_tree": true, "jsonb_each": true, "jsonb_array_elements": true,
-	"json_array_elements": true, "regexp_split_to_table": true,
+	"json_array_elements": true, "regexp_split_to_table": true, "json_array_elements_text": true,
+	"jsonb_array_elements_text": true, "json_object_keys": true, "jsonb_object_keys": true,
 }
 
 // checkTableFunctions refuses table functions users may not call. The

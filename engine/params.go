@@ -54,6 +54,8 @@ func lakeTypeName(dt arrow.DataType) string {
 		return "timestamp"
 	case *arrow.Decimal128Type:
 		return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
+	case *arrow.ListType:
+		return lakeTypeName(t.Elem()) + "[]"
 	}
 	return "text"
 }

@@ -21,8 +21,9 @@ import (
 //   - to_char(date/timestamp, '<constant pattern>'): strftime with the
 //     pattern translated; a pattern with a field this translation does not
 //     know fails with 0A000 rather than printing it literally.
+//   - cardinality(array): DuckDB's is for maps only.
 //   - length, char_length, character_length,
-//     strpos, ascii: integer (int4) results, as in PostgreSQL, not bigint.
+//     strpos, ascii, array_length: integer (int4) results, as in PostgreSQL, not bigint.
 //
 // TestDifferential (tests/) checks these against PostgreSQL itself.
 
@@ -35,11 +36,12 @@ var pgFuncTemplates = map[string]string{
 	"decode/base64": `from_base64(regexp_replace($1, '\s', '', 'g'))`,
 	"to_char":       "strftime($1, $2)",
 	"int4":          "CAST($1 AS INTEGER)",
+	"cardinality":   "CAST(len($1) AS INTEGER)",
 }
 
 // int4Functions return int4 in PostgreSQL and bigint in DuckDB.
 var int4Functions = map[string]bool{"length": true, "char_length": true, "character_length": true,
-	"strpos": true, "ascii": true}
+	"strpos": true, "ascii": true, "array_length": true}
 
 var (
 	templateMu    sync.Mutex
@@ -116,6 +118,8 @@ func rewritePGCall(n *pg_query.Node) error {
 			return err
 		}
 		n.Node = instantiate(template("to_char"), fc.Args[0], pg_query.MakeAConstStrNode(f, -1)).Node
+	case name == "cardinality" && len(fc.Args) == 1:
+		n.Node = instantiate(template("cardinality"), fc.Args[0]).Node
 	case int4Functions[name] && !fc.FuncVariadic:
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)} // pg_catalog.length is DuckDB's length
 		inner := &pg_query.Node{Node: n.Node}

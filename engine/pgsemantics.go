@@ -245,6 +245,9 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 	if fc.FuncVariadic || fc.AggStar || fc.Over != nil || len(fc.Args) == 0 {
 		return nil
 	}
+	if ok, err := rw.jsonFunction(n, fc, name); ok || err != nil { // jsonfuncs.go
+		return err
+	}
 	switch {
 	case name == "mod" && len(fc.Args) == 2:
 		checkedDivisor(fc.Args[0], fc.Args[1])
@@ -341,6 +344,14 @@ func (rw *pgRewriter) round(n *pg_query.Node, fc *pg_query.FuncCall) error {
 // float → text, jsonb (DuckDB's JSON).
 func (rw *pgRewriter) cast(n *pg_query.Node, tc *pg_query.TypeCast) error {
 	target := typeNameType(tc.TypeName)
+	if sv := tc.Arg.GetAConst().GetSval(); sv != nil && arrayLiteralType(target.oid) != "" {
+		arr, err := arrayLiteralElems(sv.Sval) // arraylit.go
+		if err != nil {
+			return err
+		}
+		tc.Arg = arr
+		return nil
+	}
 	if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
 		if err := rw.s.respellLiteral(sv, target.oid); err != nil {
 			return err
@@ -457,6 +468,12 @@ func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) {
 	}
 	if t.oid != 0 && t.oid == schema.VectorOID() {
 		wrap(n, vectorInput)
+		return
+	}
+	if arrayLiteralType(t.oid) != "" {
+		// Text that is no array stays text, which DuckDB's comparison with
+		// a list refuses.
+		_, _ = arrayLiteral(n, t.oid) // arraylit.go
 		return
 	}
 	name, ok := coercibleTypes[t.oid]

@@ -296,6 +296,8 @@ func aliased(rel typeRel, a *pg_query.Alias) typeRel {
 // names their one column (PostgreSQL), and the alias alone is the value.
 var scalarTableFunctions = map[string]bool{
 	"generate_series": true, "unnest": true, "generate_subscripts": true, "regexp_split_to_table": true,
+	"json_array_elements": true, "jsonb_array_elements": true, "json_array_elements_text": true,
+	"jsonb_array_elements_text": true, "json_object_keys": true, "jsonb_object_keys": true,
 }
 
 // functionRel types a function in FROM.
@@ -336,6 +338,8 @@ func (ty *typer) functionRel(rf *pg_query.RangeFunction, sc *typeScope) typeRel 
 		t = typeOf(schema.OIDInt4)
 	case "regexp_split_to_table":
 		t = typeOf(schema.OIDText)
+	default:
+		t = typeOf(jsonSetTypes[name]) // jsonfuncs.go
 	}
 	col := name
 	if rf.Alias != nil {
@@ -831,7 +835,9 @@ var (
 		"quote_literal": schema.OIDText, "split_part": schema.OIDText, "translate": schema.OIDText,
 		"chr": schema.OIDText, "string_agg": schema.OIDText, "regexp_replace": schema.OIDText,
 		"encode": schema.OIDText, "json_typeof": schema.OIDText, "jsonb_typeof": schema.OIDText,
-		"jsonb_pretty": schema.OIDText, "decode": schema.OIDBytea, "bool_and": schema.OIDBool,
+		"jsonb_pretty": schema.OIDText, "json_array_elements": schema.OIDJSON, "jsonb_array_elements": schema.OIDJSONB,
+		"json_array_elements_text": schema.OIDText, "jsonb_array_elements_text": schema.OIDText,
+		"json_object_keys": schema.OIDText, "jsonb_object_keys": schema.OIDText, "decode": schema.OIDBytea, "bool_and": schema.OIDBool,
 		"bool_or": schema.OIDBool, "every": schema.OIDBool, "now": schema.OIDTimestamptz,
 		"statement_timestamp": schema.OIDTimestamptz, "clock_timestamp": schema.OIDTimestamptz,
 		"transaction_timestamp": schema.OIDTimestamptz, "to_timestamp": schema.OIDTimestamptz,

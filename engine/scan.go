@@ -554,6 +554,8 @@ func duckColumn(f arrow.Field) (duckdb.TypeInfo, chunkSetter, error) {
 		if t.Elem().ID() == arrow.FLOAT32 {
 			return vectorColumn(int(t.Len())) // vectorops.go
 		}
+	case *arrow.ListType:
+		return arrayColumn(t) // arraycols.go
 	}
 	return nil, nil, fmt.Errorf("type %s cannot be scanned", f.Type)
 }

@@ -1,5 +1,11 @@
 package schema
 
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
 // More PostgreSQL type OIDs: composite values and array types.
 const (
 	OIDRecord      = 2249
@@ -31,3 +37,50 @@ func ArrayOID(elem uint32) uint32 { return arrayOIDs[elem] }
 // ElemOID is the element type of array type oid; 0 when oid is not an
 // array type the server knows.
 func ElemOID(array uint32) uint32 { return elemOIDs[array] }
+
+// Array columns (bigint[], integer[], smallint[], text[], double
+// precision[], real[], boolean[]) are Arrow lists with nullable elements of
+// the element's lake type; in Spark's JSON an array of that type with
+// containsNull. Only one-dimensional arrays are stored: PostgreSQL does not
+// enforce the declared dimensions either, but a list of lists would be
+// another type.
+
+// arrayElemTypes are the element types an array column may have.
+var arrayElemTypes = map[string]arrow.DataType{
+	"int8": arrow.PrimitiveTypes.Int64, "bigint": arrow.PrimitiveTypes.Int64,
+	"int4": arrow.PrimitiveTypes.Int32, "int": arrow.PrimitiveTypes.Int32, "integer": arrow.PrimitiveTypes.Int32,
+	"int2": arrow.PrimitiveTypes.Int16, "smallint": arrow.PrimitiveTypes.Int16,
+	"float8": arrow.PrimitiveTypes.Float64, "double precision": arrow.PrimitiveTypes.Float64,
+	"float4": arrow.PrimitiveTypes.Float32, "real": arrow.PrimitiveTypes.Float32,
+	"bool": arrow.FixedWidthTypes.Boolean, "boolean": arrow.FixedWidthTypes.Boolean,
+	"text": arrow.BinaryTypes.String,
+}
+
+// arrayType is the lake type of an array column of element type name.
+func arrayType(name string) (arrow.DataType, string, error) {
+	elem, ok := arrayElemTypes[name]
+	if !ok {
+		return nil, "", fmt.Errorf("arrays of type %s are not supported for lake tables (bigint[], integer[], smallint[], text[], double precision[], real[] and boolean[] are)", name)
+	}
+	return arrow.ListOf(elem), "", nil
+}
+
+// sparkArrayType is the Arrow type of a Spark array that is no vector.
+func sparkArrayType(arr sparkArray) (arrow.DataType, error) {
+	elem, err := sparkToArrow(arr.ElementType)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range arrayElemTypes {
+		if arrow.TypeEqual(t, elem) {
+			return arrow.ListOf(elem), nil
+		}
+	}
+	return nil, fmt.Errorf("unsupported array element type %q", arr.ElementType)
+}
+
+// IsArray reports whether f is an array column.
+func IsArray(f arrow.Field) bool {
+	_, ok := f.Type.(*arrow.ListType)
+	return ok
+}

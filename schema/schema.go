@@ -173,10 +173,10 @@ func arrowToSpark(dt arrow.DataType) (string, error) {
 // and its type modifiers to an Arrow type. pgType is the declared type to keep
 // in field metadata ("" when the Arrow type says it all).
 func FromPGType(name string, mods []int32, isArray bool) (dt arrow.DataType, pgType string, err error) {
-	if isArray {
-		return nil, "", fmt.Errorf("array types are not supported yet")
-	}
 	name = strings.TrimPrefix(strings.ToLower(name), "pg_catalog.")
+	if isArray {
+		return arrayType(name)
+	}
 	switch name {
 	case "int8", "bigint", "bigserial", "serial8":
 		return arrow.PrimitiveTypes.Int64, "", nil
@@ -285,6 +285,10 @@ func PGTypeOf(f arrow.Field) (oid uint32, typmod int32) {
 			return VectorOID(), mod - 4
 		}
 	}
+	if t, ok := f.Type.(*arrow.ListType); ok {
+		eoid, _ := PGTypeOf(t.ElemField())
+		return ArrayOID(eoid), -1
+	}
 	switch t := f.Type.(type) {
 	case *arrow.Int64Type:
 		return OIDInt8, -1
@@ -348,6 +352,8 @@ func DuckDBType(dt arrow.DataType) string {
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
 	case *arrow.FixedSizeListType:
 		return fmt.Sprintf("%s[%d]", DuckDBType(t.Elem()), t.Len())
+	case *arrow.ListType:
+		return DuckDBType(t.Elem()) + "[]"
 	}
 	return "VARCHAR"
 }

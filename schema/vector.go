@@ -70,6 +70,9 @@ func sparkFieldType(f sparkField) (arrow.DataType, error) {
 		return nil, fmt.Errorf("unsupported type %s", f.Type)
 	}
 	pt := f.Metadata[MetaPGType]
+	if !strings.HasPrefix(pt, "vector(") {
+		return sparkArrayType(arr)
+	}
 	if arr.ElementType != "float" || arr.ContainsNull || !strings.HasPrefix(pt, "vector(") {
 		return nil, fmt.Errorf("unsupported type %s", f.Type)
 	}
@@ -84,6 +87,13 @@ func sparkFieldType(f sparkField) (arrow.DataType, error) {
 func arrowToSparkJSON(dt arrow.DataType) (json.RawMessage, error) {
 	if t, ok := dt.(*arrow.FixedSizeListType); ok && t.Elem().ID() == arrow.FLOAT32 {
 		return json.Marshal(sparkArray{Type: "array", ElementType: "float"})
+	}
+	if t, ok := dt.(*arrow.ListType); ok {
+		elem, err := arrowToSpark(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(sparkArray{Type: "array", ElementType: elem, ContainsNull: true})
 	}
 	name, err := arrowToSpark(dt)
 	if err != nil {

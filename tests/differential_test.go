@@ -62,6 +62,12 @@ var diffSetup = []string{
 	`CREATE TABLE diff.ret (id bigserial, name text NOT NULL, qty int DEFAULT 1, PRIMARY KEY (id))`,
 	`CREATE TABLE diff.gen (id int GENERATED ALWAYS AS IDENTITY (START WITH 100), v text, PRIMARY KEY (id))`,
 	`CREATE SEQUENCE diff.sq START 5 INCREMENT 3`,
+	// Issue 20 item 7: array columns, '{…}' and ARRAY[…] literals, NULL
+	// elements, elements that need quotes.
+	`CREATE TABLE diff.arr (id int, ia bigint[], i4 int[], ta text[], fa double precision[], ba boolean[], PRIMARY KEY (id))`,
+	`INSERT INTO diff.arr VALUES (1, '{1,2,3}', ARRAY[1,2], '{"a b",c,NULL}', '{1.5,2}', '{t,f}'),
+		(2, ARRAY[4,NULL], '{}', ARRAY['x', '"q"', 'back\slash', '', 'NULL', 'a,b', '{c}'], NULL, '{}'),
+		(3, NULL, NULL, NULL, NULL, NULL), (4, '{ 7 , -8 }', '{0}', '{ spaced out , "  kept  " }', '{-0.5,1e3}', '{true,NULL}')`,
 }
 
 // diffCorpus are the compared queries. Every query has a total ORDER BY
@@ -207,6 +213,30 @@ var diffCorpus = []string{
 	`CREATE TABLE diff.chk (id int, v int CHECK (v > 0), PRIMARY KEY (id))`,
 	`INSERT INTO diff.chk VALUES (1, 0)`,
 	`INSERT INTO diff.chk VALUES (1, 5) RETURNING *`,
+
+	// Issue 20 item 7: arrays on lake tables.
+	`SELECT * FROM diff.arr ORDER BY id`,
+	`SELECT id, ia[1], ta[2], i4[3], array_length(ia, 1), cardinality(ta), cardinality(i4) FROM diff.arr ORDER BY id`,
+	`SELECT id FROM diff.arr WHERE 2 = ANY(ia) OR 'x' = ANY(ta) ORDER BY id`,
+	`SELECT id FROM diff.arr WHERE ia @> ARRAY[1,2]::bigint[] OR ta @> '{x}' OR ia = '{7,-8}' ORDER BY id`,
+	`SELECT id, u FROM diff.arr, unnest(ia) u ORDER BY id, u NULLS FIRST`,
+	`SELECT id, unnest(ta) AS t FROM diff.arr WHERE id IN (1, 2) ORDER BY id, t NULLS FIRST`,
+	`SELECT array_agg(id ORDER BY id), array_agg(ta[1] ORDER BY id) FROM diff.arr`,
+	`INSERT INTO diff.arr VALUES (9, '{1,2', NULL, NULL, NULL, NULL)`,
+	`INSERT INTO diff.arr VALUES (9, '{1,x}', NULL, NULL, NULL, NULL)`,
+	`INSERT INTO diff.arr VALUES (9, '1,2', NULL, NULL, NULL, NULL)`,
+	`SELECT count(*) FROM diff.arr`,
+	// jsonb functions.
+	`SELECT id, jsonb_typeof(doc), json_typeof(raw), to_jsonb(id), to_jsonb(code), to_json(code) FROM diff.docs ORDER BY id`,
+	`SELECT id, jsonb_build_object('id', id, 'code', code, 'doc', doc, 'b', true), json_build_object('id', id, 'code', code, 'n', NULL)
+		FROM diff.docs ORDER BY id`,
+	`SELECT jsonb_agg(doc ORDER BY id), json_agg(id ORDER BY id), json_agg(code ORDER BY id), jsonb_agg(id) FILTER (WHERE id > 9) FROM diff.docs`,
+	`SELECT d.id, e::text, jsonb_typeof(e), e ->> 0 FROM diff.docs d, jsonb_array_elements(d.doc) e WHERE jsonb_typeof(d.doc) = 'array' ORDER BY 1, 2`,
+	`SELECT id, jsonb_array_elements_text(doc) AS t FROM diff.docs WHERE id = 2 ORDER BY t`,
+	`SELECT t FROM diff.docs, jsonb_array_elements_text(doc) t WHERE id = 2 ORDER BY t`,
+	`SELECT jsonb_object_keys(doc) AS k FROM diff.docs WHERE id = 1 ORDER BY k`,
+	`SELECT jsonb_array_elements(doc) FROM diff.docs WHERE id = 1`,
+	`SELECT jsonb_object_keys(doc) FROM diff.docs WHERE id = 2`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)

@@ -56,6 +56,11 @@ func Appender(b array.Builder) (AppendFunc, error) {
 		if f, err = fixedListAppender(bb); err != nil {
 			return nil, err
 		}
+	case *array.ListBuilder:
+		var err error
+		if f, err = listAppender(bb); err != nil { // list.go
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("cannot copy values of type %s", b.Type())
 	}
@@ -86,6 +91,11 @@ func Take[R int | int32](mem memory.Allocator, src arrow.Array, rows []R) (arrow
 	switch d.DataType().ID() {
 	case arrow.FIXED_SIZE_LIST:
 		return takeFixedList(mem, src, rows, validity, nulls) // fixedlist.go
+	case arrow.LIST:
+		if validity != nil {
+			validity.Release()
+		}
+		return takeList(mem, src, rows) // list.go
 	case arrow.STRING, arrow.BINARY:
 		offsets, data, err := takeVarWidth(mem, src, rows)
 		if err != nil {

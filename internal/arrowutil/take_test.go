@@ -56,6 +56,24 @@ var takeTypes = []struct {
 	{&arrow.Decimal128Type{Precision: 38, Scale: 4}, func(b array.Builder, i int) {
 		b.(*array.Decimal128Builder).Append(decimal128.New(int64(i), uint64(i)*0x9e3779b97f4a7c15))
 	}},
+	{arrow.ListOf(arrow.PrimitiveTypes.Int64), func(b array.Builder, i int) { // array columns: 0..3 elements, some NULL
+		lb := b.(*array.ListBuilder)
+		lb.Append(true)
+		for j := range i % 4 {
+			if j == 1 {
+				lb.ValueBuilder().AppendNull()
+			} else {
+				lb.ValueBuilder().(*array.Int64Builder).Append(int64(i*10 + j))
+			}
+		}
+	}},
+	{arrow.ListOf(arrow.BinaryTypes.String), func(b array.Builder, i int) {
+		lb := b.(*array.ListBuilder)
+		lb.Append(true)
+		for j := range i % 3 {
+			lb.ValueBuilder().(*array.StringBuilder).Append(fmt.Sprint(i, "-", j))
+		}
+	}},
 }
 
 // TestTakeMatchesBuilder checks Take against the builder version for every
