@@ -157,6 +157,11 @@ type Builder struct {
 	mu sync.Mutex
 }
 
+// segmentExt ends the names of segment files of the current format
+// (format.go); a segment of an older format is rebuilt by the next build
+// of its unit, and searched exactly until then.
+const segmentExt = ".ivf2"
+
 // segmentLists is the list count of a segment of n rows: the index's lists,
 // fewer for small segments (at least 16 rows per list on average).
 func segmentLists(lists, n int) int { return max(1, min(lists, n/16)) }
@@ -191,7 +196,7 @@ func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.V
 	built := 0
 	for _, u := range units {
 		paths := FilePaths(u.Files)
-		if s, ok := have[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]; ok && slices.Equal(s.DataFiles, paths) {
+		if s, ok := have[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]; ok && slices.Equal(s.DataFiles, paths) && strings.HasSuffix(s.Path, segmentExt) {
 			continue
 		}
 		rows, err := ReadRows(ctx, scan, u, ix.Column)
@@ -250,7 +255,7 @@ func (b *Builder) writeSegment(ctx context.Context, t *catalog.Table, ix catalog
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	path := fmt.Sprintf("%s/_vector/%s_%04d_%s.ivf", dir, name, u.Bucket, hex.EncodeToString(rnd[:]))
+	path := fmt.Sprintf("%s/_vector/%s_%04d_%s%s", dir, name, u.Bucket, hex.EncodeToString(rnd[:]), segmentExt)
 	w, err := b.Store.Create(ctx, path)
 	if err != nil {
 		return err
