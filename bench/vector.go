@@ -33,7 +33,9 @@ func init() { Register("vector", runVector) }
 //
 //   - ingest: COPY throughput (pgvector binary form, pgx CopyFrom);
 //   - index_build: CREATE INDEX … USING ivfflat until every bucket's segment
-//     is built; index_bytes is the segments' size next to the raw vectors';
+//     is built; index_bytes is what the segments hold in memory (codes,
+//     keys, centroids; the full vectors stay in the files, whose size is
+//     segment_file_bytes), next to the raw vectors';
 //   - search: recall@10 and queries/s (one client, binary parameters) for
 //     each --probes value;
 //   - exact: the same queries as an exact scan (l2_distance, which the
@@ -144,11 +146,13 @@ func runVector(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	var fileBytes int64
 	for _, p := range paths {
-		indexBytes += fileSize(p)
+		fileBytes += fileSize(p)
+		indexBytes += segmentMemory(p)
 	}
 	o.Out.Emit(Row{Bench: "vector", Phase: "index_build", System: "lakesoul", Rows: int64(n), Seconds: build,
-		Extra: withExtra(map[string]any{"index_bytes": indexBytes, "raw_vector_bytes": int64(n) * int64(d) * 4,
+		Extra: withExtra(map[string]any{"index_bytes": indexBytes, "segment_file_bytes": fileBytes, "raw_vector_bytes": int64(n) * int64(d) * 4,
 			"index_to_raw": float64(indexBytes) / float64(int64(n)*int64(d)*4)})})
 
 	search := func(phase string, p int, truth [][]int64, sqlText string, qs []float32) error {
@@ -356,4 +360,23 @@ func fileSize(uri string) int64 {
 		return 0
 	}
 	return st.Size()
+}
+
+// segmentMemory is the in-memory part of the segment file at a file://
+// path (0 for other stores).
+func segmentMemory(uri string) int64 {
+	p, ok := strings.CutPrefix(uri, "file://")
+	if !ok {
+		return 0
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n, err := vector.MemoryBytesOf(f)
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -194,3 +194,93 @@ func TestVectorIndex(t *testing.T) {
 		t.Errorf("EXPLAIN shows a dropped index:\n%s", out)
 	}
 }
+
+// TestVectorIndexMOR: the index search validates its candidates against
+// the files newer than the segment before it fetches rows. On a CDC table
+// (deletes are markers in newer files, merge-on-read), after the build:
+// the 15 rows nearest the query deleted and the next 15 overwritten far
+// away, a LIMIT 10 search still returns 10 rows, none of them (a search
+// that kept their stale candidates would fill most of its k + 10 slots
+// with them); a row whose other column is UPDATEd stays findable with its
+// indexed vector; a filtered search returns only matching rows, as the
+// exact search does.
+func TestVectorIndexMOR(t *testing.T) {
+	s := newSession(t)
+	const dims = 16
+	mustRun(t, s, `CREATE SCHEMA m; CREATE TABLE m.items (id bigint, cat int, emb vector(16), op text, PRIMARY KEY (id)) WITH (cdc_column = 'op')`)
+	rng := rand.New(rand.NewPCG(5, 6))
+	centers := make([][]float32, 4)
+	for i := range centers {
+		centers[i] = make([]float32, dims)
+		for j := range centers[i] {
+			centers[i][j] = float32(rng.NormFloat64() * 5)
+		}
+	}
+	var vals []string
+	for i := range 1500 {
+		c := centers[i%len(centers)]
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = c[j] + float32(rng.NormFloat64())
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %d, '%s', 'insert')", i, i%3, vecLit(v)))
+		if len(vals) == 500 {
+			mustRun(t, s, "INSERT INTO m.items VALUES "+strings.Join(vals, ","))
+			vals = vals[:0]
+		}
+	}
+	mustRun(t, s, `CREATE INDEX m_emb ON m.items USING ivfflat (emb vector_l2_ops) WITH (lists = 8)`)
+	waitSegments(t, s, "m_emb", 4)
+	mustRun(t, s, "SET ivfflat.probes = 8")
+	q := make([]float32, dims)
+	copy(q, centers[0])
+	ql := vecLit(q)
+	const exactQ = `SELECT id FROM m.items ORDER BY l2_distance(emb, $1) LIMIT 40`
+	near := nearestIDs(t, s, exactQ, ql)
+	deleted, moved, updated := near[:15], near[15:30], near[30]
+	mustRun(t, s, "DELETE FROM m.items WHERE id IN ("+strings.Join(deleted, ",")+")")
+	far := make([]float32, dims)
+	for j := range far {
+		far[j] = 1000
+	}
+	for _, id := range moved {
+		mustRun(t, s, fmt.Sprintf("INSERT INTO m.items VALUES (%s, 0, '%s', 'insert')", id, vecLit(far)))
+	}
+	mustRun(t, s, "UPDATE m.items SET cat = 7 WHERE id = "+updated)
+	const search = `SELECT id FROM m.items ORDER BY emb <-> $1 LIMIT 10`
+	if out := strings.Join(mustRun(t, s, "EXPLAIN "+strings.Replace(search, "$1", "'"+ql+"'", 1)), "\n"); !strings.Contains(out, "Vector Index Scan using m_emb") || !strings.Contains(out, "4 segments") {
+		t.Fatalf("EXPLAIN does not show the index:\n%s", out)
+	}
+	got := nearestIDs(t, s, search, ql)
+	if len(got) != 10 {
+		t.Errorf("search after 15 deletes and 15 overwrites returned %d rows, want 10: %v", len(got), got)
+	}
+	for _, id := range got {
+		if slices.Contains(deleted, id) || slices.Contains(moved, id) {
+			t.Errorf("deleted or overwritten row %s returned: %v", id, got)
+		}
+	}
+	if len(got) == 0 || got[0] != updated {
+		t.Errorf("the row whose cat was updated (%s) is not first: %v", updated, got)
+	}
+	want := nearestIDs(t, s, `SELECT id FROM m.items ORDER BY l2_distance(emb, $1) LIMIT 10`, ql)
+	hit := 0
+	for _, id := range got {
+		if slices.Contains(want, id) {
+			hit++
+		}
+	}
+	if hit < 9 {
+		t.Errorf("search %v against exact %v: %d of 10", got, want, hit)
+	}
+	// Filtered: only matching rows, and the exact filtered answer's rows.
+	rows := mustRun(t, s, `SELECT id, cat FROM m.items WHERE cat = 1 ORDER BY emb <-> $1 LIMIT 10`, ql)
+	if len(rows) != 10 {
+		t.Errorf("filtered search returned %d rows", len(rows))
+	}
+	for _, r := range rows {
+		if !strings.HasSuffix(r, "|1") {
+			t.Errorf("filtered search returned %q", r)
+		}
+	}
+}

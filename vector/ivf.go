@@ -3,8 +3,8 @@ package vector
 import (
 	"container/heap"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -13,11 +13,11 @@ import (
 )
 
 // IVF is an inverted-file index of one partition × bucket: k-means
-// centroids (trained on a sample), and per list the keys of its rows with
-// their vectors as 8-bit scalar-quantized codes (a quarter of the raw
-// float32s). Search ranks the rows of the probed lists by their decoded
-// codes; callers re-rank the candidates by exact distance on the current
-// rows, so quantization only decides which rows are candidates.
+// centroids (trained on a sample), and per list the keys of its rows with a
+// 1-bit code of each row's residual (RaBitQ style, codes.go) held in
+// memory, and the rows' full-precision vectors, which stay in the segment
+// file and are read only to re-rank the best estimates exactly
+// (segment.go's file format keeps them after the in-memory part).
 //
 // Keys are opaque strings (the engine stores each row's primary key as a
 // SQL literal). For Cosine, vectors and centroids are normalized first.
@@ -28,26 +28,31 @@ type IVF struct {
 	Centroids []float32
 	// Offsets[l]..Offsets[l+1] are list l's rows.
 	Offsets []uint32
-	// Min and Scale dequantize codes: x = Min[d] + Scale[d]·code.
-	Min, Scale []float32
-	// Codes holds Rows × Dims bytes, in list order.
-	Codes []byte
-	Keys  []string
+	codes   codes
+	// keyOff[r]..keyOff[r+1] is row r's key in keyBlob.
+	keyOff  []uint32
+	keyBlob []byte
+	// vecs are the rows' vectors in list order (Rows × Dims) after Build;
+	// nil after Decode, when src holds them at vecAt.
+	vecs  []float32
+	src   io.ReaderAt
+	vecAt int64
 }
 
 // Lists is the number of lists.
 func (ix *IVF) Lists() int { return len(ix.Offsets) - 1 }
 
 // Rows is the number of indexed rows.
-func (ix *IVF) Rows() int { return len(ix.Keys) }
+func (ix *IVF) Rows() int { return len(ix.keyOff) - 1 }
 
-// MemoryBytes is the index's size in memory (codes, keys, centroids).
+// Key is row r's key.
+func (ix *IVF) Key(r int) string { return string(ix.keyBlob[ix.keyOff[r]:ix.keyOff[r+1]]) }
+
+// MemoryBytes is what the index holds in memory once decoded: centroids,
+// offsets, codes and keys (the full vectors stay in the file); it is the
+// length of the in-memory part of its segment file.
 func (ix *IVF) MemoryBytes() int {
-	n := len(ix.Codes) + 4*len(ix.Centroids) + 4*len(ix.Offsets) + 8*len(ix.Min)
-	for _, k := range ix.Keys {
-		n += len(k) + 16
-	}
-	return n
+	return 4*len(ix.Centroids) + 4*len(ix.Offsets) + ix.codes.memoryBytes() + 4*len(ix.keyOff) + len(ix.keyBlob)
 }
 
 // BuildOptions tune Build.
@@ -98,53 +103,26 @@ func Build(keys []string, vecs []float32, dims int, metric Metric, opt BuildOpti
 		}
 	})
 	ix := &IVF{Dims: dims, Metric: metric, Centroids: cent, Offsets: make([]uint32, lists+1),
-		Min: make([]float32, dims), Scale: make([]float32, dims), Codes: make([]byte, n*dims), Keys: make([]string, n)}
+		keyOff: make([]uint32, n+1), vecs: make([]float32, n*dims)}
 	for _, a := range assign {
 		ix.Offsets[a+1]++
 	}
 	for l := range lists {
 		ix.Offsets[l+1] += ix.Offsets[l]
 	}
-	ix.trainQuantizer(vecs, n)
 	next := slices.Clone(ix.Offsets[:lists])
+	order := make([]int, n) // order[at] is the input row at list position at
 	for i, a := range assign {
-		at := next[a]
+		order[next[a]] = i
 		next[a]++
-		ix.Keys[at] = keys[i]
-		ix.encode(vecs[i*dims:(i+1)*dims], ix.Codes[int(at)*dims:int(at+1)*dims])
 	}
+	for at, i := range order {
+		copy(ix.vecs[at*dims:(at+1)*dims], vecs[i*dims:(i+1)*dims])
+		ix.keyBlob = append(ix.keyBlob, keys[i]...)
+		ix.keyOff[at+1] = uint32(len(ix.keyBlob))
+	}
+	ix.codes = encodeCodes(ix.vecs, dims, cent, ix.Offsets, metric, rng)
 	return ix, nil
-}
-
-func (ix *IVF) trainQuantizer(vecs []float32, n int) {
-	d := ix.Dims
-	mx := make([]float32, d)
-	for j := range d {
-		ix.Min[j], mx[j] = float32(math.Inf(1)), float32(math.Inf(-1))
-	}
-	for i := range n {
-		for j, x := range vecs[i*d : (i+1)*d] {
-			ix.Min[j] = min(ix.Min[j], x)
-			mx[j] = max(mx[j], x)
-		}
-	}
-	for j := range d {
-		if n == 0 {
-			ix.Min[j] = 0
-		}
-		ix.Scale[j] = max(mx[j]-ix.Min[j], 0) / 255
-	}
-}
-
-func (ix *IVF) encode(v []float32, code []byte) {
-	for j, x := range v {
-		if ix.Scale[j] == 0 {
-			code[j] = 0
-			continue
-		}
-		c := math.Round(float64((x - ix.Min[j]) / ix.Scale[j]))
-		code[j] = byte(max(0, min(255, c)))
-	}
 }
 
 // kmeans trains k centroids on the sampled rows (Lloyd's algorithm,
@@ -283,9 +261,12 @@ func cmpFloat(a, b float32) int {
 	return 0
 }
 
-// Search offers the rows of the probes lists nearest to q to top. q must
-// be normalized for Cosine.
-func (ix *IVF) Search(q []float32, probes int, top *TopK) {
+// Search offers to top the rows nearest to q among the probes lists
+// nearest to q, by exact distance: the lists' rows are ranked by their
+// codes' estimate, and the best rerank of them (at least top's k) are
+// re-ranked on their full vectors, read from the segment file. q must be
+// normalized for Cosine.
+func (ix *IVF) Search(q []float32, probes, rerank int, top *TopK) error {
 	d := ix.Dims
 	lists := ix.Lists()
 	probes = max(1, min(probes, lists))
@@ -298,90 +279,51 @@ func (ix *IVF) Search(q []float32, probes int, top *TopK) {
 		ls[l] = listDist{l, ix.Metric.Distance(q, ix.Centroids[l*d:(l+1)*d])}
 	}
 	slices.SortFunc(ls, func(a, b listDist) int { return cmpFloat(a.d, b.d) })
-	buf := make([]float32, d)
-	for _, pl := range ls[:probes] {
-		l := pl.l
-		for r := ix.Offsets[l]; r < ix.Offsets[l+1]; r++ {
-			code := ix.Codes[int(r)*d : int(r+1)*d]
-			for j, b := range code {
-				buf[j] = ix.Min[j] + ix.Scale[j]*float32(b)
+	est := newRowHeap(max(rerank, top.k))
+	ix.codes.estimate(q, ix.Metric, ix.Centroids, d, func(yield func(l int) bool) {
+		for _, pl := range ls[:probes] {
+			if !yield(pl.l) {
+				return
 			}
-			top.Offer(ix.Keys[r], ix.Metric.Distance(q, buf))
 		}
-	}
+	}, ix.Offsets, est)
+	rows := est.rows()
+	slices.Sort(rows)
+	return ix.readVectors(rows, func(r int, v []float32) {
+		top.Offer(ix.Key(r), ix.Metric.Distance(q, v))
+	})
 }
 
-// File format: "LSIVF001", then little-endian u32 dims, u8 metric, u32
-// lists, u32 rows, centroids, min, scale (float32s), offsets (u32s), codes,
-// then each key as u32 length + bytes.
-var magic = []byte("LSIVF001")
-
-// Encode serializes the index.
-func (ix *IVF) Encode() []byte {
-	le := binary.LittleEndian
-	buf := append([]byte(nil), magic...)
-	buf = le.AppendUint32(buf, uint32(ix.Dims))
-	buf = append(buf, byte(ix.Metric))
-	buf = le.AppendUint32(buf, uint32(ix.Lists()))
-	buf = le.AppendUint32(buf, uint32(ix.Rows()))
-	for _, fs := range [][]float32{ix.Centroids, ix.Min, ix.Scale} {
-		for _, f := range fs {
-			buf = le.AppendUint32(buf, math.Float32bits(f))
+// readVectors calls fn with the full vector of each of rows (ascending),
+// reading runs of adjacent rows at once.
+func (ix *IVF) readVectors(rows []int, fn func(r int, v []float32)) error {
+	d := ix.Dims
+	if ix.vecs != nil {
+		for _, r := range rows {
+			fn(r, ix.vecs[r*d:(r+1)*d])
 		}
+		return nil
 	}
-	for _, o := range ix.Offsets {
-		buf = le.AppendUint32(buf, o)
-	}
-	buf = append(buf, ix.Codes...)
-	for _, k := range ix.Keys {
-		buf = le.AppendUint32(buf, uint32(len(k)))
-		buf = append(buf, k...)
-	}
-	return buf
-}
-
-var errCorrupt = errors.New("ivf index file is damaged")
-
-// Decode reads an index Encode wrote.
-func Decode(b []byte) (*IVF, error) {
-	le := binary.LittleEndian
-	if len(b) < len(magic)+17 || string(b[:len(magic)]) != string(magic) {
-		return nil, errCorrupt
-	}
-	p := b[len(magic):]
-	dims, metric, lists, rows := int(le.Uint32(p)), Metric(p[4]), int(le.Uint32(p[5:])), int(le.Uint32(p[9:]))
-	p = p[13:]
-	need := 4*(lists*dims+2*dims) + 4*(lists+1) + rows*dims
-	if dims <= 0 || lists <= 0 || len(p) < need || metric < L2 || metric > IP {
-		return nil, errCorrupt
-	}
-	floats := func(n int) []float32 {
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = math.Float32frombits(le.Uint32(p[4*i:]))
+	var buf []byte
+	v := make([]float32, d)
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j] == rows[j-1]+1 && j-i < 64 {
+			j++
 		}
-		p = p[4*n:]
-		return out
-	}
-	ix := &IVF{Dims: dims, Metric: metric, Centroids: floats(lists * dims), Min: floats(dims), Scale: floats(dims)}
-	ix.Offsets = make([]uint32, lists+1)
-	for i := range ix.Offsets {
-		ix.Offsets[i] = le.Uint32(p[4*i:])
-	}
-	p = p[4*(lists+1):]
-	if int(ix.Offsets[lists]) != rows {
-		return nil, errCorrupt
-	}
-	ix.Codes = slices.Clone(p[:rows*dims])
-	p = p[rows*dims:]
-	ix.Keys = make([]string, rows)
-	for i := range ix.Keys {
-		if len(p) < 4 || len(p)-4 < int(le.Uint32(p)) {
-			return nil, errCorrupt
+		n := (j - i) * d * 4
+		buf = slices.Grow(buf[:0], n)[:n]
+		if _, err := ix.src.ReadAt(buf, ix.vecAt+int64(rows[i])*int64(d)*4); err != nil {
+			return fmt.Errorf("ivf segment: read vectors: %w", err)
 		}
-		n := int(le.Uint32(p))
-		ix.Keys[i] = string(p[4 : 4+n])
-		p = p[4+n:]
+		for k := i; k < j; k++ {
+			b := buf[(k-i)*d*4:]
+			for x := range v {
+				v[x] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*x:]))
+			}
+			fn(rows[k], v)
+		}
+		i = j
 	}
-	return ix, nil
+	return nil
 }

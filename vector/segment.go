@@ -1,7 +1,6 @@
 package vector
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -68,56 +67,81 @@ type Rows struct {
 }
 
 // ReadRows reads the key and vector column of the merged rows of unit u of
-// scan (rows whose vector is NULL are left out). fn, when set, sees each
-// row instead of collecting it.
-func ReadRows(ctx context.Context, scan *reader.Scan, u reader.Unit, column string, fn func(key string, v []float32)) (*Rows, error) {
+// scan (rows whose vector is NULL are left out).
+func ReadRows(ctx context.Context, scan *reader.Scan, u reader.Unit, column string) (*Rows, error) {
+	out := &Rows{}
+	err := EachRow(ctx, scan, u, column, func(key string, v []float32, deleted bool) {
+		if v != nil && !deleted {
+			out.Keys = append(out.Keys, key)
+			out.Vecs = append(out.Vecs, v...)
+		}
+	})
+	return out, err
+}
+
+// EachRow calls fn with the key and vector of each merged row of unit u of
+// scan: v is nil when the row's vector is NULL (or its files lack the
+// column), and deleted is set for a CDC delete (which only a scan with
+// KeepCDCDeletes yields). v is valid during the call only.
+func EachRow(ctx context.Context, scan *reader.Scan, u reader.Unit, column string, fn func(key string, v []float32, deleted bool)) error {
 	t := scan.Table
 	kc, vc := t.Schema.FieldIndices(t.PKCols[0])[0], t.Schema.FieldIndices(column)[0]
+	cdc := -1
+	if c := t.Properties[reader.CDCColumnProperty]; c != "" {
+		if idx := t.Schema.FieldIndices(c); len(idx) > 0 {
+			cdc = idx[0]
+		}
+	}
 	it, err := scan.Open(ctx, u)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer it.Close()
-	out := &Rows{}
 	for {
 		b, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		keys, vecs := b.Column(kc), b.Column(vc).(*array.FixedSizeList)
 		dims := int(vecs.DataType().(*arrow.FixedSizeListType).Len())
 		vals := vecs.ListValues().(*array.Float32).Float32Values()
+		var ops *array.String
+		if cdc >= 0 {
+			ops, _ = b.Column(cdc).(*array.String)
+		}
 		for i := range int(b.NumRows()) {
-			if vecs.IsNull(i) {
-				continue
-			}
 			k, ok := KeyLiteral(keys, i)
 			if !ok {
 				b.Release()
-				return nil, fmt.Errorf("vector index: key column %s of type %s", t.PKCols[0], keys.DataType())
+				return fmt.Errorf("vector index: key column %s of type %s", t.PKCols[0], keys.DataType())
 			}
-			start := (vecs.Offset() + i) * dims
-			v := vals[start : start+dims]
-			if fn != nil {
-				fn(k, v)
+			deleted := ops != nil && ops.IsValid(i) && ops.Value(i) == "delete"
+			if vecs.IsNull(i) {
+				fn(k, nil, deleted)
 				continue
 			}
-			out.Keys = append(out.Keys, k)
-			out.Vecs = append(out.Vecs, v...)
+			start := (vecs.Offset() + i) * dims
+			fn(k, vals[start:start+dims], deleted)
 		}
 		b.Release()
 	}
 }
 
-// NeededColumns marks the key and vector columns of t.
+// NeededColumns marks the key and vector columns of t (and its CDC op
+// column, if any).
 func NeededColumns(t *catalog.Table, column string) []bool {
 	need := make([]bool, t.Schema.NumFields())
 	need[t.Schema.FieldIndices(column)[0]] = true
 	for _, k := range t.PKCols {
 		need[t.Schema.FieldIndices(k)[0]] = true
+	}
+	if c := t.Properties[reader.CDCColumnProperty]; c != "" {
+		if idx := t.Schema.FieldIndices(c); len(idx) > 0 {
+			need[idx[0]] = true
+		}
 	}
 	return need
 }
@@ -132,6 +156,11 @@ type Builder struct {
 	// once; a segment they race on is superseded or searched exactly.
 	mu sync.Mutex
 }
+
+// segmentExt ends the names of segment files of the current format
+// (format.go); a segment of an older format is rebuilt by the next build
+// of its unit, and searched exactly until then.
+const segmentExt = ".ivf2"
 
 // segmentLists is the list count of a segment of n rows: the index's lists,
 // fewer for small segments (at least 16 rows per list on average).
@@ -167,10 +196,10 @@ func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.V
 	built := 0
 	for _, u := range units {
 		paths := FilePaths(u.Files)
-		if s, ok := have[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]; ok && slices.Equal(s.DataFiles, paths) {
+		if s, ok := have[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]; ok && slices.Equal(s.DataFiles, paths) && strings.HasSuffix(s.Path, segmentExt) {
 			continue
 		}
-		rows, err := ReadRows(ctx, scan, u, ix.Column, nil)
+		rows, err := ReadRows(ctx, scan, u, ix.Column)
 		if err != nil {
 			return built, err
 		}
@@ -226,12 +255,12 @@ func (b *Builder) writeSegment(ctx context.Context, t *catalog.Table, ix catalog
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	path := fmt.Sprintf("%s/_vector/%s_%04d_%s.ivf", dir, name, u.Bucket, hex.EncodeToString(rnd[:]))
+	path := fmt.Sprintf("%s/_vector/%s_%04d_%s%s", dir, name, u.Bucket, hex.EncodeToString(rnd[:]), segmentExt)
 	w, err := b.Store.Create(ctx, path)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(w, bytes.NewReader(idx.Encode())); err != nil {
+	if _, err := idx.WriteTo(w); err != nil {
 		_ = w.Abort()
 		return err
 	}
@@ -259,16 +288,26 @@ func (b *Builder) deleteFile(ctx context.Context, path string) {
 	}
 }
 
-// Load reads a segment file.
-func Load(ctx context.Context, store objstore.Store, path string) (*IVF, error) {
+// Segment is a loaded segment file: its index, reading full vectors from
+// the open file.
+type Segment struct {
+	*IVF
+	file objstore.Reader
+}
+
+// Close closes the segment's file.
+func (s *Segment) Close() error { return s.file.Close() }
+
+// Load opens a segment file and decodes its in-memory part.
+func Load(ctx context.Context, store objstore.Store, path string) (*Segment, error) {
 	r, err := store.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
+	ix, err := Open(r, r.Size())
 	if err != nil {
-		return nil, err
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return Decode(b)
+	return &Segment{IVF: ix, file: r}, nil
 }
