@@ -270,6 +270,8 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 // the command tag.
 func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	failed := s.failed
+	notifies := s.blockNotifies
+	s.blockNotifies = nil
 	s.inBlock, s.failed, s.wroteInBlock = false, false, false
 	s.resetTx()
 	s.closeCursors(false)
@@ -290,12 +292,14 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	if err := s.endBlockDDL(ctx, true, staged); err != nil {
 		return "", err
 	}
+	s.sendBlockNotifies(notifies) // listen.go
 	return "COMMIT", nil
 }
 
 // rollbackBlock ends the transaction block with ROLLBACK.
 func (s *Session) rollbackBlock(ctx context.Context) {
 	s.inBlock, s.failed, s.wroteInBlock = false, false, false
+	s.blockNotifies = nil
 	s.resetTx()
 	s.closeCursors(false)
 	s.discardStaged(ctx)
