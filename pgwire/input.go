@@ -36,9 +36,9 @@ type input struct {
 	// hangup.wait rather than on cond.
 	watching bool
 	// poked is set by poke until awaitInput sees it.
-	poked bool
-	hangup   *hangupWatch  // nil where the platform cannot watch
-	done     chan struct{} // closed when the reader goroutine has returned
+	poked  bool
+	hangup *hangupWatch  // nil where the platform cannot watch
+	done   chan struct{} // closed when the reader goroutine has returned
 }
 
 // inputChunk is the size of one socket read; inputAhead bounds what is
