@@ -82,6 +82,8 @@ type Session struct {
 	// block's NOTIFYs (listen.go).
 	listener      *listen.Listener
 	blockNotifies []pendingNotify
+	// temps are the session's temporary tables by name (temptable.go).
+	temps map[string]tempTable
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -105,6 +107,7 @@ func (s *Session) Close() {
 	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
 	sequenceSessions.Delete(s.token)
+	s.closeTemps()
 	s.duck.Close()
 }
 

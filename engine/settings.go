@@ -277,6 +277,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	s.closeCursors(false)
 	if failed {
 		// COMMIT of a failed block rolls back, as in PostgreSQL.
+		s.endTempTransaction(ctx, false)
 		s.discardStaged(ctx)
 		s.endSavepoints(ctx, nil)
 		_ = s.endBlockDDL(ctx, false, nil)
@@ -292,7 +293,8 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	if err := s.endBlockDDL(ctx, true, staged); err != nil {
 		return "", err
 	}
-	s.sendBlockNotifies(notifies) // listen.go
+	s.sendBlockNotifies(notifies)   // listen.go
+	s.endTempTransaction(ctx, true) // temptable.go
 	return "COMMIT", nil
 }
 
@@ -300,6 +302,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 func (s *Session) rollbackBlock(ctx context.Context) {
 	s.inBlock, s.failed, s.wroteInBlock = false, false, false
 	s.blockNotifies = nil
+	s.endTempTransaction(ctx, false)
 	s.resetTx()
 	s.closeCursors(false)
 	s.discardStaged(ctx)
