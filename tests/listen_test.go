@@ -80,7 +80,9 @@ func (f *follower) consume(t *testing.T, ctx context.Context, c *pgx.Conn, n com
 		since = time.UnixMilli(0)
 	}
 	until := at.Add(time.Millisecond)
-	ts := func(t time.Time) string { return "TIMESTAMPTZ " + quoteLiteral(t.UTC().Format("2006-01-02 15:04:05.000Z07:00")) }
+	ts := func(t time.Time) string {
+		return "TIMESTAMPTZ " + quoteLiteral(t.UTC().Format("2006-01-02 15:04:05.000Z07:00"))
+	}
 	rows, err := c.Query(ctx, fmt.Sprintf(`SELECT id, v FROM lakesoul.changes(%s, %s, %s, partition => %s)`,
 		quoteLiteral(n.Table), ts(since), ts(until), quoteLiteral(n.Partition)))
 	if err != nil {
