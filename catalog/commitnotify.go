@@ -12,6 +12,17 @@ import (
 // JSON array of CommitNotice.
 const CommitChannel = "lakesoul_commits"
 
+// CommitListenerApp is the application_name of a catalog connection that
+// LISTENs on CommitChannel. Committers send notices only while such a
+// connection exists (asked at most once per ListenerCheckEvery), so commits
+// cost nothing extra when nobody follows them; a listener that just
+// connected may miss the notices of that long.
+const CommitListenerApp = "lakesoul commit listener"
+
+// ListenerCheckEvery is how long a committer uses an answer to "does
+// anyone listen?".
+const ListenerCheckEvery = time.Second
+
 // CommitNotice is one committed partition version as lakesoul.notify_commits
 // announces it.
 type CommitNotice struct {
@@ -46,6 +57,10 @@ type commitNotifier struct {
 	mu      sync.Mutex
 	pending []committedVersion
 	running bool
+	// listened is the last answer of listenersExist, asked at checked
+	// (drain's goroutine only).
+	listened bool
+	checked  time.Time
 }
 
 // maxNoticesPerCall bounds one lakesoul.notify_commits call.
@@ -100,6 +115,9 @@ func (n *commitNotifier) drain(c *Catalog) {
 			return
 		}
 		n.mu.Unlock()
+		if !n.listenersExist(c) {
+			continue
+		}
 		b, err := json.Marshal(batch)
 		if err != nil {
 			continue
@@ -108,4 +126,21 @@ func (n *commitNotifier) drain(c *Catalog) {
 		_, _ = c.pool.Exec(ctx, "SELECT lakesoul.notify_commits($1::jsonb)", string(b))
 		cancel()
 	}
+}
+
+// listenersExist reports whether a commit listener (CommitListenerApp) is
+// connected to the catalog, asking at most once per ListenerCheckEvery; an
+// error counts as yes.
+func (n *commitNotifier) listenersExist(c *Catalog) bool {
+	if time.Since(n.checked) < ListenerCheckEvery {
+		return n.listened
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var yes bool
+	if err := c.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $1)", CommitListenerApp).Scan(&yes); err != nil {
+		yes = true
+	}
+	n.listened, n.checked = yes, time.Now()
+	return yes
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -23,6 +24,10 @@ type pendingNotify struct{ channel, payload string }
 // notifyPayloadMax is PostgreSQL's limit on a payload (bytes, exclusive).
 const notifyPayloadMax = 8000
 
+// listenReadyWait bounds how long LISTEN lakesoul_commits waits for the
+// catalog listener (a catalog that does not answer does not block it).
+const listenReadyWait = 10 * time.Second
+
 // SetNotify implements pgwire.SessionNotifications.
 func (s *Session) SetNotify(notify func(pgwire.Notification)) {
 	s.listener = s.e.listen.NewListener(s.user, s.pid, func(channel, payload string, pid uint32) {
@@ -42,14 +47,23 @@ func checkChannel(channel string) error {
 }
 
 func (s *Session) planListen(n *pg_query.ListenStmt) (pgwire.Statement, error) {
-	return &funcStmt{tag: "LISTEN", run: func(context.Context, []any) (string, [][]any, error) {
+	return &funcStmt{tag: "LISTEN", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		if s.listener == nil {
 			return "", nil, sqlerr.Unsupported("LISTEN on this connection", "LISTEN over the PostgreSQL protocol")
 		}
 		if err := checkChannel(n.Conditionname); err != nil {
 			return "", nil, err
 		}
-		s.listener.Listen(n.Conditionname)
+		if ready := s.listener.Listen(n.Conditionname); ready != nil {
+			// The server's first LISTEN lakesoul_commits waits until
+			// every committer announces (at most a few seconds).
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return "", nil, sqlerr.ErrCanceled
+			case <-time.After(listenReadyWait):
+			}
+		}
 		return "LISTEN", nil, nil
 	}}, nil
 }

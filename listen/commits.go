@@ -45,7 +45,9 @@ func (h *Hub) follow() {
 }
 
 func (h *Hub) followOnce() error {
-	conn, err := pgx.ConnectConfig(h.ctx, h.pool.Config().ConnConfig.Copy())
+	cfg := h.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = catalog.CommitListenerApp
+	conn, err := pgx.ConnectConfig(h.ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -53,6 +55,8 @@ func (h *Hub) followOnce() error {
 	if _, err := conn.Exec(h.ctx, "LISTEN "+catalog.CommitChannel); err != nil {
 		return err
 	}
+	// Committers look for listeners once per ListenerCheckEvery.
+	time.AfterFunc(catalog.ListenerCheckEvery+100*time.Millisecond, func() { h.readyOnce.Do(func() { close(h.ready) }) })
 	for {
 		n, err := conn.WaitForNotification(h.ctx)
 		if err != nil {

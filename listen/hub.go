@@ -46,6 +46,11 @@ type Hub struct {
 	mu        sync.Mutex
 	channels  map[string]map[*Listener]struct{}
 	following bool // the catalog listener runs
+	// ready is closed (once, readyOnce) when the catalog listener has
+	// listened for catalog.ListenerCheckEvery: from then on every committer
+	// announces.
+	ready     chan struct{}
+	readyOnce sync.Once
 	vis       visibility
 }
 
@@ -56,7 +61,7 @@ func New(pool *pgxpool.Pool, log *slog.Logger) *Hub {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Hub{pool: pool, log: log, ctx: ctx, cancel: cancel, channels: map[string]map[*Listener]struct{}{},
+	return &Hub{pool: pool, log: log, ctx: ctx, cancel: cancel, channels: map[string]map[*Listener]struct{}{}, ready: make(chan struct{}),
 		vis: visibility{pool: pool, known: map[visKey]visEntry{}}}
 }
 
@@ -85,12 +90,19 @@ func (h *Hub) NewListener(role string, pid uint32, deliver func(channel, payload
 }
 
 // Listen adds channel to the session's channels (no-op when listening).
-func (l *Listener) Listen(channel string) {
+// For lakesoul_commits it returns a channel closed once commits that start
+// afterwards are announced (the server's first such LISTEN waits for the
+// catalog listener); nil otherwise.
+func (l *Listener) Listen(channel string) <-chan struct{} {
 	h := l.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var ready <-chan struct{}
+	if channel == CommitsChannel {
+		ready = h.ready
+	}
 	if l.listening[channel] {
-		return
+		return ready
 	}
 	l.listening[channel] = true
 	set := h.channels[channel]
@@ -104,6 +116,7 @@ func (l *Listener) Listen(channel string) {
 		h.wg.Add(1)
 		go h.follow()
 	}
+	return ready
 }
 
 // Unlisten removes channel from the session's channels.

@@ -45,13 +45,13 @@ func TestTempTables(t *testing.T) {
 	if tag := execTag(t, ctx, a, "CREATE TEMP TABLE tt (id bigint, w text)"); tag != "CREATE TABLE" {
 		t.Errorf("CREATE TEMP TABLE tag %q", tag)
 	}
-	for q, want := range map[string]string{
-		"INSERT INTO tt VALUES (1, 'one'), (3, 'three'), (4, 'four')": "INSERT 0 3",
-		"UPDATE tt SET w = 'uno' WHERE id = 1":                        "UPDATE 1",
-		"DELETE FROM pg_temp.tt WHERE id = 4":                         "DELETE 1",
+	for _, c := range [][2]string{
+		{"INSERT INTO tt VALUES (1, 'one'), (3, 'three'), (4, 'four')", "INSERT 0 3"},
+		{"UPDATE tt SET w = 'uno' WHERE id = 1", "UPDATE 1"},
+		{"DELETE FROM pg_temp.tt WHERE id = 4", "DELETE 1"},
 	} {
-		if tag := execTag(t, ctx, a, q); tag != want {
-			t.Errorf("%s: tag %q, want %q", q, tag, want)
+		if tag := execTag(t, ctx, a, c[0]); tag != c[1] {
+			t.Errorf("%s: tag %q, want %q", c[0], tag, c[1])
 		}
 	}
 	var ret int64
@@ -82,6 +82,11 @@ func TestTempTables(t *testing.T) {
 		if got := queryOne(t, ctx, b, q); got != "0" {
 			t.Errorf("%s: %s", q, got)
 		}
+	}
+
+	mustExec(t, ctx, b, "DISCARD TEMP")
+	if _, err := b.Exec(ctx, "SELECT * FROM tt"); pgCode(err) != "42P01" {
+		t.Errorf("after DISCARD TEMP: %v, want 42P01", err)
 	}
 
 	// CREATE TEMP TABLE … AS, and shadowing a lake table of the search path.
