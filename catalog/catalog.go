@@ -46,8 +46,12 @@ type Catalog struct {
 	// call of the handle runs in (snapshot.go).
 	snap pgx.Tx
 	// pinned, when set, is the held transaction every call of the handle
-	// runs in (held.go).
+	// runs in (held.go); held is its HeldTx.
 	pinned pgx.Tx
+	held   *HeldTx
+	// notifier sends the notices of committed versions (commitnotify.go),
+	// shared by every handle of the catalog.
+	notifier *commitNotifier
 }
 
 // Open connects to the catalog. Migrations must already be applied.
@@ -73,7 +77,7 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect catalog: %w", err)
 	}
-	return &Catalog{pool: pool, owner: owner, users: newUserPools(base)}, nil
+	return &Catalog{pool: pool, owner: owner, users: newUserPools(base), notifier: &commitNotifier{}}, nil
 }
 
 // Close closes the pool and the user pools.

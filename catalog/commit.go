@@ -120,6 +120,7 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 		return nil, err
 	}
 	intent.Consumed()
+	c.NotifyCommitted(tableID, out)
 	if len(notify) > 0 && c.pinned == nil {
 		// (In a held transaction the versions are not visible yet: the
 		// partition's next commit notifies instead.)

@@ -32,10 +32,29 @@ func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits [
 		return err
 	}
 	intentID, intentToken := IntentArgs(intent)
+	var versions map[string]map[string]int
 	_, err = c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+		versions = map[string]map[string]int{}
 		err := c.run(ctx, func(q querier) error {
-			_, err := q.Exec(ctx, "SELECT count(*) FROM lakesoul.commit_many($1::jsonb, $2, $3)", string(b), intentID, intentToken)
-			return err
+			rows, err := q.Query(ctx, "SELECT o_table_id, o_partition_desc, o_version FROM lakesoul.commit_many($1::jsonb, $2, $3)", string(b), intentID, intentToken)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var table, desc string
+				var v *int32
+				if err := rows.Scan(&table, &desc, &v); err != nil {
+					return &definiteError{err}
+				}
+				if v != nil {
+					if versions[table] == nil {
+						versions[table] = map[string]int{}
+					}
+					versions[table][desc] = int(*v)
+				}
+			}
+			return rows.Err()
 		})
 		if err != nil {
 			return nil, fmt.Errorf("commit of %d tables: %w", len(commits), err)
@@ -46,6 +65,9 @@ func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits [
 		return err
 	}
 	intent.Consumed()
+	for table, vs := range versions {
+		c.NotifyCommitted(table, vs)
+	}
 	return nil
 }
 

@@ -28,6 +28,10 @@ import (
 type HeldTx struct {
 	conn *pgxpool.Conn
 	tx   pgx.Tx
+	// committed are the versions the transaction's commits created,
+	// announced when it commits (commitnotify.go).
+	committed []committedVersion
+	cat       *Catalog
 }
 
 // Hold begins a held transaction as the handle's role and returns a handle
@@ -51,7 +55,8 @@ func (c *Catalog) Hold(ctx context.Context) (*Catalog, *HeldTx, error) {
 	}
 	h := *c
 	h.pinned = tx
-	return &h, &HeldTx{conn: conn, tx: tx}, nil
+	h.held = &HeldTx{conn: conn, tx: tx, cat: c}
+	return &h, h.held, nil
 }
 
 // Commit commits the held transaction. nil means committed; an error
@@ -61,6 +66,9 @@ func (h *HeldTx) Commit(ctx context.Context) error {
 	defer h.conn.Release()
 	err := h.tx.Commit(ctx)
 	if err == nil {
+		if len(h.committed) > 0 && h.cat.notifier != nil {
+			h.cat.notifier.enqueue(h.cat, h.committed)
+		}
 		return nil
 	}
 	var pe *pgconn.PgError

@@ -60,6 +60,7 @@ func (c *compactor) commit(ctx context.Context, token *uuid.UUID, intent *catalo
 	out, err := c.commitOnce(ctx, token, intent, tableID, parts, discards, bucketNum)
 	if err == nil {
 		intent.Consumed()
+		c.cat.NotifyCommitted(tableID, out)
 	}
 	return out, err
 }

@@ -53,6 +53,9 @@ func (s *Session) planCreateTableAs(ctx context.Context, n *pg_query.CreateTable
 	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("CREATE MATERIALIZED VIEW", "CREATE TABLE … AS SELECT, or CREATE VIEW")
 	}
+	if st, ok, err := s.planTempDML(ctx, &pg_query.Node{Node: &pg_query.Node_CreateTableAsStmt{CreateTableAsStmt: n}}, nil); ok {
+		return st, err // temptable.go
+	}
 	into := n.Into
 	if into.AccessMethod != "" || into.TableSpaceName != "" {
 		return nil, sqlerr.Unsupported("USING / TABLESPACE", "CREATE TABLE … AS SELECT")

@@ -56,7 +56,7 @@ const optHashBucketNum = "hash_bucket_num"
 func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (pgwire.Statement, error) {
 	rel := n.Relation
 	if rel.Relpersistence == "t" {
-		return nil, sqlerr.Unsupported("temporary tables", "CREATE TABLE")
+		return s.planCreateTempTable(n) // temptable.go
 	}
 	if len(n.InhRelations) > 0 || n.OfTypename != nil || n.Partbound != nil {
 		return nil, sqlerr.Unsupported("INHERITS / OF type / PARTITION OF", "CREATE TABLE t (...) [PARTITION BY LIST (cols)]")
@@ -358,6 +358,9 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	}
 	switch n.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
+		if st, ok := s.planDropTemp(names, n.MissingOk); ok { // temptable.go
+			return st, nil
+		}
 		return s.ddl("DROP TABLE", func(ctx context.Context) error {
 			for _, parts := range names {
 				if err := s.dropTable(ctx, parts, n.MissingOk); err != nil {

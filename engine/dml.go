@@ -140,6 +140,9 @@ func (s *Session) prepareDML(ctx context.Context, stmt *pg_query.Node, declared 
 }
 
 func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if st, ok, err := s.planTempDML(ctx, &pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: n}}, paramOIDs); ok {
+		return st, err // temptable.go
+	}
 	if n.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH ... UPDATE", "UPDATE ... FROM")
 	}
@@ -291,6 +294,9 @@ func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[strin
 }
 
 func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if st, ok, err := s.planTempDML(ctx, &pg_query.Node{Node: &pg_query.Node_DeleteStmt{DeleteStmt: n}}, paramOIDs); ok {
+		return st, err // temptable.go
+	}
 	if len(n.UsingClause) > 0 || n.WithClause != nil {
 		return nil, sqlerr.Unsupported("DELETE ... USING / WITH", "DELETE ... WHERE (subqueries allowed)")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/listen"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -76,6 +77,8 @@ type Engine struct {
 	sessions SessionRegistry
 	// imports are the running CALL lakesoul.import (importprogress.go).
 	imports importRegistry
+	// listen is the server's LISTEN/NOTIFY (listen.go).
+	listen *listen.Hub
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.
@@ -84,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.Logger = slog.Default()
 	}
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
-		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns)}
+		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger)}
 	e.scans = newScanRegistry(cfg.Store)
 	// Merges of units with more files than one merge reads at once spill
 	// where DuckDB does (reader.Scan.Spill).
@@ -119,6 +122,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Close releases DuckDB.
 func (e *Engine) Close() error {
+	e.listen.Close()
 	e.vectors.close()
 	e.scans.bulk.close()
 	return e.duck.Close()

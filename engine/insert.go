@@ -29,6 +29,9 @@ import (
 // values there (LakeSoul partial upsert). On an append table (AppendCommit)
 // omitted columns are NULL.
 func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramOIDs []uint32) (pgwire.Statement, error) {
+	if st, ok, err := s.planTempDML(ctx, &pg_query.Node{Node: &pg_query.Node_InsertStmt{InsertStmt: n}}, paramOIDs); ok {
+		return st, err // temptable.go
+	}
 	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
 	if err != nil {
 		return nil, err

@@ -40,10 +40,11 @@ func (s *Session) planDeallocate(n *pg_query.DeallocateStmt) (pgwire.Statement, 
 	}}, nil
 }
 
-// planDiscard plans DISCARD. DISCARD ALL closes every cursor, resets the
-// settings and drops the prepared statements, and like PostgreSQL refuses to
-// run inside a transaction block; the session caches no plans, sequences or
-// temporary tables, so the other forms have nothing to discard.
+// planDiscard plans DISCARD. DISCARD TEMP drops the session's temporary
+// tables; DISCARD ALL does too, ends its LISTENs, closes every cursor,
+// resets the settings and drops the prepared statements, and like
+// PostgreSQL refuses to run inside a transaction block; the session caches
+// no plans or sequences, so the other forms have nothing to discard.
 func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error) {
 	tag := map[pg_query.DiscardMode]string{
 		pg_query.DiscardMode_DISCARD_ALL: "DISCARD ALL", pg_query.DiscardMode_DISCARD_PLANS: "DISCARD PLANS",
@@ -53,12 +54,17 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 		return nil, sqlerr.Unsupported("this DISCARD", "DISCARD ALL | PLANS | SEQUENCES | TEMP")
 	}
 	return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) {
+		if n.Target == pg_query.DiscardMode_DISCARD_TEMP {
+			s.closeTemps() // temptable.go
+		}
 		if n.Target != pg_query.DiscardMode_DISCARD_ALL {
 			return tag, nil, nil
 		}
 		if s.inBlock {
 			return "", nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 		}
+		s.closeTemps()
+		s.closeListener() // UNLISTEN *, as PostgreSQL's DISCARD ALL
 		s.closeCursors(true)
 		s.settings = s.defaultSettings(nil)
 		if s.prepared != nil {

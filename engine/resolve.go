@@ -121,6 +121,10 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 		if ctes[rv] != nil {
 			return
 		}
+		if s.isTempRef(rv) { // temptable.go
+			pointTempRef(rv)
+			return
+		}
 		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) || isLakeCatalogRelation(rv.Schemaname) {
 			err = sqlerr.Unsupported("a query that reads both lake tables and pg_catalog/information_schema",
 				"query lake tables and catalog relations in separate statements")

@@ -120,6 +120,15 @@ var routes = []route{
 	{(*pg_query.Node_DiscardStmt)(nil), "DISCARD", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDiscard(n.GetDiscardStmt())
 	}},
+	{(*pg_query.Node_ListenStmt)(nil), "LISTEN/UNLISTEN/NOTIFY", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planListen(n.GetListenStmt()) // listen.go
+	}},
+	{(*pg_query.Node_UnlistenStmt)(nil), "LISTEN/UNLISTEN/NOTIFY", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planUnlisten(n.GetUnlistenStmt())
+	}},
+	{(*pg_query.Node_NotifyStmt)(nil), "LISTEN/UNLISTEN/NOTIFY", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planNotify(n.GetNotifyStmt())
+	}},
 	{(*pg_query.Node_CreateSubscriptionStmt)(nil), "CREATE/ALTER/DROP SUBSCRIPTION", true, planSubscription},
 	{(*pg_query.Node_AlterSubscriptionStmt)(nil), "CREATE/ALTER/DROP SUBSCRIPTION", true, planSubscription},
 	{(*pg_query.Node_DropSubscriptionStmt)(nil), "CREATE/ALTER/DROP SUBSCRIPTION", true, planSubscription},

@@ -13,6 +13,7 @@ import (
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/listen"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -80,6 +81,12 @@ type Session struct {
 	// ddlTx is the held catalog transaction of a block that ran DDL
 	// (ddltx.go); s.cat is pinned to it meanwhile.
 	ddlTx *blockDDL
+	// listener is the session's LISTEN state, blockNotifies the open
+	// block's NOTIFYs (listen.go).
+	listener      *listen.Listener
+	blockNotifies []pendingNotify
+	// temps are the session's temporary tables by name (temptable.go).
+	temps map[string]tempTable
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -97,11 +104,13 @@ func (s *Session) TxStatus() byte {
 
 // Close implements pgwire.Session.
 func (s *Session) Close() {
+	s.closeListener()
 	s.closeCursors(true)
 	s.discardStaged(context.Background())
 	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
 	sequenceSessions.Delete(s.token)
+	s.closeTemps()
 	s.duck.Close()
 }
 

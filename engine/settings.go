@@ -274,11 +274,14 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 // the command tag.
 func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	failed := s.failed
+	notifies := s.blockNotifies
+	s.blockNotifies = nil
 	s.inBlock, s.failed, s.wroteInBlock = false, false, false
 	s.resetTx()
 	s.closeCursors(false)
 	if failed {
 		// COMMIT of a failed block rolls back, as in PostgreSQL.
+		s.endTempTransaction(ctx, false)
 		s.discardStaged(ctx)
 		s.endSavepoints(ctx, nil)
 		_ = s.endBlockDDL(ctx, false, nil)
@@ -294,12 +297,16 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	if err := s.endBlockDDL(ctx, true, staged); err != nil {
 		return "", err
 	}
+	s.sendBlockNotifies(notifies)   // listen.go
+	s.endTempTransaction(ctx, true) // temptable.go
 	return "COMMIT", nil
 }
 
 // rollbackBlock ends the transaction block with ROLLBACK.
 func (s *Session) rollbackBlock(ctx context.Context) {
 	s.inBlock, s.failed, s.wroteInBlock = false, false, false
+	s.blockNotifies = nil
+	s.endTempTransaction(ctx, false)
 	s.resetTx()
 	s.closeCursors(false)
 	s.discardStaged(ctx)

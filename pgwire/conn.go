@@ -55,6 +55,11 @@ type conn struct {
 	// ignoreTillSync is set after an error in the extended protocol: messages
 	// are discarded until Sync.
 	ignoreTillSync bool
+	// notes are the notifications not yet sent (notify.go); idle is set
+	// from a ReadyForQuery reporting an idle session until the next message
+	// arrives: then they are sent at once.
+	notes notifyQueue
+	idle  bool
 
 	// opened is when the socket was accepted; act what pg_stat_activity
 	// shows of the session (shared with Server.Activity).
@@ -175,6 +180,9 @@ func (c *conn) run() (err error) {
 	// away is noticed while a statement runs (input.go).
 	c.in = startInput(c.nc, c.raw, func(error) { c.cancelConn(errConnLost) })
 	c.rd = msgReader{r: c.in, limit: c.srv.cfg.MaxMessageSize, skipOversized: true}
+	c.notes.mu.Lock()
+	c.notes.poke = c.in.poke
+	c.notes.mu.Unlock()
 	if _, err := c.srv.keys.register(c); err != nil {
 		return fatal(err)
 	}
@@ -182,6 +190,9 @@ func (c *conn) run() (err error) {
 	c.act.begin(c, sm.params)
 	if p, ok := c.sess.(SessionPID); ok {
 		p.SetBackendPID(c.key.pid)
+	}
+	if n, ok := c.sess.(SessionNotifications); ok {
+		n.SetNotify(c.notes.push)
 	}
 	c.types = pgtype.NewMap()
 	for _, t := range c.srv.cfg.Types {
@@ -214,7 +225,11 @@ func (c *conn) loop() error {
 		if c.shutdown.Load() {
 			return fatal(adminShutdownError())
 		}
+		if err := c.notifyWhileIdle(); err != nil {
+			return err
+		}
 		msg, err := c.rd.receive()
+		c.idle = false
 		if tooBig, ok := skippedOversized(err); ok {
 			if err := c.refuseOversized(tooBig); err != nil {
 				return err
@@ -350,10 +365,31 @@ func (c *conn) readyForQuery() error {
 		c.closeAllPortals()
 	}
 	c.act.idle(status)
+	if status == 'I' {
+		if err := c.sendNotifications(); err != nil {
+			return err
+		}
+	}
 	if err := c.out.send(&pgproto3.ReadyForQuery{TxStatus: status}); err != nil {
 		return err
 	}
+	c.idle = status == 'I'
 	return c.out.flush()
+}
+
+// notifyWhileIdle waits, while the session is idle between transactions,
+// for the client's next message and sends every notification that arrives
+// meanwhile at once, as PostgreSQL does for an idle LISTENing session.
+func (c *conn) notifyWhileIdle() error {
+	for c.idle && c.in != nil && c.in.awaitInput() {
+		if err := c.sendNotifications(); err != nil {
+			return err
+		}
+		if err := c.out.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reportParameterChanges sends ParameterStatus for every value that differs

@@ -35,8 +35,10 @@ type input struct {
 	// watching is set while the reader, with the buffer full, waits in
 	// hangup.wait rather than on cond.
 	watching bool
-	hangup   *hangupWatch  // nil where the platform cannot watch
-	done     chan struct{} // closed when the reader goroutine has returned
+	// poked is set by poke until awaitInput sees it.
+	poked  bool
+	hangup *hangupWatch  // nil where the platform cannot watch
+	done   chan struct{} // closed when the reader goroutine has returned
 }
 
 // inputChunk is the size of one socket read; inputAhead bounds what is
@@ -142,6 +144,29 @@ func (in *input) Read(p []byte) (int, error) {
 		in.wakeReader()
 	}
 	return n, nil
+}
+
+// awaitInput blocks until unread input is buffered or reading ended (true
+// or false: Read answers at once), or until poke is called meanwhile; it
+// reports whether it returned for a poke with nothing to read.
+func (in *input) awaitInput() (poked bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for len(in.buf) == in.r && in.err == nil && !in.closed && !in.poked {
+		in.cond.Wait()
+	}
+	poked = in.poked && len(in.buf) == in.r && in.err == nil && !in.closed
+	in.poked = false
+	return poked
+}
+
+// poke wakes the connection goroutine blocked in awaitInput (a
+// notification arrived). Safe from any goroutine.
+func (in *input) poke() {
+	in.mu.Lock()
+	in.poked = true
+	in.cond.Broadcast()
+	in.mu.Unlock()
 }
 
 // wakeReader wakes the reader waiting for room; in.mu is held.

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/lakesoul-go/lakesoul/listen"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
+
+// LISTEN, UNLISTEN, NOTIFY and pg_notify over the server's hub (package
+// listen). As in PostgreSQL, NOTIFY inside a transaction block is sent at
+// COMMIT and dropped by ROLLBACK; notifications reach the client between
+// transactions (pgwire.SessionNotifications). Unlike PostgreSQL, LISTEN and
+// UNLISTEN take effect at once, also inside a block.
+
+// pendingNotify is a NOTIFY of the open block.
+type pendingNotify struct{ channel, payload string }
+
+// notifyPayloadMax is PostgreSQL's limit on a payload (bytes, exclusive).
+const notifyPayloadMax = 8000
+
+// listenReadyWait bounds how long LISTEN lakesoul_commits waits for the
+// catalog listener (a catalog that does not answer does not block it).
+const listenReadyWait = 10 * time.Second
+
+// SetNotify implements pgwire.SessionNotifications.
+func (s *Session) SetNotify(notify func(pgwire.Notification)) {
+	s.listener = s.e.listen.NewListener(s.user, s.pid, func(channel, payload string, pid uint32) {
+		notify(pgwire.Notification{PID: pid, Channel: channel, Payload: payload})
+	})
+}
+
+// checkChannel validates a channel name as PostgreSQL does.
+func checkChannel(channel string) error {
+	switch {
+	case channel == "":
+		return sqlerr.New(sqlerr.InvalidParameterValue, "channel name cannot be empty")
+	case len(channel) >= 64:
+		return sqlerr.New(sqlerr.InvalidParameterValue, "channel name too long")
+	}
+	return nil
+}
+
+func (s *Session) planListen(n *pg_query.ListenStmt) (pgwire.Statement, error) {
+	return &funcStmt{tag: "LISTEN", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		if s.listener == nil {
+			return "", nil, sqlerr.Unsupported("LISTEN on this connection", "LISTEN over the PostgreSQL protocol")
+		}
+		if err := checkChannel(n.Conditionname); err != nil {
+			return "", nil, err
+		}
+		if ready := s.listener.Listen(n.Conditionname); ready != nil {
+			// The server's first LISTEN lakesoul_commits waits until
+			// every committer announces (at most a few seconds).
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return "", nil, sqlerr.ErrCanceled
+			case <-time.After(listenReadyWait):
+			}
+		}
+		return "LISTEN", nil, nil
+	}}, nil
+}
+
+func (s *Session) planUnlisten(n *pg_query.UnlistenStmt) (pgwire.Statement, error) {
+	return &funcStmt{tag: "UNLISTEN", run: func(context.Context, []any) (string, [][]any, error) {
+		if s.listener != nil {
+			if n.Conditionname == "" {
+				s.listener.UnlistenAll()
+			} else {
+				s.listener.Unlisten(n.Conditionname)
+			}
+		}
+		return "UNLISTEN", nil, nil
+	}}, nil
+}
+
+func (s *Session) planNotify(n *pg_query.NotifyStmt) (pgwire.Statement, error) {
+	return &funcStmt{tag: "NOTIFY", run: func(context.Context, []any) (string, [][]any, error) {
+		return "NOTIFY", nil, s.notify(n.Conditionname, n.Payload)
+	}}, nil
+}
+
+// notify sends or, inside a block, queues a NOTIFY of a user channel.
+func (s *Session) notify(channel, payload string) error {
+	if err := checkChannel(channel); err != nil {
+		return err
+	}
+	if listen.Reserved(channel) {
+		return &sqlerr.Error{Code: sqlerr.InsufficientPrivilege,
+			Message: fmt.Sprintf("permission denied to notify on channel %q", channel),
+			Hint:    fmt.Sprintf("channels starting with %q are the server's; LISTEN %s follows commits", listen.ReservedPrefix, listen.CommitsChannel)}
+	}
+	if len(payload) >= notifyPayloadMax {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "payload string too long")
+	}
+	if s.inBlock {
+		s.blockNotifies = append(s.blockNotifies, pendingNotify{channel, payload})
+		return nil
+	}
+	s.e.listen.Notify(channel, payload, s.pid)
+	return nil
+}
+
+// sendBlockNotifies sends the NOTIFYs of a block that committed; a block
+// that rolled back drops them (notifies nil).
+func (s *Session) sendBlockNotifies(notifies []pendingNotify) {
+	for _, n := range notifies {
+		s.e.listen.Notify(n.channel, n.payload, s.pid)
+	}
+}
+
+// closeListener ends the session's LISTENs.
+func (s *Session) closeListener() {
+	if s.listener != nil {
+		s.listener.UnlistenAll()
+	}
+}
+
+// fnNotify is pg_notify(channel, payload).
+const fnNotify = "pg_notify"
+
+// planPgNotify plans SELECT pg_notify(channel, payload) — the only form
+// answered (one call as the whole target list, no FROM; arguments constants
+// or parameters). ok is false when the statement does not call pg_notify;
+// a call in any other form is 0A000.
+func (s *Session) planPgNotify(stmt *pg_query.Node) (st pgwire.Statement, ok bool, err error) {
+	found := false
+	walk(stmt, func(n *pg_query.Node) {
+		if fc := n.GetFuncCall(); fc != nil && isPgNotify(fc) {
+			found = true
+		}
+	})
+	if !found {
+		return nil, false, nil
+	}
+	unsupported := sqlerr.Unsupported("pg_notify inside a query", "SELECT pg_notify('channel', 'payload') alone, or NOTIFY channel, 'payload'")
+	sel := stmt.GetSelectStmt()
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) > 0 || sel.WhereClause != nil ||
+		len(sel.TargetList) != 1 || sel.WithClause != nil {
+		return nil, true, unsupported
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	fc := rt.GetVal().GetFuncCall()
+	if fc == nil || !isPgNotify(fc) || len(fc.Args) != 2 {
+		return nil, true, unsupported
+	}
+	var params []uint32
+	args := make([]func([]any) (string, bool), 2)
+	for i, a := range fc.Args {
+		if tc := a.GetTypeCast(); tc != nil {
+			a = tc.Arg
+		}
+		switch {
+		case a.GetParamRef() != nil:
+			num := int(a.GetParamRef().Number)
+			for len(params) < num {
+				params = append(params, textOID)
+			}
+			args[i] = func(p []any) (string, bool) {
+				v, ok := p[num-1].(string)
+				return v, ok
+			}
+		case a.GetAConst() != nil:
+			c := a.GetAConst()
+			v, isNull := "", c.Isnull
+			if sv := c.GetSval(); sv != nil {
+				v = sv.Sval
+			} else if !isNull {
+				return nil, true, unsupported
+			}
+			args[i] = func([]any) (string, bool) { return v, !isNull }
+		default:
+			return nil, true, unsupported
+		}
+	}
+	name := rt.Name
+	if name == "" {
+		name = fnNotify
+	}
+	cols := []pgwire.Column{{Name: name, TypeOID: voidOID, TypeSize: 4, TypeModifier: -1}}
+	return &funcStmt{tag: "SELECT", cols: cols, params: params, run: func(_ context.Context, p []any) (string, [][]any, error) {
+		channel, _ := args[0](p)
+		payload, _ := args[1](p)
+		if err := s.notify(channel, payload); err != nil {
+			return "", nil, err
+		}
+		return "SELECT 1", [][]any{{""}}, nil
+	}}, true, nil
+}
+
+func isPgNotify(fc *pg_query.FuncCall) bool {
+	name, ok := funcNameParts(fc)
+	return ok && name[len(name)-1] == fnNotify && (len(name) == 1 || len(name) == 2 && name[0] == "pg_catalog")
+}
+
+// OIDs of pg_notify's argument and result types.
+const (
+	textOID = 25
+	voidOID = 2278
+)

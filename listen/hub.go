@@ -1,0 +1,185 @@
+// Package listen is the server's LISTEN/NOTIFY: which sessions listen on
+// which channels, the delivery of NOTIFY between the server's sessions, and
+// the fan-out of the catalog's commit notices (channel lakesoul_commits) to
+// the sessions whose role may see the table.
+//
+// Invariants:
+//   - a session receives a commit notice only while its role sees the
+//     table's workspace (lakesoul.domain_visible_to, asked of the catalog
+//     and remembered for visibilityTTL): never a table name of a workspace
+//     it cannot see;
+//   - the server holds at most one catalog connection for commit notices,
+//     opened by the first LISTEN lakesoul_commits and kept until Close;
+//     several servers on one catalog each deliver to their own sessions;
+//   - channels whose names start with "lakesoul_" are the server's: NOTIFY
+//     on them is refused (42501);
+//   - delivery never blocks the notifier: a Listener's deliver function
+//     queues (pgwire.SessionNotifications).
+package listen
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+)
+
+// ReservedPrefix starts the channels only the server notifies on.
+const ReservedPrefix = "lakesoul_"
+
+// CommitsChannel is the channel of commit notices.
+const CommitsChannel = catalog.CommitChannel
+
+// Hub is one server's LISTEN/NOTIFY switchboard.
+type Hub struct {
+	pool *pgxpool.Pool // the catalog, as its owner
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	channels  map[string]map[*Listener]struct{}
+	following bool // the catalog listener runs
+	// ready is closed (once, readyOnce) when the catalog listener has
+	// listened for catalog.ListenerCheckEvery: from then on every committer
+	// announces.
+	ready     chan struct{}
+	readyOnce sync.Once
+	vis       visibility
+}
+
+// New returns a hub on the catalog pool (whose role must see every table:
+// the catalog owner). Close stops it.
+func New(pool *pgxpool.Pool, log *slog.Logger) *Hub {
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Hub{pool: pool, log: log, ctx: ctx, cancel: cancel, channels: map[string]map[*Listener]struct{}{}, ready: make(chan struct{}),
+		vis: visibility{pool: pool, known: map[visKey]visEntry{}}}
+}
+
+// Close stops the catalog listener; it returns when it has stopped.
+func (h *Hub) Close() {
+	h.cancel()
+	h.wg.Wait()
+}
+
+// Listener is one session's side of the hub. Its methods are called by
+// the session's goroutine; deliver by the hub's, concurrently.
+type Listener struct {
+	hub  *Hub
+	role string
+	pid  uint32
+	// deliver queues a notification for the session's client.
+	deliver func(channel, payload string, pid uint32)
+	// listening is guarded by hub.mu.
+	listening map[string]bool
+}
+
+// NewListener registers nothing yet: it returns the handle a session of
+// role (with process ID pid) LISTENs through.
+func (h *Hub) NewListener(role string, pid uint32, deliver func(channel, payload string, pid uint32)) *Listener {
+	return &Listener{hub: h, role: role, pid: pid, deliver: deliver, listening: map[string]bool{}}
+}
+
+// Listen adds channel to the session's channels (no-op when listening).
+// For lakesoul_commits it returns a channel closed once commits that start
+// afterwards are announced (the server's first such LISTEN waits for the
+// catalog listener); nil otherwise.
+func (l *Listener) Listen(channel string) <-chan struct{} {
+	h := l.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ready <-chan struct{}
+	if channel == CommitsChannel {
+		ready = h.ready
+	}
+	if l.listening[channel] {
+		return ready
+	}
+	l.listening[channel] = true
+	set := h.channels[channel]
+	if set == nil {
+		set = map[*Listener]struct{}{}
+		h.channels[channel] = set
+	}
+	set[l] = struct{}{}
+	if channel == CommitsChannel && !h.following && h.ctx.Err() == nil {
+		h.following = true
+		h.wg.Add(1)
+		go h.follow()
+	}
+	return ready
+}
+
+// Unlisten removes channel from the session's channels.
+func (l *Listener) Unlisten(channel string) {
+	h := l.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l.unlistenLocked(channel)
+}
+
+// UnlistenAll removes every channel (UNLISTEN *, the session's end).
+func (l *Listener) UnlistenAll() {
+	h := l.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range l.listening {
+		l.unlistenLocked(ch)
+	}
+}
+
+func (l *Listener) unlistenLocked(channel string) {
+	if !l.listening[channel] {
+		return
+	}
+	delete(l.listening, channel)
+	set := l.hub.channels[channel]
+	delete(set, l)
+	if len(set) == 0 {
+		delete(l.hub.channels, channel)
+	}
+}
+
+// Channels returns the session's channels (pg_listening_channels).
+func (l *Listener) Channels() []string {
+	l.hub.mu.Lock()
+	defer l.hub.mu.Unlock()
+	out := make([]string, 0, len(l.listening))
+	for ch := range l.listening {
+		out = append(out, ch)
+	}
+	return out
+}
+
+// Reserved reports whether channel is one only the server notifies on.
+func Reserved(channel string) bool { return strings.HasPrefix(channel, ReservedPrefix) }
+
+// Notify delivers payload on channel to every session of this server that
+// listens on it, the notifying one included (as PostgreSQL does); pid is
+// the notifying session's. The caller refuses reserved channels.
+func (h *Hub) Notify(channel, payload string, pid uint32) {
+	for _, l := range h.listenersOf(channel) {
+		l.deliver(channel, payload, pid)
+	}
+}
+
+// listenersOf returns a copy of channel's listeners.
+func (h *Hub) listenersOf(channel string) []*Listener {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	set := h.channels[channel]
+	out := make([]*Listener, 0, len(set))
+	for l := range set {
+		out = append(out, l)
+	}
+	return out
+}
