@@ -8,7 +8,7 @@ import (
 )
 
 // CommitChannel is the catalog's NOTIFY channel of committed versions
-// (sqlfuncs/130_notify.sql, lakesoul.notify_commits): each payload is a
+// (sqlfuncs/140_notify.sql, lakesoul.notify_commits): each payload is a
 // JSON array of CommitNotice.
 const CommitChannel = "lakesoul_commits"
 
