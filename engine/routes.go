@@ -71,7 +71,7 @@ var routes = []route{
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
-	{(*pg_query.Node_IndexStmt)(nil), "CREATE INDEX … USING ivfflat", true, planCreateIndex}, // vectorindex.go
+	{(*pg_query.Node_IndexStmt)(nil), "CREATE INDEX", true, planCreateIndex}, // index.go
 	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW/INDEX", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
 	}},
