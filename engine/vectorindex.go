@@ -141,4 +141,3 @@ func (s *Session) planVectorIndex(st *pg_query.IndexStmt, method string) (pgwire
 		return nil
 	}), nil
 }
-
