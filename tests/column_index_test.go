@@ -84,3 +84,25 @@ func flat(rs [][]string) []string {
 	}
 	return out
 }
+
+// TestPsqlIndexes: psql's \di lists a lake table's column indexes beside
+// its primary-key index, \d shows them under Indexes, pg_indexes gives
+// their definitions; DROP INDEX removes them.
+func TestPsqlIndexes(t *testing.T) {
+	t.Parallel()
+	p := &psqlClient{t: t, path: psqlPath(t), srv: sharedServer(t)}
+	ctx := testCtx(t)
+	p.exec(ctx, "CREATE SCHEMA surf_di", "CREATE TABLE surf_di.t (id int PRIMARY KEY, v text, n bigint)",
+		"CREATE INDEX t_v ON surf_di.t (v)", "CREATE INDEX ON surf_di.t (n, v)")
+	p.check(ctx, `\di surf_di.*`, "surf_di|t_n_v_idx|index|lakesoul|t", "surf_di|t_pkey|index|lakesoul|t", "surf_di|t_v|index|lakesoul|t")
+	p.check(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'surf_di' ORDER BY 1",
+		"t_n_v_idx|CREATE INDEX t_n_v_idx ON surf_di.t USING btree (n, v)",
+		"t_pkey|CREATE UNIQUE INDEX t_pkey ON surf_di.t USING btree (id)",
+		"t_v|CREATE INDEX t_v ON surf_di.t USING btree (v)")
+	if out, errOut, err := p.run(ctx, nil, `\d surf_di.t`); err != nil || !strings.Contains(out, `"t_v" btree (v)`) ||
+		!strings.Contains(out, `"t_n_v_idx" btree (n, v)`) || !strings.Contains(out, `"t_pkey" PRIMARY KEY, btree (id)`) {
+		t.Fatalf(`\d does not list the indexes: %v\n%s\n%s`, err, out, errOut)
+	}
+	p.exec(ctx, "DROP INDEX surf_di.t_v")
+	p.check(ctx, `\di surf_di.*`, "surf_di|t_n_v_idx|index|lakesoul|t", "surf_di|t_pkey|index|lakesoul|t")
+}
