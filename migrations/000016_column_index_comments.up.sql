@@ -164,3 +164,50 @@ BEGIN
     RETURN quote_ident(r.keycols[p_column]);
 END
 $$;
+
+-- Comments on lake tables and their columns (COMMENT ON, engine/comment.go)
+-- are the table properties "comment" and "comment.<column>".
+CREATE OR REPLACE VIEW lakesoul_pg.pg_description WITH (security_invoker = true) AS
+SELECT d.* FROM pg_catalog.pg_description d
+ WHERE d.classoid NOT IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass,
+                          'pg_catalog.pg_proc'::regclass, 'pg_catalog.pg_type'::regclass,
+                          'pg_catalog.pg_constraint'::regclass)
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_class c ON c.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_class'::regclass
+   AND c.relnamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_namespace n ON n.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_namespace'::regclass
+   AND n.nspname IN ('pg_catalog', 'information_schema')
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_proc p ON p.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_proc'::regclass
+   AND p.pronamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_type t ON t.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_type'::regclass
+   AND t.typnamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_constraint c ON c.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_constraint'::regclass
+   AND c.connamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT n.oid, 'pg_catalog.pg_namespace'::regclass::oid, 0, n.comment
+  FROM lakesoul_pg.lake_namespace n
+UNION ALL
+SELECT t.oid, 'pg_catalog.pg_class'::regclass::oid, 0, ti.properties->>'comment'
+  FROM lakesoul_pg.lake_table t
+  JOIN public.table_info ti ON ti.table_id = t.table_id
+ WHERE ti.properties->>'comment' IS NOT NULL
+UNION ALL
+SELECT t.oid, 'pg_catalog.pg_class'::regclass::oid, c.attnum, ti.properties->>('comment.' || c.attname)
+  FROM lakesoul_pg.lake_table t
+  JOIN public.table_info ti ON ti.table_id = t.table_id
+ CROSS JOIN LATERAL lakesoul_pg.schema_columns(t.table_schema) c
+ WHERE ti.properties->>('comment.' || c.attname) IS NOT NULL;

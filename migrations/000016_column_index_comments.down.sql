@@ -103,6 +103,40 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE VIEW lakesoul_pg.pg_description WITH (security_invoker = true) AS
+SELECT d.* FROM pg_catalog.pg_description d
+ WHERE d.classoid NOT IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass,
+                          'pg_catalog.pg_proc'::regclass, 'pg_catalog.pg_type'::regclass,
+                          'pg_catalog.pg_constraint'::regclass)
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_class c ON c.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_class'::regclass
+   AND c.relnamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_namespace n ON n.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_namespace'::regclass
+   AND n.nspname IN ('pg_catalog', 'information_schema')
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_proc p ON p.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_proc'::regclass
+   AND p.pronamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_type t ON t.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_type'::regclass
+   AND t.typnamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT d.* FROM pg_catalog.pg_description d
+  JOIN pg_catalog.pg_constraint c ON c.oid = d.objoid
+ WHERE d.classoid = 'pg_catalog.pg_constraint'::regclass
+   AND c.connamespace IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema'))
+UNION ALL
+SELECT n.oid, 'pg_catalog.pg_namespace'::regclass::oid, 0, n.comment
+  FROM lakesoul_pg.lake_namespace n;
+
 DROP VIEW IF EXISTS lakesoul_pg.lake_all_index;
 DROP TABLE IF EXISTS lakesoul.column_index;
 DROP SEQUENCE IF EXISTS lakesoul.column_index_oid_seq;
