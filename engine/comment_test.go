@@ -7,7 +7,7 @@ import (
 )
 
 // TestCommentOn: COMMENT ON TABLE / COLUMN stores descriptions that
-// obj_description and col_description return, IS NULL and IS '' remove
+// obj_description and col_description return, IS NULL and IS ” remove
 // them, and bad targets fail with PostgreSQL's SQLSTATEs.
 func TestCommentOn(t *testing.T) {
 	s := newSession(t)
