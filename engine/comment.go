@@ -38,14 +38,9 @@ func (s *Session) planComment(n *pg_query.CommentStmt) (pgwire.Statement, error)
 	default:
 		return nil, sqlerr.Unsupported("COMMENT ON "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "COMMENT ON TABLE s.t, COMMENT ON COLUMN s.t.c")
 	}
-	var ns, name string
-	switch len(names) {
-	case 1:
-		name = names[0]
-	case 2:
-		ns, name = names[0], names[1]
-	default:
-		return nil, sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(names, "."))
+	ns, name, err := splitRelationName(names)
+	if err != nil {
+		return nil, err
 	}
 	return s.ddl("COMMENT", func(ctx context.Context) error {
 		t, err := s.resolveTable(ctx, ns, name)
