@@ -111,6 +111,10 @@ type Table struct {
 	Domain        string
 	// OID is the stable PostgreSQL-style OID clients see for the table.
 	OID uint32
+	// IndexedCols are the columns some column index names (columnindex.go),
+	// sorted and distinct: data files written for the table carry a bloom
+	// filter for each, and reads prune by them.
+	IndexedCols []string
 }
 
 // HasPK reports whether the table is a primary-key (upsert, merge-on-read) table.
@@ -200,7 +204,8 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 }
 
 const tableColumns = `t.table_id, t.table_namespace, coalesce(t.table_name, ''), t.table_path, t.table_schema,
-	coalesce(t.properties::text, '{}'), coalesce(t.partitions, ';'), coalesce(t.domain, 'public'), coalesce(o.oid, 0)`
+	coalesce(t.properties::text, '{}'), coalesce(t.partitions, ';'), coalesce(t.domain, 'public'), coalesce(o.oid, 0),
+	ARRAY(SELECT DISTINCT c FROM lakesoul.column_index ci, unnest(ci.columns) c WHERE ci.table_id = t.table_id ORDER BY c)`
 
 func scanTable(row pgx.Row) (*Table, error) {
 	var (
@@ -208,7 +213,7 @@ func scanTable(row pgx.Row) (*Table, error) {
 		schemaJSON, props, partitions string
 		oid                           int64
 	)
-	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid); err != nil {
+	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid, &t.IndexedCols); err != nil {
 		return nil, err
 	}
 	t.OID = uint32(oid)

@@ -406,15 +406,22 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE, DROP VIEW")
 }
 
-func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool) error {
-	var ns, name string
+// splitRelationName splits a relation name of one or two parts into
+// schema ("" when unqualified) and name; 42601 for more parts.
+func splitRelationName(parts []string) (ns, name string, err error) {
 	switch len(parts) {
 	case 1:
-		name = parts[0]
+		return "", parts[0], nil
 	case 2:
-		ns, name = parts[0], parts[1]
-	default:
-		return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+		return parts[0], parts[1], nil
+	}
+	return "", "", sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+}
+
+func (s *Session) dropTable(ctx context.Context, parts []string, missingOK bool) error {
+	ns, name, err := splitRelationName(parts)
+	if err != nil {
+		return err
 	}
 	t, err := s.lookupTable(ctx, ns, name)
 	if err != nil {

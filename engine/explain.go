@@ -10,6 +10,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -245,6 +246,9 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 		}
 		if r := e.rows(); r != nil {
 			out = append(out, "  Row Filter: "+r.String())
+			if ix := indexFilter(t, r); ix != nil {
+				out = append(out, "  Index Filter: "+ix.String())
+			}
 		}
 		if analyze && e.stats != nil {
 			out = append(out, statsLines(e.stats.Counts())...)
@@ -253,11 +257,28 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 	return out
 }
 
+// indexFilter is the part of row filter r on t's indexed columns, which
+// skips files by their statistics and bloom filters (reader/indexprune.go);
+// nil when r names no indexed column.
+func indexFilter(t *catalog.Table, r *reader.RowFilter) *reader.RowFilter {
+	var ix reader.RowFilter
+	for _, c := range r.Conds {
+		if slices.Contains(t.IndexedCols, c.Column) {
+			ix.Conds = append(ix.Conds, c)
+		}
+	}
+	if len(ix.Conds) == 0 {
+		return nil
+	}
+	return &ix
+}
+
 // statsLines renders a scan's counters.
 func statsLines(c reader.ScanCounts) []string {
 	return []string{
 		fmt.Sprintf("  Files Read: %d of %d (skipped: %d by statistics or page index, %d by bloom filters)",
 			c.FilesRead, c.Files, c.FilesSkippedStats, c.FilesSkippedBloom),
+		fmt.Sprintf("  Files Skipped by Indexes: %d by statistics, %d by bloom filters", c.FilesSkippedIndexStats, c.FilesSkippedIndexBloom),
 		fmt.Sprintf("  Row Groups Read: %d of %d (skipped: %d by statistics, %d by bloom filters, %d by page index)",
 			c.RowGroupsRead, c.RowGroups, c.RowGroupsSkippedStats, c.RowGroupsSkippedBloom, c.RowGroupsSkippedPages),
 		fmt.Sprintf("  Key Pages Read: %d of %d", c.Pages-c.PagesSkipped, c.Pages),

@@ -74,7 +74,10 @@ var routes = []route{
 	{(*pg_query.Node_AlterOwnerStmt)(nil), "ALTER SCHEMA/TABLE … OWNER TO", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterOwner(n.GetAlterOwnerStmt()) // restoreddl.go
 	}},
-	{(*pg_query.Node_IndexStmt)(nil), "CREATE INDEX … USING ivfflat", true, planCreateIndex}, // vectorindex.go
+	{(*pg_query.Node_IndexStmt)(nil), "CREATE INDEX", true, planCreateIndex}, // index.go
+	{(*pg_query.Node_CommentStmt)(nil), "COMMENT ON TABLE/COLUMN", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planComment(n.GetCommentStmt()) // comment.go
+	}},
 	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW/INDEX", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
 	}},
@@ -169,7 +172,6 @@ var unsupportedHints = map[reflect.Type]string{
 	reflect.TypeOf((*pg_query.Node_CreateTrigStmt)(nil)): "triggers do not exist on lake tables; follow a table's commits with lakesoul.changes('s.t', from, to)",
 	reflect.TypeOf((*pg_query.Node_RuleStmt)(nil)):       "rules do not exist on lake tables; CREATE VIEW for a stored query",
 	reflect.TypeOf((*pg_query.Node_RenameStmt)(nil)):     "renaming lake tables and columns is not supported (data files are named by them); CREATE TABLE new AS SELECT … FROM old",
-	reflect.TypeOf((*pg_query.Node_CommentStmt)(nil)):    "comments on lake objects are not stored; keep descriptions in table options: ALTER TABLE t SET (comment = '…')",
 }
 
 // routeStatement plans stmt by its route, or fails with 0A000 naming what is

@@ -163,7 +163,7 @@ func TestUnsupportedCreateNothing(t *testing.T) {
 		`CREATE TRIGGER tr AFTER INSERT ON base FOR EACH ROW EXECUTE FUNCTION f()`,
 		`CREATE RULE r AS ON INSERT TO base DO NOTHING`,
 		`ALTER TABLE base RENAME TO base2`,
-		`COMMENT ON TABLE base IS 'x'`,
+		`COMMENT ON FUNCTION now() IS 'x'`,
 	} {
 		wantCode(t, s, q, sqlerr.FeatureNotSupported)
 	}

@@ -2,15 +2,12 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -72,15 +69,11 @@ func (e *Engine) rebuildVectorIndexes(ctx context.Context, t *catalog.Table, des
 	}
 }
 
-// planCreateIndex plans CREATE INDEX … USING ivfflat.
-func planCreateIndex(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
-	st := n.GetIndexStmt()
-	method := strings.ToLower(st.AccessMethod)
+// planVectorIndex plans CREATE INDEX … USING ivfflat (index.go routes it).
+func (s *Session) planVectorIndex(st *pg_query.IndexStmt, method string) (pgwire.Statement, error) {
 	switch {
 	case method == "hnsw":
 		return nil, sqlerr.Unsupported("CREATE INDEX … USING hnsw", "CREATE INDEX … USING ivfflat (column vector_l2_ops|vector_cosine_ops|vector_ip_ops) WITH (lists = N)")
-	case method != "ivfflat":
-		return nil, sqlerr.Unsupported("CREATE INDEX … USING "+method, "vector indexes: CREATE INDEX … USING ivfflat (column vector_l2_ops|vector_cosine_ops|vector_ip_ops) WITH (lists = N)")
 	case st.Unique || st.WhereClause != nil || len(st.IndexIncludingParams) > 0 || st.Concurrent:
 		return nil, sqlerr.Unsupported("UNIQUE, partial, INCLUDE or CONCURRENTLY vector indexes", "CREATE INDEX name ON table USING ivfflat (column opclass) WITH (lists = N)")
 	case len(st.IndexParams) != 1 || st.IndexParams[0].GetIndexElem().GetName() == "":
@@ -147,86 +140,4 @@ func planCreateIndex(s *Session, ctx context.Context, n *pg_query.Node, _ []uint
 		s.afterDDL(func() { s.e.buildVectorIndex(t, ix, nil) })
 		return nil
 	}), nil
-}
-
-// checkIndexName fails with 42P07 when a table of namespace ns has an index
-// named name (index names are per schema, as in PostgreSQL).
-func (s *Session) checkIndexName(ctx context.Context, ns, name string) error {
-	ids, err := s.namespaceTableIDs(ctx, ns)
-	if err != nil || len(ids) == 0 {
-		return err
-	}
-	// One catalog query for all indexes, not one per table of ns.
-	ixs, err := s.cat.VectorIndexes(ctx, "")
-	if err != nil {
-		return err
-	}
-	for _, ix := range ixs {
-		if ix.Name == name && slices.Contains(ids, ix.TableID) {
-			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
-		}
-	}
-	return nil
-}
-
-// namespaceTableIDs lists the ids of the tables of namespace ns.
-func (s *Session) namespaceTableIDs(ctx context.Context, ns string) ([]string, error) {
-	ts, err := s.cat.Tables(ctx, ns)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, t := range ts {
-		ids = append(ids, t.ID)
-	}
-	return ids, nil
-}
-
-// dropIndex drops a vector index named by parts (schema-qualified or
-// found along the search path) and deletes its files.
-func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool) error {
-	namespaces := s.searchPath()
-	name := parts[len(parts)-1]
-	switch len(parts) {
-	case 1:
-	case 2:
-		namespaces = []string{parts[0]}
-	default:
-		return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
-	}
-	for _, ns := range namespaces {
-		ids, err := s.namespaceTableIDs(ctx, ns)
-		if err != nil || len(ids) == 0 {
-			continue
-		}
-		tableID, paths, found, err := s.cat.DropVectorIndex(ctx, ids, name)
-		if err != nil {
-			return err
-		}
-		if !found {
-			continue
-		}
-		t, err := s.cat.TableByID(ctx, tableID)
-		if sqlerr.Code(err) == sqlerr.UndefinedTable {
-			return nil // the table went meanwhile, and its files with it
-		}
-		if err != nil {
-			return err
-		}
-		s.afterDDL(func() {
-			for _, p := range paths {
-				if !layout.Within(t.Path, p) {
-					continue
-				}
-				if err := s.e.store.Delete(context.WithoutCancel(ctx), p); err != nil {
-					s.e.log.Warn("drop index: cannot delete segment file", "index", name, "path", p, "err", err)
-				}
-			}
-		})
-		return nil
-	}
-	if missingOK {
-		return nil
-	}
-	return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", name)
 }

@@ -24,7 +24,7 @@ var emulatedRelations = map[string]string{
 	"pg_catalog.pg_indexes":     "pg_indexes",
 	"pg_catalog.pg_views":       "pg_views",
 	"pg_catalog.pg_sequences":   "pg_sequences",
-	"pg_catalog.pg_rewrite":     "pg_rewrite", // migration 000019 (pg_dump)
+	"pg_catalog.pg_rewrite":     "pg_rewrite", // migration 000017 (pg_dump)
 
 	"information_schema.schemata":          "info_schemata",
 	"information_schema.tables":            "info_tables",
@@ -48,7 +48,7 @@ var emulatedFunctions = map[string][]int{
 	"pg_indexes_size":        {1},
 	"current_schema":         {0},
 	"current_schemas":        {1},
-	"pg_get_viewdef":         {1, 2}, // migration 000019 (pg_dump)
+	"pg_get_viewdef":         {1, 2}, // migration 000017 (pg_dump)
 }
 
 // IsCatalogRelation reports whether a relation reference names a PostgreSQL

@@ -144,7 +144,7 @@ func footerError(path string, err error) error {
 // cache, else parsed from its footer (and cached). nil when the scan has
 // neither a cache nor a key filter (the stream parses the footer itself).
 func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
-	if s.Meta == nil && s.keys == nil {
+	if s.Meta == nil && s.keys == nil && s.index == nil {
 		return nil, nil
 	}
 	size, err := fo.size()

@@ -331,24 +331,24 @@ func (p *keyPred) overlaps(lo, hi keyValue) bool {
 	return true
 }
 
-// bloomHashes are the filter hashes of p's points (nil when p is an
-// interval or its column has no bloom filters).
-func (p *keyPred) bloomHashes() []uint64 {
-	if !p.isPoints || p.bloom == arrowutil.NoBloom {
+// bloomHashes are the hashes of p's points in filters of kind (nil when p
+// is an interval, or its column or kind has no bloom filters).
+func (p *keyPred) bloomHashes(kind arrowutil.BloomKind) []uint64 {
+	if !p.isPoints || p.bloom == arrowutil.NoBloom || kind == arrowutil.NoBloom || (kind == arrowutil.BloomBytes) != (p.bloom == arrowutil.BloomBytes) {
 		return nil
 	}
 	out := make([]uint64, 0, len(p.points))
 	for _, v := range p.points {
-		switch p.bloom {
+		switch kind {
 		case arrowutil.BloomBytes:
 			out = append(out, arrowutil.BloomHashBytes([]byte(v.s)))
 		case arrowutil.BloomInt32:
 			if v.i < -1<<31 || v.i >= 1<<31 {
 				continue // no INT32 column holds it
 			}
-			out = append(out, arrowutil.BloomHashInt(p.bloom, v.i))
+			out = append(out, arrowutil.BloomHashInt(kind, v.i))
 		default:
-			out = append(out, arrowutil.BloomHashInt(p.bloom, v.i))
+			out = append(out, arrowutil.BloomHashInt(kind, v.i))
 		}
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -118,6 +119,21 @@ func (fm *fileMeta) kindOfLeaf(leaf int) keyKind {
 		}
 	}
 	return 0
+}
+
+// bloomKindOfLeaf is the hashing of leaf's bloom filters, by its physical
+// type: a column widened since the file was written (int → bigint) keeps
+// the hashes of its file type.
+func (fm *fileMeta) bloomKindOfLeaf(leaf int) arrowutil.BloomKind {
+	switch fm.md.Schema.Column(leaf).PhysicalType() {
+	case parquet.Types.Int32:
+		return arrowutil.BloomInt32
+	case parquet.Types.Int64:
+		return arrowutil.BloomInt64
+	case parquet.Types.ByteArray:
+		return arrowutil.BloomBytes
+	}
+	return arrowutil.NoBloom
 }
 
 // keyStats returns each row group's statistics of leaf, for predicates of
@@ -365,9 +381,9 @@ func (r regionReader) Seek(offset int64, whence int) (int64, error) {
 var bloomBuffers = sync.Pool{New: func() any { return memory.NewResizableBuffer(memory.DefaultAllocator) }}
 
 // planFile decides what of the file fm describes a scan filtered by m
-// reads; nil when nothing of it can match.
-func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc) (*fileSelection, error) {
-	st := s.stats()
+// reads, counting in st; nil when nothing of it can match. With pages
+// unset the page index is not consulted (whole row groups are read).
+func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc, st *ScanStats, pages bool) (*fileSelection, error) {
 	nrg := fm.md.NumRowGroups()
 	st.RowGroups.Add(int64(nrg))
 	type predLeaf struct {
@@ -387,7 +403,7 @@ func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc) (*fileSelec
 		if err != nil {
 			return nil, err
 		}
-		preds = append(preds, predLeaf{p: p, leaf: leaf, stats: cs, first: p.name == s.Table.PKCols[0]})
+		preds = append(preds, predLeaf{p: p, leaf: leaf, stats: cs, first: s.Table.HasPK() && p.name == s.Table.PKCols[0]})
 	}
 	cand := make([]int, 0, nrg)
 	for rg := range nrg {
@@ -411,7 +427,7 @@ func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc) (*fileSelec
 	for _, rg := range cand {
 		keep := true
 		for _, pl := range preds {
-			hashes := pl.p.bloomHashes()
+			hashes := pl.p.bloomHashes(fm.bloomKindOfLeaf(pl.leaf))
 			if hashes == nil {
 				continue
 			}
@@ -434,6 +450,11 @@ func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc) (*fileSelec
 		return nil, nil
 	}
 	sel := &fileSelection{probe: s.probeFor(nil) != nil}
+	if !pages {
+		sel.rowGroups = bloomed
+		sel.ranges = make([][]rowRange, len(bloomed))
+		return sel, nil
+	}
 	for _, rg := range bloomed {
 		rows := fm.md.RowGroup(rg).NumRows()
 		ranges := []rowRange{{0, rows}}

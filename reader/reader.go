@@ -69,9 +69,11 @@ type Scan struct {
 	// merge reads more than MaxFanIn files at once. Empty: every file of a
 	// unit is merged at once.
 	Spill string
-	// keys and rows are Keys and Rows compiled (at the first Open).
+	// keys and rows are Keys and Rows compiled (at the first Open); index
+	// is the part of rows on indexed columns that prunes (indexprune.go).
 	keys    *keyMatcher
 	rows    *keyMatcher
+	index   *keyMatcher
 	keysErr error
 }
 
@@ -194,6 +196,9 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 		if s.keysErr == nil {
 			s.rows, s.keysErr = compileRowFilter(s.Table, s.Rows)
 		}
+		if s.keysErr == nil {
+			s.index, s.keysErr = compileIndexFilter(s.Table, s.rows)
+		}
 	})
 	if s.keysErr != nil {
 		return nil, s.keysErr
@@ -250,10 +255,35 @@ func closePlanned(files []planned) {
 }
 
 // planUnit checks the unit's files and keeps those that the key filter
-// does not rule out.
+// and the index filter do not rule out.
 func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 	var files []planned
 	st := s.stats()
+	if s.index != nil && s.Table.HasPK() {
+		// A unit is skipped whole or read whole by its index (indexprune.go).
+		for i, f := range u.Files {
+			if err := checkInTable(s.Table, f.Path); err != nil {
+				closePlanned(files)
+				return nil, err
+			}
+			fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
+			fm, err := s.fileMeta(fo)
+			if err != nil {
+				fo.close()
+				closePlanned(files)
+				return nil, err
+			}
+			files = append(files, planned{fo: fo, order: i, fm: fm})
+		}
+		out, err := s.unitRuledOut(files)
+		if err != nil || out {
+			st.Files.Add(int64(len(files)))
+			closePlanned(files)
+			return nil, err
+		}
+		closePlanned(files)
+		files = nil
+	}
 	for i, f := range u.Files {
 		if err := checkInTable(s.Table, f.Path); err != nil {
 			closePlanned(files)
@@ -263,8 +293,16 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 		fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
 		fm, err := s.fileMeta(fo)
 		var sel *fileSelection
+		if err == nil && s.index != nil && !s.Table.HasPK() {
+			var skip bool
+			skip, sel, err = s.indexSkips(fm, fo.source, st)
+			if err == nil && skip {
+				fo.close()
+				continue
+			}
+		}
 		if err == nil && s.keys != nil {
-			sel, err = s.planFile(fm, s.keys, fo.source)
+			sel, err = s.planFile(fm, s.keys, fo.source, st, true)
 			if err == nil && sel == nil {
 				fo.close() // nothing in it can match
 				continue

@@ -8,6 +8,9 @@ type ScanStats struct {
 	// Files: considered, skipped by key statistics, skipped by bloom
 	// filters, opened for reading.
 	Files, FilesSkippedStats, FilesSkippedBloom, FilesRead atomic.Int64
+	// Files skipped by the statistics and the bloom filters of indexed
+	// columns (indexprune.go).
+	FilesSkippedIndexStats, FilesSkippedIndexBloom atomic.Int64
 	// RowGroups of the considered files: all, skipped by statistics,
 	// skipped by bloom filters, skipped by the page index, read.
 	RowGroups, RowGroupsSkippedStats, RowGroupsSkippedBloom, RowGroupsSkippedPages, RowGroupsRead atomic.Int64
@@ -35,6 +38,7 @@ func (s *ScanStats) mergeOf(n int) {
 // ScanCounts is a snapshot of ScanStats.
 type ScanCounts struct {
 	Files, FilesSkippedStats, FilesSkippedBloom, FilesRead                                        int64
+	FilesSkippedIndexStats, FilesSkippedIndexBloom                                                int64
 	RowGroups, RowGroupsSkippedStats, RowGroupsSkippedBloom, RowGroupsSkippedPages, RowGroupsRead int64
 	Pages, PagesSkipped                                                                           int64
 	RowsRead, RowsMerged, RowsOut                                                                 int64
@@ -45,7 +49,8 @@ type ScanCounts struct {
 func (s *ScanStats) Counts() ScanCounts {
 	return ScanCounts{
 		Files: s.Files.Load(), FilesSkippedStats: s.FilesSkippedStats.Load(), FilesSkippedBloom: s.FilesSkippedBloom.Load(),
-		FilesRead: s.FilesRead.Load(), RowGroups: s.RowGroups.Load(), RowGroupsSkippedStats: s.RowGroupsSkippedStats.Load(),
+		FilesRead: s.FilesRead.Load(), FilesSkippedIndexStats: s.FilesSkippedIndexStats.Load(),
+		FilesSkippedIndexBloom: s.FilesSkippedIndexBloom.Load(), RowGroups: s.RowGroups.Load(), RowGroupsSkippedStats: s.RowGroupsSkippedStats.Load(),
 		RowGroupsSkippedBloom: s.RowGroupsSkippedBloom.Load(), RowGroupsSkippedPages: s.RowGroupsSkippedPages.Load(),
 		RowGroupsRead: s.RowGroupsRead.Load(), Pages: s.Pages.Load(), PagesSkipped: s.PagesSkipped.Load(),
 		RowsRead: s.RowsRead.Load(), RowsMerged: s.RowsMerged.Load(), RowsOut: s.RowsOut.Load(),
@@ -59,6 +64,8 @@ func (c *ScanCounts) Add(o ScanCounts) {
 	c.FilesSkippedStats += o.FilesSkippedStats
 	c.FilesSkippedBloom += o.FilesSkippedBloom
 	c.FilesRead += o.FilesRead
+	c.FilesSkippedIndexStats += o.FilesSkippedIndexStats
+	c.FilesSkippedIndexBloom += o.FilesSkippedIndexBloom
 	c.RowGroups += o.RowGroups
 	c.RowGroupsSkippedStats += o.RowGroupsSkippedStats
 	c.RowGroupsSkippedBloom += o.RowGroupsSkippedBloom

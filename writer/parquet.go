@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 )
 
@@ -26,13 +27,14 @@ const RowGroupRows = 128 * 1024
 // (BenchmarkMergeCCF: within noise for 10 files, a few percent for 100).
 const DataPageBytes = 32 << 10
 
-// bloomFPP is the false-positive rate of the primary-key bloom filters: a
-// lookup of an absent key in a bucket of n files reads about n/100 of them.
+// bloomFPP is the false-positive rate of the bloom filters: a lookup of an
+// absent key in a bucket of n files reads about n/100 of them.
 const bloomFPP = 0.01
 
 // fileFormat is the shape of a data file: row group length and data page
-// size, and a bloom filter per primary-key column sized for the file's
-// rows per row group (statistics and the page index cover every column).
+// size, and a bloom filter per primary-key or indexed column
+// (Table.IndexedCols) sized for the file's rows per row group (statistics
+// and the page index cover every column).
 type fileFormat struct {
 	rowGroupRows, pageBytes int
 	// bloomCols are the file schema's indices of the columns with a filter.
@@ -44,11 +46,17 @@ type fileFormat struct {
 	run bool
 }
 
-// newFileFormat decides the format of a file of schema with the given
-// primary key and row count (rowGroupRows and pageBytes of 0 take the
-// defaults). Only flat schemas get filters (a field's index is then its
-// leaf column's), of key types the reader can probe.
-func newFileFormat(schema *arrow.Schema, pk []string, rows, rowGroupRows, pageBytes int) fileFormat {
+// bloomColumns are the columns of t whose files get bloom filters: the
+// primary key and the indexed columns.
+func bloomColumns(t *catalog.Table) []string {
+	return append(slices.Clone(t.PKCols), t.IndexedCols...)
+}
+
+// newFileFormat decides the format of a file of schema with bloom filters
+// on columns bloom and the given row count (rowGroupRows and pageBytes of
+// 0 take the defaults). Only flat schemas get filters (a field's index is
+// then its leaf column's), of types the reader can probe.
+func newFileFormat(schema *arrow.Schema, bloom []string, rows, rowGroupRows, pageBytes int) fileFormat {
 	ff := fileFormat{rowGroupRows: RowGroupRows, pageBytes: DataPageBytes}
 	if rowGroupRows > 0 {
 		ff.rowGroupRows = rowGroupRows
@@ -62,7 +70,7 @@ func newFileFormat(schema *arrow.Schema, pk []string, rows, rowGroupRows, pageBy
 			ff.bloomCols = nil
 			return ff
 		}
-		if slices.Contains(pk, f.Name) && arrowutil.BloomKindOf(f.Type) != arrowutil.NoBloom {
+		if slices.Contains(bloom, f.Name) && arrowutil.BloomKindOf(f.Type) != arrowutil.NoBloom {
 			ff.bloomCols = append(ff.bloomCols, i)
 		}
 	}
@@ -72,7 +80,7 @@ func newFileFormat(schema *arrow.Schema, pk []string, rows, rowGroupRows, pageBy
 // newParquetWriter starts a Parquet file of the given schema on w: zstd,
 // no dictionary (measured faster for this workload), the Arrow schema
 // stored so types round-trip, statistics and the page index on every
-// column, bloom filters on the key columns fi names. Row groups are
+// column, bloom filters on the columns ff names. Row groups are
 // unbuffered: each column chunk goes to w as soon as it is written, so a
 // file in progress holds one column chunk in memory, not a row group.
 func newParquetWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator, ff fileFormat) (*pqarrow.FileWriter, error) {
@@ -110,7 +118,7 @@ func newParquetWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator, f
 }
 
 // bloomChecksum is the CRC-32C of the bitset of the bloom filter the
-// Parquet writer builds for col, one row group's values of a key column:
+// Parquet writer builds for col, one row group's values of a column:
 // the same filter (size from ff.ndv, same hashes) built here. Readers
 // check it (layout.BloomChecksumsKey), since a damaged bitset would
 // silently hide rows.

@@ -532,7 +532,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 	}
 	cw := &countingWriter{w: ow}
 	sch := arrow.NewSchema(fields, nil)
-	ff := newFileFormat(sch, w.Table.PKCols, len(rows), w.RowGroupRows, w.PageBytes)
+	ff := newFileFormat(sch, bloomColumns(w.Table), len(rows), w.RowGroupRows, w.PageBytes)
 	ff.run = w.Runs
 	if err := writeRowGroups(cw, sch, rec, cols, rows, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
