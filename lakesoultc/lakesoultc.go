@@ -63,7 +63,8 @@ func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustom
 	all := []testcontainers.ContainerCustomizer{
 		testcontainers.WithExposedPorts(PGPort, MetricsPort),
 		testcontainers.WithEnv(map[string]string{envAdminPassword: hex.EncodeToString(pw)}),
-		testcontainers.WithWaitStrategy(
+		// WithWaitStrategy alone would cap the whole wait at 60s.
+		testcontainers.WithWaitStrategyAndDeadline(startupTimeout,
 			wait.ForHTTP("/readyz").WithPort(MetricsPort).WithStartupTimeout(startupTimeout),
 			wait.ForListeningPort(PGPort).WithStartupTimeout(startupTimeout)),
 	}
