@@ -200,6 +200,7 @@ SELECT d.* FROM pg_catalog.pg_description d
 UNION ALL
 SELECT n.oid, 'pg_catalog.pg_namespace'::regclass::oid, 0, n.comment
   FROM lakesoul_pg.lake_namespace n
+ WHERE n.comment <> ''
 UNION ALL
 SELECT t.oid, 'pg_catalog.pg_class'::regclass::oid, 0, ti.properties->>'comment'
   FROM lakesoul_pg.lake_table t
