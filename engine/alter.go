@@ -38,11 +38,8 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		})
 	}
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
-		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
-		if err != nil {
-			if n.MissingOk && sqlerr.Code(err) == sqlerr.UndefinedTable {
-				return nil
-			}
+		t, err := s.alterTarget(ctx, n)
+		if t == nil || err != nil {
 			return err
 		}
 		nt := *t
@@ -174,4 +171,14 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		return fields, nil
 	}
 	return nil, sqlerr.Unsupported("this ALTER TABLE action", "ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (widening), SET (...), RESET (...)")
+}
+
+// alterTarget resolves the table of an ALTER TABLE; nil without an error
+// when IF EXISTS names a table that does not exist.
+func (s *Session) alterTarget(ctx context.Context, n *pg_query.AlterTableStmt) (*catalog.Table, error) {
+	t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
+	if err != nil && n.MissingOk && sqlerr.Code(err) == sqlerr.UndefinedTable {
+		return nil, nil
+	}
+	return t, err
 }

@@ -50,11 +50,8 @@ func (s *Session) planAddPrimaryKey(n *pg_query.AlterTableStmt, con *pg_query.Co
 		keys = append(keys, k.GetString_().GetSval())
 	}
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
-		t, err := s.resolveTable(ctx, n.Relation.Schemaname, n.Relation.Relname)
-		if err != nil {
-			if n.MissingOk && sqlerr.Code(err) == sqlerr.UndefinedTable {
-				return nil
-			}
+		t, err := s.alterTarget(ctx, n)
+		if t == nil || err != nil {
 			return err
 		}
 		if t.HasPK() {
