@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -18,7 +19,7 @@ const EnvRequireDocker = "LAKESOUL_REQUIRE_DOCKER"
 // it fails it instead.
 func RequireDocker(t testing.TB) {
 	t.Helper()
-	err := dockerHealth()
+	err := dockerHealthWithin(dockerHealthTimeout)
 	if err == nil {
 		return
 	}
@@ -26,6 +27,23 @@ func RequireDocker(t testing.TB) {
 		t.Fatalf("a Docker engine is required (%s=1): %v", EnvRequireDocker, err)
 	}
 	t.Skipf("no Docker engine answers, so no container runs here (%s=1 makes this a failure): %v", EnvRequireDocker, err)
+}
+
+// dockerHealthTimeout bounds the check: a DOCKER_HOST naming a socket no
+// engine serves can make the provider wait for ever, and a test that
+// cannot reach Docker should skip, not hang until the test timeout.
+const dockerHealthTimeout = 20 * time.Second
+
+// dockerHealthWithin is dockerHealth, or an error once d has passed.
+func dockerHealthWithin(d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- dockerHealth() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("the Docker engine did not answer within %v", d)
+	}
 }
 
 func dockerHealth() (err error) {
@@ -39,7 +57,9 @@ func dockerHealth() (err error) {
 		return err
 	}
 	defer p.Close()
-	return p.Health(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), dockerHealthTimeout)
+	defer cancel()
+	return p.Health(ctx)
 }
 
 type panicError struct{ v any }
