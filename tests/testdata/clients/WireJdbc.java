@@ -72,7 +72,7 @@ public class WireJdbc {
             // Bad input: SQLSTATEs, and the connection goes on.
             System.out.println("SERIAL " + state(c, "CREATE TABLE " + s + ".ser (id bigserial PRIMARY KEY)"));
             System.out.println("PARTIAL_NEW_KEY " + state(c, "INSERT INTO " + s + ".pk (id, c) VALUES (9, 'z')"));
-            System.out.println("UNSUPPORTED " + state(c, "LISTEN x"));
+            System.out.println("UNSUPPORTED " + state(c, "CLUSTER x"));
             System.out.println("SYNTAX " + state(c, "SELEC 1"));
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT 1")) {
                 rs.next();

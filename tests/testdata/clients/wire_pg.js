@@ -80,7 +80,7 @@ const { Client } = require('pg');
   // Item 10 and bad input: an unsupported statement names what is supported;
   // the connection stays usable.
   try {
-    await c.query('LISTEN x');
+    await c.query('CLUSTER x');
   } catch (e) {
     console.log('UNSUPPORTED', e.code, ['UPDATE', 'DELETE', 'MERGE', 'COPY'].every((w) => e.hint.includes(w)));
   }
