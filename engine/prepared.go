@@ -55,7 +55,9 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 	}
 	return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) {
 		if n.Target == pg_query.DiscardMode_DISCARD_TEMP {
-			s.closeTemps() // temptable.go
+			if err := s.closeTemps(); err != nil { // temptable.go
+				return "", nil, err
+			}
 		}
 		if n.Target != pg_query.DiscardMode_DISCARD_ALL {
 			return tag, nil, nil
@@ -63,7 +65,9 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 		if s.inBlock {
 			return "", nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 		}
-		s.closeTemps()
+		if err := s.closeTemps(); err != nil {
+			return "", nil, err
+		}
 		s.closeListener() // UNLISTEN *, as PostgreSQL's DISCARD ALL
 		s.closeCursors(true)
 		s.settings = s.defaultSettings(nil)

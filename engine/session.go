@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -110,7 +111,14 @@ func (s *Session) Close() {
 	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
 	sequenceSessions.Delete(s.token)
-	s.closeTemps()
+	if err := s.closeTemps(); err != nil {
+		// A temporary table left on the connection would be seen by the
+		// next session the pool gives it to: the connection is closed
+		// instead of returned (ErrBadConn from Raw makes database/sql
+		// discard it).
+		s.e.log.Warn("temporary tables not dropped; DuckDB connection discarded", "err", err)
+		_ = s.duck.Raw(func(any) error { return driver.ErrBadConn })
+	}
 	s.duck.Close()
 }
 

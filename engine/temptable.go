@@ -150,7 +150,11 @@ func (s *Session) endTempTransaction(ctx context.Context, committed bool) {
 	for name, t := range s.temps {
 		switch {
 		case t.dropAtCommit || t.inBlock && !committed:
-			_ = s.dropTemp(ctx, name)
+			if err := s.dropTemp(ctx, name); err != nil {
+				// The block has ended either way; the table stays, visible
+				// to this session only, and is dropped at its end.
+				s.e.log.Warn("temporary table not dropped at the end of its block", "table", name, "err", err)
+			}
 		case t.inBlock:
 			t.inBlock = false
 			s.temps[name] = t
@@ -159,11 +163,17 @@ func (s *Session) endTempTransaction(ctx context.Context, committed bool) {
 }
 
 // closeTemps drops every temporary table of the session's DuckDB
-// connection (its end: the connection is reused by later sessions).
-func (s *Session) closeTemps() {
+// connection (DISCARD TEMP, and the session's end: the connection is
+// reused by later sessions). It returns the first drop that failed; the
+// others are still tried.
+func (s *Session) closeTemps() error {
+	var first error
 	for name := range s.temps {
-		_ = s.dropTemp(context.Background(), name)
+		if err := s.dropTemp(context.Background(), name); err != nil && first == nil {
+			first = err
+		}
 	}
+	return first
 }
 
 // planTempDML plans INSERT/UPDATE/DELETE whose target is a temporary table,
