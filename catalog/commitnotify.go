@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -123,7 +124,11 @@ func (n *commitNotifier) drain(c *Catalog) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, _ = c.pool.Exec(ctx, "SELECT lakesoul.notify_commits($1::jsonb)", string(b))
+		if _, err := c.pool.Exec(ctx, "SELECT lakesoul.notify_commits($1::jsonb)", string(b)); err != nil {
+			// Notices are hints (followers catch up at the next one), but a
+			// failing sender must show.
+			slog.Warn("commit notices not sent", "versions", len(batch), "err", err)
+		}
 		cancel()
 	}
 }
