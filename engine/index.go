@@ -79,10 +79,13 @@ func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool)
 	}
 	for _, ns := range namespaces {
 		ids, err := s.namespaceTableIDs(ctx, ns)
-		if err != nil || len(ids) == 0 {
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
 			continue
 		}
-		_, vector, found, err := s.cat.IndexNamed(ctx, ids, name)
+		indexTable, vector, found, err := s.cat.IndexNamed(ctx, ids, name)
 		if err != nil {
 			return err
 		}
@@ -90,10 +93,13 @@ func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool)
 			continue
 		}
 		if !vector {
-			if _, err := s.cat.DropColumnIndex(ctx, ids, name); err != nil {
+			// Only the index found: a name is unique per schema, but the
+			// check at CREATE is not a constraint.
+			dropped, err := s.cat.DropColumnIndex(ctx, []string{indexTable}, name)
+			if err != nil || dropped || missingOK {
 				return err
 			}
-			return nil
+			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", name)
 		}
 		tableID, paths, found, err := s.cat.DropVectorIndex(ctx, ids, name)
 		if err != nil || !found {

@@ -152,8 +152,11 @@ func (s *Session) endTempTransaction(ctx context.Context, committed bool) {
 		case t.dropAtCommit || t.inBlock && !committed:
 			if err := s.dropTemp(ctx, name); err != nil {
 				// The block has ended either way; the table stays, visible
-				// to this session only, and is dropped at its end.
+				// to this session only, and the next block's end (or the
+				// session's) tries again — it never becomes a kept table.
 				s.e.log.Warn("temporary table not dropped at the end of its block", "table", name, "err", err)
+				t.dropAtCommit = true
+				s.temps[name] = t
 			}
 		case t.inBlock:
 			t.inBlock = false

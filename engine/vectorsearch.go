@@ -340,7 +340,9 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 		var idx *vector.Segment
 		if ok && covers(live, sg.DataFiles) {
 			var lerr error
-			if idx, lerr = s.e.ivfs.load(ctx, s.e.store, sg.Path); lerr != nil {
+			// The segment outlives this query in the cache: its reader must not
+			// carry the query's context (an S3 reader would fail once it ends).
+			if idx, lerr = s.e.ivfs.load(context.WithoutCancel(ctx), s.e.store, sg.Path); lerr != nil {
 				// A file gone meanwhile or unreadable: search the unit exactly.
 				s.e.log.Warn("vector index: cannot load segment, searching exactly", "index", ix.Name, "path", sg.Path, "err", lerr)
 			}

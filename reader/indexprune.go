@@ -37,7 +37,10 @@ func compileIndexFilter(t *catalog.Table, m *keyMatcher) (*keyMatcher, error) {
 	}
 	out := &keyMatcher{}
 	for _, p := range m.preds {
-		if !slices.Contains(t.IndexedCols, p.name) || slices.Contains(t.RangeCols, p.name) || p.name == t.CDCColumn() {
+		// Key columns are pruned file by file by the key filter already
+		// (a UNIQUE index on the primary key is recorded, not used here).
+		if !slices.Contains(t.IndexedCols, p.name) || slices.Contains(t.RangeCols, p.name) ||
+			slices.Contains(t.PKCols, p.name) || p.name == t.CDCColumn() {
 			continue
 		}
 		if ops != nil {

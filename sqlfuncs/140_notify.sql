@@ -37,7 +37,7 @@ BEGIN
                                      'committed_at', to_char(lakesoul.ms_timestamptz(r.ts), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
         v_text := v_item::text;
         IF octet_length(v_text) > 7000 THEN
-            v_text := (v_item - 'table' - 'partition' || jsonb_build_object('partition_truncated', true))::text;
+            v_text := (v_item - 'partition' || jsonb_build_object('partition_truncated', true))::text;
         END IF;
         IF v_chunk <> '' AND octet_length(v_chunk) + octet_length(v_text) > 7900 THEN
             PERFORM pg_notify('lakesoul_commits', '[' || v_chunk || ']');
