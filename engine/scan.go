@@ -88,6 +88,8 @@ type scanRegistry struct {
 	// meta caches data files' footers, key statistics, page indexes and
 	// bloom filters across all scans.
 	meta *reader.MetaCache
+	// chunks caches decoded column chunks of small files for keyed reads.
+	chunks *reader.ChunkCache
 	// bulk converts scanned batches into DuckDB vectors (scanbulk.go);
 	// nil when this DuckDB build does not allow it.
 	bulk *bulkBridge
@@ -100,7 +102,8 @@ type scanRegistry struct {
 func newScanRegistry(store objstore.Store) *scanRegistry {
 	mem := arrowutil.NewPoolAllocator()
 	mem.Poison = os.Getenv("LAKESOUL_POISON_FREED") != ""
-	return &scanRegistry{store: store, mem: mem, meta: reader.NewMetaCache(reader.DefaultMetaCacheBytes), m: map[string]*scanEntry{}}
+	return &scanRegistry{store: store, mem: mem, meta: reader.NewMetaCache(reader.DefaultMetaCacheBytes),
+		chunks: reader.NewChunkCache(reader.DefaultChunkCacheBytes), m: map[string]*scanEntry{}}
 }
 
 func (r *scanRegistry) put(handle string, t *catalog.Table) {
@@ -333,7 +336,7 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		ctx: ctx,
 		reg: reg,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
-			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
+			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Chunks: reg.chunks, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)

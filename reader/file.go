@@ -171,6 +171,13 @@ func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
 func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	batchRows, bufSize int, fm *fileMeta, sel *fileSelection) (*fileStream, error) {
 	ctx, f, t := fo.ctx, fo.f, scan.Table
+	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
+	if ranged && scan.Chunks != nil && fm != nil {
+		fs, ok, err := openCachedStream(fo, order, scan, batchRows, fm, sel)
+		if ok || err != nil {
+			return fs, err
+		}
+	}
 	obj, err := fo.open()
 	if err != nil {
 		return nil, err
@@ -189,7 +196,6 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 			needed++
 		}
 	}
-	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
 	if size := obj.Size(); size <= int64(bufSize)*int64(needed) && (!ranged || size <= rangedWholeBytes) {
 		// A file no larger than the buffers its column readers would hold
 		// is read whole, in one request: a merge of many small upsert files
@@ -240,35 +246,10 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 		fs.close()
 		return nil, fmt.Errorf("read %s schema: %w", f.Path, err)
 	}
-	// Read only the file columns the table still has, in table order.
-	colMap := make([]int, t.Schema.NumFields())
-	var want []int
-	var widenTo []arrow.DataType
-	needWiden := false
-	for i, tf := range t.Schema.Fields() {
-		colMap[i] = -1
-		idx := fsch.FieldIndices(tf.Name)
-		if len(idx) == 0 || !scan.needs(i) {
-			continue
-		}
-		var to arrow.DataType
-		if ft := fsch.Field(idx[0]).Type; !arrow.TypeEqual(ft, tf.Type) {
-			if !CanWiden(ft, tf.Type) {
-				fs.close()
-				return nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", f.Path, tf.Name, ft, tf.Type)
-			}
-			to, needWiden = tf.Type, true
-		}
-		colMap[i] = len(want)
-		want = append(want, idx[0])
-		widenTo = append(widenTo, to)
-	}
-	if !needWiden {
-		widenTo = nil
-	}
-	if len(want) == 0 && fsch.NumFields() > 0 {
-		// Nothing needed: read the smallest thing there is to learn row counts.
-		want, widenTo = []int{0}, nil
+	colMap, want, widenTo, err := mapColumns(fsch, scan, f.Path)
+	if err != nil {
+		fs.close()
+		return nil, err
 	}
 	var rowGroups []int
 	if sel != nil {
@@ -293,6 +274,42 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	}
 	fs.colMap, fs.widenTo = colMap, widenTo
 	return fs, nil
+}
+
+// mapColumns maps the table's columns to the columns of a file of schema
+// fsch: colMap (table column → batch column, -1 when the file lacks it or
+// the scan does not need it), the file columns to read (want, in table
+// order) and the table types to widen them to (nil entries: the file has
+// the table's type; nil: none widens).
+func mapColumns(fsch *arrow.Schema, scan *Scan, path string) (colMap, want []int, widenTo []arrow.DataType, err error) {
+	t := scan.Table
+	colMap = make([]int, t.Schema.NumFields())
+	needWiden := false
+	for i, tf := range t.Schema.Fields() {
+		colMap[i] = -1
+		idx := fsch.FieldIndices(tf.Name)
+		if len(idx) == 0 || !scan.needs(i) {
+			continue
+		}
+		var to arrow.DataType
+		if ft := fsch.Field(idx[0]).Type; !arrow.TypeEqual(ft, tf.Type) {
+			if !CanWiden(ft, tf.Type) {
+				return nil, nil, nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", path, tf.Name, ft, tf.Type)
+			}
+			to, needWiden = tf.Type, true
+		}
+		colMap[i] = len(want)
+		want = append(want, idx[0])
+		widenTo = append(widenTo, to)
+	}
+	if !needWiden {
+		widenTo = nil
+	}
+	if len(want) == 0 && fsch.NumFields() > 0 {
+		// Nothing needed: read the smallest thing there is to learn row counts.
+		want, widenTo = []int{0}, nil
+	}
+	return colMap, want, widenTo, nil
 }
 
 // nextBatch returns the next non-empty batch (retained: the caller releases

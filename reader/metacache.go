@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
@@ -136,6 +137,10 @@ type fileMeta struct {
 	blooms map[[2]int]metadata.BloomFilter // [row group, leaf]; nil value: none
 	crcs   map[[2]int]uint32               // checksums of our bloom filters
 	crcErr error
+
+	schemaOnce sync.Once
+	schema     *arrow.Schema // arrowSchema
+	schemaErr  error
 }
 
 // account adds n bytes to fm's size (and to its cache's use).

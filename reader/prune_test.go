@@ -392,7 +392,19 @@ func TestPrunedMergeMatchesFullMerge(t *testing.T) {
 				t.Fatal(err)
 			}
 			cache := reader.NewMetaCache(1 << 30)
+			// Every other query reads through a chunk cache, so chunks are
+			// admitted, then served decoded (chunkcache.go).
+			chunks := reader.NewChunkCache(1 << 30)
+			defer func() {
+				if n, _, hits, _ := chunks.Stats(); n == 0 || hits == 0 {
+					t.Errorf("the chunk cache was never used: %d chunks, %d hits", n, hits)
+				}
+			}()
 			for q := range 120 {
+				var qchunks *reader.ChunkCache
+				if q%2 == 1 {
+					qchunks = chunks
+				}
 				f := m.randomFilter()
 				var want []string
 				for _, r := range full {
@@ -403,7 +415,7 @@ func TestPrunedMergeMatchesFullMerge(t *testing.T) {
 				for mode := range 3 {
 					stats := &reader.ScanStats{}
 					scan := &reader.Scan{Store: objstore.Local{}, Table: m.table, Partitions: parts, Mem: mem,
-						Unordered: mode > 0, BatchRows: 1 + q%50, Keys: f, Meta: cache, Stats: stats}
+						Unordered: mode > 0, BatchRows: 1 + q%50, Keys: f, Meta: cache, Chunks: qchunks, Stats: stats}
 					got, err := scanRows(t, scan, mode)
 					if err != nil {
 						t.Fatalf("filter %s: %v", f, err)
@@ -518,13 +530,14 @@ func TestMetaCacheConcurrentScans(t *testing.T) {
 		filters = append(filters, m.randomFilter())
 	}
 	cache := reader.NewMetaCache(16 << 10)
+	chunks := reader.NewChunkCache(8 << 10) // evicts all the time
 	errs := make(chan error, 8)
 	for g := range 8 {
 		go func() {
 			for i := g; i < len(filters); i += 8 {
 				f := filters[i]
 				got, err := scanRows(t, &reader.Scan{Store: objstore.Local{}, Table: m.table, Partitions: parts,
-					Unordered: true, Keys: f, Meta: cache}, 2)
+					Unordered: true, Keys: f, Meta: cache, Chunks: chunks}, 2)
 				if err != nil {
 					errs <- err
 					return
@@ -550,5 +563,8 @@ func TestMetaCacheConcurrentScans(t *testing.T) {
 	}
 	if files, bytes, _, _ := cache.Stats(); bytes > 16<<10 && files > 1 {
 		t.Fatalf("cache holds %d files, %d bytes over its budget", files, bytes)
+	}
+	if n, bytes, _, _ := chunks.Stats(); bytes > 8<<10 && n > 1 {
+		t.Fatalf("chunk cache holds %d chunks, %d bytes over its budget", n, bytes)
 	}
 }

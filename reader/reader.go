@@ -62,6 +62,10 @@ type Scan struct {
 	Rows *RowFilter
 	// Meta caches file metadata across scans (nil: parse each footer).
 	Meta *MetaCache
+	// Chunks caches decoded column chunks of small files for keyed reads
+	// (chunkcache.go; nil: decode pages each time). It is used only with
+	// Meta, whose footers it needs.
+	Chunks *ChunkCache
 	// Stats, when set, counts what the scan read and skipped.
 	Stats *ScanStats
 	// Spill, when set, is a local directory where a primary-key unit of
