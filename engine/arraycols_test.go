@@ -59,7 +59,13 @@ func TestArrayColumns(t *testing.T) {
 			if _, err := copyIn(t, s, "COPY "+tbl+" (id, ia) FROM STDIN", [][][]byte{row("8", "{8}"), row("9", bad)}); sqlerr.Code(err) != "22P02" {
 				t.Errorf("%s: COPY %q: %v, want 22P02", tbl, bad, err)
 			}
+			// Compared with an array column, the literal is read as an
+			// array too (PostgreSQL: malformed array literal).
+			if _, err := run(t, s, "SELECT id FROM "+tbl+" WHERE ia = '"+bad+"'"); sqlerr.Code(err) != "22P02" {
+				t.Errorf("%s: WHERE ia = %q: %v, want 22P02", tbl, bad, err)
+			}
 		}
+		expectRows(t, s, "SELECT id FROM "+tbl+" WHERE ia = '{1,NULL,3}' OR ta = '{ \"a b\" , c }' ORDER BY id", "1")
 		expectRows(t, s, "SELECT count(*) FROM "+tbl, "5")
 	}
 	// An upsert replaces the whole array (columns it does not write keep

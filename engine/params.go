@@ -9,7 +9,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/schema"
-	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // Parameter typing. DuckDB infers a $n's type from its context and cannot
@@ -176,56 +175,23 @@ func init() {
 }
 
 // pgArrayToDuckList rewrites a one-dimensional PostgreSQL array literal
-// ({1,2,"a b",NULL}) as DuckDB list text ([1, 2, "a b", NULL]).
+// ({1,2,"a b",NULL}) as DuckDB list text ([1, 2, "a b", NULL]); its text
+// is read as PostgreSQL reads it (parsePGArray).
 func pgArrayToDuckList(s string) (string, error) {
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
+	elems, err := parsePGArray(s) // arraycols.go
+	if err != nil {
+		return "", err
 	}
-	body := s[1 : len(s)-1]
-	var elems []string
-	for i := 0; i < len(body); {
-		var elem string
-		quoted := false
-		if body[i] == '"' {
-			quoted = true
-			i++
-			var b []byte
-			for i < len(body) && body[i] != '"' {
-				if body[i] == '\\' && i+1 < len(body) {
-					i++
-				}
-				b = append(b, body[i])
-				i++
-			}
-			if i >= len(body) {
-				return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
-			}
-			i++ // closing quote
-			elem = string(b)
-		} else {
-			j := i
-			for j < len(body) && body[j] != ',' {
-				j++
-			}
-			elem = body[i:j]
-			i = j
-		}
-		if i < len(body) {
-			if body[i] != ',' {
-				return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
-			}
-			i++
-		}
+	out := make([]string, len(elems))
+	for i, e := range elems {
 		switch {
-		case !quoted && elem == "NULL":
-			elems = append(elems, "NULL")
-		case strings.ContainsAny(elem, "{}"):
-			return "", sqlerr.Unsupported(fmt.Sprintf("multidimensional array %q", s), "one-dimensional arrays")
-		case !strings.Contains(elem, `"`):
-			elems = append(elems, `"`+elem+`"`)
+		case e == nil:
+			out[i] = "NULL"
+		case !strings.Contains(*e, `"`):
+			out[i] = `"` + *e + `"`
 		default:
-			elems = append(elems, "'"+strings.ReplaceAll(elem, "'", "''")+"'")
+			out[i] = "'" + strings.ReplaceAll(*e, "'", "''") + "'"
 		}
 	}
-	return "[" + strings.Join(elems, ", ") + "]", nil
+	return "[" + strings.Join(out, ", ") + "]", nil
 }

@@ -52,6 +52,9 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 		if err := rw.node(nodes[i]); err != nil {
 			return err
 		}
+		if rw.err != nil {
+			return rw.err
+		}
 	}
 	return nil
 }
@@ -60,6 +63,9 @@ type pgRewriter struct {
 	s        *Session
 	ti       *typeInfo
 	compared map[*pg_query.Node]bool // comparedRows
+	// err is the first error of a rewrite that has no error result of its
+	// own (an untyped literal that cannot be of its context's type).
+	err error
 }
 
 func (rw *pgRewriter) node(n *pg_query.Node) error {
@@ -471,9 +477,10 @@ func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) {
 		return
 	}
 	if arrayLiteralType(t.oid) != "" {
-		// Text that is no array stays text, which DuckDB's comparison with
-		// a list refuses.
-		_, _ = arrayLiteral(n, t.oid) // arraylit.go
+		// Text that is no array text is 22P02, as PostgreSQL reads it.
+		if _, err := arrayLiteral(n, t.oid); err != nil && rw.err == nil { // arraylit.go
+			rw.err = err
+		}
 		return
 	}
 	name, ok := coercibleTypes[t.oid]
