@@ -52,9 +52,6 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 		if err := rw.node(nodes[i]); err != nil {
 			return err
 		}
-		if rw.err != nil {
-			return rw.err
-		}
 	}
 	return nil
 }
@@ -63,9 +60,6 @@ type pgRewriter struct {
 	s        *Session
 	ti       *typeInfo
 	compared map[*pg_query.Node]bool // comparedRows
-	// err is the first error of a rewrite that has no error result of its
-	// own (an untyped literal that cannot be of its context's type).
-	err error
 }
 
 func (rw *pgRewriter) node(n *pg_query.Node) error {
@@ -74,7 +68,9 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 		if rw.vectorOperator(n, x.AExpr) { // vectorops.go
 			return nil
 		}
-		rw.coerceOperands(x.AExpr)
+		if err := rw.coerceOperands(x.AExpr); err != nil {
+			return err
+		}
 		if err := rw.jsonOperator(n, x.AExpr); err != nil { // jsonops.go
 			return err
 		}
@@ -96,16 +92,18 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 		t := rw.ti.typeAt(n)
 		for _, w := range x.CaseExpr.Args {
 			if cw := w.GetCaseWhen(); cw != nil {
-				rw.coerceLiteral(cw.Result, t)
+				if err := rw.coerceLiteral(cw.Result, t); err != nil {
+					return err
+				}
 			}
 		}
-		rw.coerceLiteral(x.CaseExpr.Defresult, t)
+		return rw.coerceLiteral(x.CaseExpr.Defresult, t)
 	case *pg_query.Node_CoalesceExpr:
-		rw.coerceLiterals(x.CoalesceExpr.Args, rw.ti.typeAt(n))
+		return rw.coerceLiterals(x.CoalesceExpr.Args, rw.ti.typeAt(n))
 	case *pg_query.Node_MinMaxExpr:
-		rw.coerceLiterals(x.MinMaxExpr.Args, rw.ti.typeAt(n))
+		return rw.coerceLiterals(x.MinMaxExpr.Args, rw.ti.typeAt(n))
 	case *pg_query.Node_SelectStmt:
-		rw.values(x.SelectStmt)
+		return rw.values(x.SelectStmt)
 	case *pg_query.Node_RowExpr:
 		if !rw.compared[n] {
 			rw.namedRow(n, x.RowExpr)
@@ -467,35 +465,37 @@ var coercibleTypes = map[uint32]string{
 	schema.OIDFloat8: "float8",
 }
 
-// coerceLiteral casts n, if it is an untyped string literal, to t.
-func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) {
+// coerceLiteral casts n, if it is an untyped string literal, to t. Text
+// that cannot be an array of array type t is 22P02, as PostgreSQL reads it.
+func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) error {
 	if n == nil || n.GetAConst().GetSval() == nil {
-		return
+		return nil
 	}
 	if t.oid != 0 && t.oid == schema.VectorOID() {
 		wrap(n, vectorInput)
-		return
+		return nil
 	}
 	if arrayLiteralType(t.oid) != "" {
-		// Text that is no array text is 22P02, as PostgreSQL reads it.
-		if _, err := arrayLiteral(n, t.oid); err != nil && rw.err == nil { // arraylit.go
-			rw.err = err
-		}
-		return
+		_, err := arrayLiteral(n, t.oid) // arraylit.go
+		return err
 	}
 	name, ok := coercibleTypes[t.oid]
 	if !ok {
-		return
+		return nil
 	}
 	// Malformed text is left for DuckDB's cast to refuse (22P02 as well).
 	_ = rw.s.respellLiteral(n.GetAConst().GetSval(), t.oid)
 	wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, name) })
+	return nil
 }
 
-func (rw *pgRewriter) coerceLiterals(ns []*pg_query.Node, t pgType) {
+func (rw *pgRewriter) coerceLiterals(ns []*pg_query.Node, t pgType) error {
 	for _, n := range ns {
-		rw.coerceLiteral(n, t)
+		if err := rw.coerceLiteral(n, t); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // comparisons are the operators whose untyped operand takes the type of
@@ -504,26 +504,29 @@ var comparisons = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, 
 
 // coerceOperands resolves untyped literals compared with a typed operand
 // (=, <, IN, BETWEEN …).
-func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) {
+func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) error {
 	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
 	switch a.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP, pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
 		pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && !comparisons[operatorName(a)] {
-			return
+			return nil
 		}
 		if l.known() {
-			rw.coerceLiteral(a.Rexpr, l)
+			if err := rw.coerceLiteral(a.Rexpr, l); err != nil {
+				return err
+			}
 		}
 		if r.known() {
-			rw.coerceLiteral(a.Lexpr, r)
+			return rw.coerceLiteral(a.Lexpr, r)
 		}
 	case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 		if l.known() {
-			rw.coerceLiterals(a.Rexpr.GetList().GetItems(), l)
+			return rw.coerceLiterals(a.Rexpr.GetList().GetItems(), l)
 		}
 	}
+	return nil
 }
 
 // namedRow names the fields of a ROW(…) value f1, f2, … as PostgreSQL
@@ -565,9 +568,9 @@ func comparedRows(stmt *pg_query.Node) map[*pg_query.Node]bool {
 
 // values resolves the untyped literals of each VALUES column to the
 // column's type.
-func (rw *pgRewriter) values(sel *pg_query.SelectStmt) {
+func (rw *pgRewriter) values(sel *pg_query.SelectStmt) error {
 	if len(sel.ValuesLists) == 0 {
-		return
+		return nil
 	}
 	var cols [][]*pg_query.Node
 	for _, row := range sel.ValuesLists {
@@ -583,8 +586,11 @@ func (rw *pgRewriter) values(sel *pg_query.SelectStmt) {
 		for i, n := range col {
 			ts[i] = rw.ti.typeAt(n)
 		}
-		rw.coerceLiterals(col, commonType(ts))
+		if err := rw.coerceLiterals(col, commonType(ts)); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // tableFunction names the column of a base-type function in FROM after its
