@@ -215,9 +215,9 @@ func (r *chunkReader) add(g int, rr rowRange, probe *rangeProbe) {
 	cmp := p.kind.compare
 	n := int(rr.end - rr.start)
 	at := func(j int) keyValue { return valueAt(keys, int(rr.start)+j) }
-	lo := 0
+	from := 0 // points ascend: each one's run starts after the last one's
 	for _, v := range p.points {
-		lo += sort.Search(n-lo, func(j int) bool { return cmp(at(lo+j), v) >= 0 })
+		lo := from + sort.Search(n-from, func(j int) bool { return cmp(at(from+j), v) >= 0 })
 		hi := lo + sort.Search(n-lo, func(j int) bool { return cmp(at(lo+j), v) > 0 })
 		for j := lo; j < hi; j++ {
 			if keys.IsNull(int(rr.start)+j) || !p.match(at(j)) {
@@ -230,7 +230,7 @@ func (r *chunkReader) add(g int, rr rowRange, probe *rangeProbe) {
 				r.ranges = append(r.ranges, groupRange{g, rowRange{row, row + 1}})
 			}
 		}
-		lo = hi
+		from = hi
 	}
 }
 
