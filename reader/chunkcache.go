@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"container/list"
 	"sync"
 	"sync/atomic"
 
@@ -28,12 +27,8 @@ import (
 // allocated from the Go heap, so batches sliced from them stay valid after
 // the cache drops them.
 type ChunkCache struct {
-	max int64
-
-	mu   sync.Mutex
-	used int64
-	lru  list.List // of *chunkEntry, most recently used first
-	m    map[chunkKey]*list.Element
+	mu    sync.Mutex
+	cache byteLRU[chunkKey, arrow.Array] // each value holds a reference of the cache's
 	// seen are chunks requested once and not admitted yet, oldest first
 	// (a ring of at most seenMax keys).
 	seen     map[chunkKey]struct{}
@@ -56,9 +51,8 @@ const (
 
 // NewChunkCache returns a cache holding at most maxBytes of decoded chunks.
 func NewChunkCache(maxBytes int64) *ChunkCache {
-	c := &ChunkCache{max: maxBytes, m: map[chunkKey]*list.Element{}, seen: map[chunkKey]struct{}{}}
-	c.lru.Init()
-	return c
+	return &ChunkCache{cache: newByteLRU[chunkKey, arrow.Array](maxBytes, func(a arrow.Array) { a.Release() }),
+		seen: map[chunkKey]struct{}{}}
 }
 
 // chunkKey identifies one column chunk of a data file's contents.
@@ -68,32 +62,24 @@ type chunkKey struct {
 	leaf     int
 }
 
-type chunkEntry struct {
-	key   chunkKey
-	arr   arrow.Array
-	bytes int64
-}
-
 // Stats reports the cache's use: chunks, bytes held, lookups that found a
 // chunk and lookups that did not.
 func (c *ChunkCache) Stats() (chunks int, bytes, hits, misses int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m), c.used, c.hits.Load(), c.misses.Load()
+	return c.cache.len(), c.cache.used, c.hits.Load(), c.misses.Load()
 }
 
 // get returns the chunk of k (retained: the caller releases it), or nil.
 func (c *ChunkCache) get(k chunkKey) arrow.Array {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[k]
+	arr, ok := c.cache.get(k)
 	if !ok {
 		c.misses.Add(1)
 		return nil
 	}
 	c.hits.Add(1)
-	c.lru.MoveToFront(e)
-	arr := e.Value.(*chunkEntry).arr
 	arr.Retain()
 	return arr
 }
@@ -123,27 +109,15 @@ func (c *ChunkCache) admit(k chunkKey) bool {
 func (c *ChunkCache) add(k chunkKey, arr arrow.Array) arrow.Array {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[k]; ok {
-		c.lru.MoveToFront(e)
-		got := e.Value.(*chunkEntry).arr
-		got.Retain()
-		return got
+	arr.Retain() // the cache's reference, if it keeps arr
+	got, existed := c.cache.add(k, arr, arrayBytes(arr))
+	if existed {
+		arr.Release()
+	} else {
+		delete(c.seen, k) // its ring slot stays until it is reused
 	}
-	delete(c.seen, k) // its ring slot stays until it is reused
-	arr.Retain()      // the cache's reference
-	ent := &chunkEntry{key: k, arr: arr, bytes: arrayBytes(arr)}
-	c.m[k] = c.lru.PushFront(ent)
-	c.used += ent.bytes
-	for c.used > c.max && c.lru.Len() > 1 {
-		e := c.lru.Back()
-		old := e.Value.(*chunkEntry)
-		c.lru.Remove(e)
-		delete(c.m, old.key)
-		c.used -= old.bytes
-		old.arr.Release()
-	}
-	arr.Retain() // the caller's
-	return arr
+	got.Retain() // the caller's
+	return got
 }
 
 // arrayBytes is the memory arr's buffers hold, children included.

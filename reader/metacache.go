@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"container/list"
 	"sync"
 	"sync/atomic"
 
@@ -20,12 +19,8 @@ import (
 // contents (writers name files by a fresh write intent), so whatever was
 // parsed from a file stays true of it.
 type MetaCache struct {
-	max int64
-
-	mu   sync.Mutex
-	used int64
-	lru  list.List // of *fileMeta, most recently used first
-	m    map[fileKey]*list.Element
+	mu    sync.Mutex
+	cache byteLRU[fileKey, *fileMeta]
 
 	hits, misses atomic.Int64
 }
@@ -35,9 +30,7 @@ const DefaultMetaCacheBytes = 256 << 20
 
 // NewMetaCache returns a cache holding at most maxBytes of metadata.
 func NewMetaCache(maxBytes int64) *MetaCache {
-	c := &MetaCache{max: maxBytes, m: map[fileKey]*list.Element{}}
-	c.lru.Init()
-	return c
+	return &MetaCache{cache: newByteLRU[fileKey, *fileMeta](maxBytes, nil)}
 }
 
 // fileKey identifies a data file's contents.
@@ -51,7 +44,7 @@ type fileKey struct {
 func (c *MetaCache) Stats() (files int, bytes, hits, misses int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m), c.used, c.hits.Load(), c.misses.Load()
+	return c.cache.len(), c.cache.used, c.hits.Load(), c.misses.Load()
 }
 
 // get returns the entry of k, or nil.
@@ -61,14 +54,13 @@ func (c *MetaCache) get(k fileKey) *fileMeta {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[k]
+	fm, ok := c.cache.get(k)
 	if !ok {
 		c.misses.Add(1)
 		return nil
 	}
 	c.hits.Add(1)
-	c.lru.MoveToFront(e)
-	return e.Value.(*fileMeta)
+	return fm
 }
 
 // add inserts fm, or returns the entry another reader added first.
@@ -78,39 +70,19 @@ func (c *MetaCache) add(fm *fileMeta) *fileMeta {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[fm.key]; ok {
-		c.lru.MoveToFront(e)
-		return e.Value.(*fileMeta)
+	got, existed := c.cache.add(fm.key, fm, fm.bytes.Load())
+	if !existed {
+		fm.cache = c
 	}
-	fm.cache = c
-	fm.elem = c.lru.PushFront(fm)
-	c.m[fm.key] = fm.elem
-	c.used += fm.bytes.Load()
-	c.evictLocked()
-	return fm
+	return got
 }
 
 // grew accounts n more bytes held by fm (a page index or bloom filter
-// loaded later).
+// loaded later), unless fm was evicted meanwhile.
 func (c *MetaCache) grew(fm *fileMeta, n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if fm.elem == nil {
-		return // evicted meanwhile: its bytes are no longer counted
-	}
-	c.used += n
-	c.evictLocked()
-}
-
-func (c *MetaCache) evictLocked() {
-	for c.used > c.max && c.lru.Len() > 1 {
-		e := c.lru.Back()
-		fm := e.Value.(*fileMeta)
-		c.lru.Remove(e)
-		delete(c.m, fm.key)
-		fm.elem = nil
-		c.used -= fm.bytes.Load()
-	}
+	c.cache.grow(fm.key, fm, n)
 }
 
 // fileMeta is what is known of one data file. The footer is parsed when
@@ -127,9 +99,8 @@ type fileMeta struct {
 	// and bloom filters are checked strictly (layout.BloomChecksumsKey).
 	ours bool
 
-	cache *MetaCache
-	elem  *list.Element // in cache.lru; nil once evicted (guarded by cache.mu)
-	bytes atomic.Int64  // accounted size
+	cache *MetaCache   // the cache it was added to, if any
+	bytes atomic.Int64 // accounted size
 
 	mu     sync.Mutex
 	stats  map[int][]colStats              // leaf column → per row group
