@@ -189,8 +189,7 @@ type chunkReader struct {
 	ranges []groupRange
 	batch  int64
 	cur    int
-	pos    int64 // next row of ranges[cur]; 0 with cur's start not begun
-	begun  bool
+	done   int64 // rows of ranges[cur] returned
 	rec    arrow.RecordBatch
 }
 
@@ -241,22 +240,19 @@ func (r *chunkReader) Next() bool {
 	}
 	for r.cur < len(r.ranges) {
 		gr := r.ranges[r.cur]
-		if !r.begun {
-			r.pos, r.begun = gr.start, true
-		}
-		n := min(r.batch, gr.end-r.pos)
+		from := gr.start + r.done
+		n := min(r.batch, gr.end-from)
 		if n <= 0 {
-			r.cur++
-			r.begun = false
+			r.cur, r.done = r.cur+1, 0
 			continue
 		}
 		cols := make([]arrow.Array, len(r.groups[gr.g]))
 		for i, a := range r.groups[gr.g] {
-			cols[i] = array.NewSlice(a, r.pos, r.pos+n)
+			cols[i] = array.NewSlice(a, from, from+n)
 		}
 		r.rec = array.NewRecordBatch(r.sc, cols, n)
 		releaseAll(cols)
-		r.pos += n
+		r.done += n
 		return true
 	}
 	return false
