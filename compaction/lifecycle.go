@@ -181,7 +181,7 @@ func queryStrings(ctx context.Context, q interface {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// collectOrphans deletes data files under t's path that were last modified
+// collectOrphans deletes data files (and runs) under t's path that were last modified
 // before olderThan and that the catalog does not know: no commit row of t
 // mentions them, they are not awaiting discard collection, no claimed
 // compaction attempt writes there, no registered write intent names them
@@ -283,8 +283,11 @@ func intentOf(p string) string {
 	return id
 }
 
+// isDataFile tells whether p is a file orphan collection may delete: a data
+// file, or an ingest's sorted run (layout.RunFileExt) a crash left behind —
+// a run is never committed, so once its intent is gone it is an orphan.
 func isDataFile(p string) bool {
-	return strings.HasSuffix(p, ".parquet") || strings.HasSuffix(p, ".vortex")
+	return strings.HasSuffix(p, ".parquet") || strings.HasSuffix(p, ".vortex") || layout.IsRunFile(p)
 }
 
 func underAny(p string, prefixes []string) bool {

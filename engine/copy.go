@@ -632,6 +632,12 @@ func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free ch
 			col.asciiBlock = ascii
 		}
 		for r := range b.rows {
+			if batchRows == 0 && total > 0 {
+				// A row after a full batch: the ingest has several.
+				if err := sink.continued(ctx); err != nil {
+					return 0, err
+				}
+			}
 			line := b.lines[r]
 			base := r * ncols
 			for i, src := range c.src {

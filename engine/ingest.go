@@ -20,11 +20,13 @@ import (
 // batches are alive, the one the writer writes and the one the producer
 // fills (the hand-over waits for the writer), plus the writer's working set
 // of a few column chunks. A batch ends at ingestBatchRows rows or at about
-// ingestBatchBytes of Arrow data, whichever comes first, and becomes one
-// sorted run — a file — per (partition, bucket). Before the commit, the
-// runs of an ingest larger than a batch are merged into one file per
-// (partition, bucket) (writer.MergeRuns), so readers merge one file per
-// ingest, however large it was.
+// ingestBatchBytes of Arrow data, whichever comes first. On a
+// primary-key table the only batch of an ingest becomes data files; in a
+// larger ingest every batch becomes one sorted run (an Arrow IPC file,
+// writer.Writer.Runs) per (partition, bucket), and before the commit the
+// runs are merged into one data file per (partition, bucket)
+// (writer.MergeRuns), so readers merge one file per ingest, however large
+// it was, and each row is encoded as Parquet once.
 //
 // Inside a transaction block a write that fits in one small batch is not
 // written at all: the session buffers its rows (txn.go, bufferRows) and
@@ -64,6 +66,9 @@ type tableSink struct {
 	// the whole write is small; sent counts the batches handed to the writer.
 	pending arrow.RecordBatch
 	sent    int
+	// multi: the ingest has more than one batch (known when the second
+	// arrives, before the first is sent).
+	multi   bool
 	batches chan arrow.RecordBatch
 	done    chan struct{}
 	err     error // the writer goroutine's first error; read after done
@@ -95,9 +100,6 @@ func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 			} else {
 				k.parts = mergePartitionCommits(k.parts, parts)
 			}
-			// Batches after the first are runs that commit merges anyway:
-			// written in the cheaper run format (writer.Writer.Runs).
-			k.w.Runs = k.t.HasPK()
 		}
 		rec.Release()
 	}
@@ -118,17 +120,38 @@ func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 	if k.schema == nil {
 		k.schema = rec.Schema()
 	}
-	if k.pending == nil && k.sent == 0 && rec.NumRows() <= smallWriteRows {
-		// Only a small write may be buffered at commit (see commit); a
-		// larger first batch goes to the writer at once.
+	if k.pending == nil && k.sent == 0 && (rec.NumRows() <= smallWriteRows || k.t.HasPK()) {
+		// Held back: only a small write may be buffered at commit (see
+		// commit), and on a primary-key table the first batch's format
+		// depends on whether another follows — the only batch of an
+		// ingest becomes data files, every batch of a larger one a run
+		// that commit merges (writer.Writer.Runs), so no batch is encoded
+		// as a data file only to be merged. A larger first batch of a table
+		// without a key goes to the writer at once.
 		k.pending = rec
 		return nil
+	}
+	if k.pending != nil && k.sent == 0 {
+		k.multi = true
 	}
 	if err := k.sendPending(ctx); err != nil {
 		rec.Release()
 		return err
 	}
 	return k.send(ctx, rec)
+}
+
+// continued tells the sink that the producer has more rows after the
+// batches it wrote: a first batch held back (see write) then goes to the
+// writer at once, as the first run of a multi-batch ingest, instead of
+// waiting for the second batch to fill. Producers call it when they go on
+// after a write; write itself reaches the same conclusion later.
+func (k *tableSink) continued(ctx context.Context) error {
+	if k.pending == nil || k.sent > 0 || k.batches == nil {
+		return nil
+	}
+	k.multi = true
+	return k.sendPending(ctx)
 }
 
 // sendPending hands the held-back first batch to the writer.
@@ -148,7 +171,10 @@ func (k *tableSink) send(ctx context.Context, rec arrow.RecordBatch) error {
 			rec.Release()
 			return err
 		}
-		k.w = &writer.Writer{Store: k.s.e.store, Table: k.t, Intent: intent}
+		// The first batch sent settles the format: runs when more than
+		// one batch is written (the writer goroutine reads Runs only after
+		// it received that batch, and it never changes).
+		k.w = &writer.Writer{Store: k.s.e.store, Table: k.t, Intent: intent, Runs: k.multi && k.t.HasPK()}
 	}
 	k.sent++
 	select {

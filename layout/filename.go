@@ -129,3 +129,20 @@ func BucketOfFile(path string) (int, bool) {
 	}
 	return n, true
 }
+
+// RunFileExt ends the name of an intermediate sorted run of an ingest (the
+// writer's spill-sort): an Arrow IPC stream, never a data file of a commit.
+// A run is named as the data file it stands for with this extension instead
+// of ".parquet", so it carries the same write intent and bucket.
+const RunFileExt = ".arrows"
+
+// RunFileName returns the run name for data file name: its ".parquet"
+// extension replaced by RunFileExt.
+// Invariant: IsRunFile(RunFileName(n)) and BucketOfFile, IntentOfFile of
+// both names agree.
+func RunFileName(name string) string {
+	return strings.TrimSuffix(name, ".parquet") + RunFileExt
+}
+
+// IsRunFile tells whether path names an ingest's sorted run (RunFileName).
+func IsRunFile(path string) bool { return strings.HasSuffix(path, RunFileExt) }

@@ -362,11 +362,12 @@ func TestOrphanCollectionSparesOpenWriters(t *testing.T) {
 	count := func(conn *pgx.Conn) string {
 		return strings.Join(queryStrings(t, ctx, conn, "SELECT count(*), count(DISTINCT v) FROM orph.t"), "")
 	}
-	// newFiles lists the table's data files that are not in before.
+	// newFiles lists the table's data files and ingest runs that are not
+	// in before.
 	newFiles := func(before []string) []string {
 		var out []string
 		for _, f := range filesUnder(t, dir) {
-			if strings.HasSuffix(f, ".parquet") && !slices.Contains(before, f) {
+			if (strings.HasSuffix(f, ".parquet") || layout.IsRunFile(f)) && !slices.Contains(before, f) {
 				out = append(out, f)
 			}
 		}

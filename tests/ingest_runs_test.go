@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lakesoul-go/lakesoul/layout"
+	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
 // TestCopyWritesOneRunPerBucket: a COPY larger than the ingest's batch
@@ -56,6 +59,20 @@ func TestCopyWritesOneRunPerBucket(t *testing.T) {
 	}
 	if n, _ := files(); n != 6 {
 		t.Errorf("the COPY left %d files, want one per partition and bucket (6)", n)
+	}
+	// The batches' runs are merged away before the commit returns.
+	var path string
+	if err := srv.catalogConn(t).QueryRow(ctx, "SELECT table_path FROM table_info WHERE table_namespace = 'runs' AND table_name = 't'").Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := objstore.LocalPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range filesUnder(t, dir) {
+		if layout.IsRunFile(f) {
+			t.Errorf("run %s left after the COPY", f)
+		}
 	}
 	check := func(what string, wantV string) {
 		t.Helper()

@@ -41,9 +41,6 @@ type fileFormat struct {
 	bloomCols []int
 	// ndv is each filter's expected number of distinct values.
 	ndv int64
-	// run marks an intermediate sorted run (Writer.Runs): snappy instead
-	// of zstd, no page index and no bloom filters.
-	run bool
 }
 
 // bloomColumns are the columns of t whose files get bloom filters: the
@@ -84,16 +81,6 @@ func newFileFormat(schema *arrow.Schema, bloom []string, rows, rowGroupRows, pag
 // unbuffered: each column chunk goes to w as soon as it is written, so a
 // file in progress holds one column chunk in memory, not a row group.
 func newParquetWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator, ff fileFormat) (*pqarrow.FileWriter, error) {
-	if ff.run {
-		// Small pages as in data files: a merge reads a page of every
-		// column of every run at once.
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false),
-			parquet.WithMaxRowGroupLength(int64(ff.rowGroupRows)), parquet.WithDataPageSize(int64(ff.pageBytes)),
-			parquet.WithBatchSize(int64(min(1024, max(16, ff.pageBytes/64)))), parquet.WithStats(false),
-			parquet.WithAllocator(mem), parquet.WithCreatedBy("lakesoul-go"))
-		return pqarrow.NewFileWriter(schema, w, props,
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
-	}
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		// zstd's fastest level: measured on the ccf workload it nearly halves

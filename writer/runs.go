@@ -153,18 +153,45 @@ func (w *Writer) MergeRuns(ctx context.Context, parts []catalog.PartitionCommit)
 
 // runStream reads one run of a merge batch by batch.
 type runStream struct {
-	order int // position among the runs: later runs' keys come after
-	path  string
-	obj   objstore.Reader
-	rr    pqarrow.RecordReader
-	rows  int64 // the run's rows and uncompressed bytes
-	bytes int64
-	b     arrow.RecordBatch // current batch (retained); nil at the end
-	keys  []arrow.Array     // its key columns
-	row   int               // its current row
+	order  int // position among the runs: later runs' keys come after
+	path   string
+	obj    objstore.Reader
+	rr     batchReader
+	schema *arrow.Schema
+	rows   int64 // the run's rows and uncompressed bytes
+	bytes  int64
+	b      arrow.RecordBatch // current batch (retained); nil at the end
+	keys   []arrow.Array     // its key columns
+	row    int               // its current row
 }
 
+// batchReader is what a run is read with: a Parquet file's record reader
+// or a run file's IPC stream reader.
+type batchReader interface {
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+	Release()
+}
+
+// plainSchema is s without schema or field metadata (a Parquet reader's
+// field ids, a run's row count): the runs of a merge are compared, and the
+// merged file written, by names, types and nullability alone, as Write
+// writes files.
+func plainSchema(s *arrow.Schema) *arrow.Schema {
+	fields := make([]arrow.Field, s.NumFields())
+	for i, f := range s.Fields() {
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// openRun opens one file of a bucket's merge: a run file (runfile.go) or a
+// data file.
 func (w *Writer) openRun(ctx context.Context, order int, op catalog.FileOp) (*runStream, error) {
+	if layout.IsRunFile(op.Path) {
+		return w.openRunFile(ctx, order, op.Path)
+	}
 	obj, err := w.Store.Open(ctx, op.Path)
 	if err != nil {
 		return nil, err
@@ -187,7 +214,7 @@ func (w *Writer) openRun(ctx context.Context, order int, op catalog.FileOp) (*ru
 		obj.Close()
 		return nil, fmt.Errorf("read run %s: %w", op.Path, err)
 	}
-	s := &runStream{order: order, path: op.Path, obj: obj, rr: rr, rows: pf.NumRows()}
+	s := &runStream{order: order, path: op.Path, obj: obj, rr: rr, schema: plainSchema(rr.Schema()), rows: pf.NumRows()}
 	for i := range pf.NumRowGroups() {
 		s.bytes += pf.MetaData().RowGroup(i).TotalByteSize()
 	}
@@ -245,7 +272,7 @@ func (w *Writer) mergeBucket(ctx context.Context, desc string, bucket int, runs 
 			return nil, err
 		}
 		m.streams = append(m.streams, s)
-		if sch := s.rr.Schema(); m.schema == nil {
+		if sch := s.schema; m.schema == nil {
 			m.schema = sch
 		} else if !m.schema.Equal(sch) {
 			return nil, fmt.Errorf("merge runs: %s has schema %s, %s has %s", runs[0].Path, m.schema, op.Path, sch)

@@ -30,10 +30,12 @@ func TestMergeRuns(t *testing.T) {
 		name     string
 		maxBytes string
 		cuts     [][2]int64
+		allRuns  bool // the first batch is a run too (as an ingest writes it), else a data file
 	}{
-		{"one file per bucket", "", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}},
-		{"split at the size cap", "20000", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}},
-		{"a single batch written as runs", "", [][2]int64{{0, 9000}}},
+		{"one file per bucket", "", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}, false},
+		{"every batch a run", "", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}, true},
+		{"split at the size cap", "20000", [][2]int64{{0, 1000}, {1000, 5500}, {5500, 5600}, {5600, 9000}}, true},
+		{"a single batch written as runs", "", [][2]int64{{0, 9000}}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fields := []arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}, {Name: "seq", Type: arrow.PrimitiveTypes.Int64},
@@ -60,7 +62,8 @@ func TestMergeRuns(t *testing.T) {
 
 			w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, RowGroupRows: 700}
 			var runs []catalog.PartitionCommit
-			w.Runs = len(c.cuts) == 1
+			firstFiles := 0 // files of the first batch
+			w.Runs = c.allRuns
 			for _, cut := range c.cuts {
 				part := all.NewSlice(cut[0], cut[1])
 				parts, err := w.Write(context.Background(), part)
@@ -70,6 +73,7 @@ func TestMergeRuns(t *testing.T) {
 				}
 				if len(runs) == 0 {
 					runs = parts
+					firstFiles = len(parts[0].Ops)
 				} else {
 					runs[0].Ops = append(runs[0].Ops, parts[0].Ops...)
 				}
@@ -125,7 +129,10 @@ func TestMergeRuns(t *testing.T) {
 					t.Errorf("bucket %d: %d files under a %s-byte cap, want several", bucket, files[bucket], c.maxBytes)
 				}
 			}
-			for _, op := range runs[0].Ops {
+			for i, op := range runs[0].Ops {
+				if want := c.allRuns || i >= firstFiles; layout.IsRunFile(op.Path) != want {
+					t.Errorf("%s: named as a run: %v, want %v", op.Path, !want, want)
+				}
 				p, _ := objstore.LocalPath(op.Path)
 				if _, err := os.Stat(p); !os.IsNotExist(err) {
 					t.Errorf("run %s still exists (%v)", op.Path, err)

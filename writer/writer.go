@@ -52,9 +52,10 @@ type Writer struct {
 	// data page size (0: RowGroupRows, DataPageBytes). Tests use small ones
 	// for files of many row groups and pages.
 	RowGroupRows, PageBytes int
-	// Runs makes Write write intermediate runs, cheaper to write and to
-	// read back: snappy, no page index, no bloom filters. They are not
-	// data files yet: MergeRuns rewrites every one of them (runs.go).
+	// Runs makes Write write intermediate sorted runs (runfile.go: Arrow
+	// IPC, named layout.RunFileName), cheap to write and to read back. They
+	// are not data files: MergeRuns rewrites every one of them (runs.go)
+	// before anything is committed.
 	Runs bool
 	// runs are the runs written so far (paths).
 	runs map[string]bool
@@ -145,7 +146,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		for b, rows := range byBucket {
 			if len(rows) > 0 {
 				jobs = append(jobs, &job{part: pi, bucket: b, rows: rows,
-					path: objstore.Join(dirs[pi], w.Intent.FileName(b))})
+					path: objstore.Join(dirs[pi], w.fileName(b))})
 			}
 		}
 	}
@@ -168,7 +169,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 					chunk := j.rows[start:min(start+maxRows, len(j.rows))]
 					path := j.path
 					if start > 0 {
-						path = objstore.Join(dirs[j.part], w.Intent.FileName(j.bucket))
+						path = objstore.Join(dirs[j.part], w.fileName(j.bucket))
 					}
 					var size int64
 					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk)
@@ -516,7 +517,17 @@ func partitionPath(tablePath, desc string) (string, error) {
 	return p, nil
 }
 
-// writeFile writes the given rows and columns of rec to one Parquet file,
+// fileName names a new file of bucket: a data file, or a run when the
+// writer writes runs.
+func (w *Writer) fileName(bucket int) string {
+	if w.Runs {
+		return layout.RunFileName(w.Intent.FileName(bucket))
+	}
+	return w.Intent.FileName(bucket)
+}
+
+// writeFile writes the given rows and columns of rec to one Parquet file
+// (a run file when the writer writes runs),
 // one row group and one column at a time: the rows are gathered into a
 // column chunk, encoded and released before the next, which bounds the
 // memory a file adds to the batch's to one column chunk.
@@ -526,14 +537,16 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 		f := rec.Schema().Field(c)
 		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
 	}
+	sch := arrow.NewSchema(fields, nil)
+	if w.Runs {
+		return w.writeRunFile(ctx, path, sch, rec, cols, rows)
+	}
 	ow, err := w.Store.Create(ctx, path)
 	if err != nil {
 		return 0, err
 	}
 	cw := &countingWriter{w: ow}
-	sch := arrow.NewSchema(fields, nil)
 	ff := newFileFormat(sch, bloomColumns(w.Table), len(rows), w.RowGroupRows, w.PageBytes)
-	ff.run = w.Runs
 	if err := writeRowGroups(cw, sch, rec, cols, rows, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
