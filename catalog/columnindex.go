@@ -35,26 +35,6 @@ func (c *Catalog) CreateColumnIndex(ctx context.Context, ix ColumnIndex) error {
 	return err
 }
 
-// ColumnIndexes lists a table's column indexes (all tables' when tableID
-// is "").
-func (c *Catalog) ColumnIndexes(ctx context.Context, tableID string) ([]ColumnIndex, error) {
-	var out []ColumnIndex
-	err := c.run(ctx, func(q querier) error {
-		rows, err := q.Query(ctx, `SELECT index_name, table_id, columns, is_unique
-			FROM lakesoul.column_index WHERE $1 = '' OR table_id = $1 ORDER BY table_id, index_name`, tableID)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ColumnIndex, error) {
-			var ix ColumnIndex
-			err := r.Scan(&ix.Name, &ix.TableID, &ix.Columns, &ix.Unique)
-			return ix, err
-		})
-		return err
-	})
-	return out, err
-}
-
 // DropColumnIndex removes an index of the tables in tableIDs by name;
 // found is false when none of them has it. Data files keep their filters:
 // readers of a table without the index no longer consult them.
