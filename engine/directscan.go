@@ -335,6 +335,9 @@ func (p *directPortal) setErr(err error) {
 
 func (p *directPortal) start(ctx context.Context) error {
 	p.started = true
+	if err := p.q.s.checkPlanTables(ctx, p.q); err != nil {
+		return err
+	}
 	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
 		return err
 	}
