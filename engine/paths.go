@@ -22,8 +22,9 @@ import (
 //     travel, ALTER, CALL) first checks that the catalog's table_path is that
 //     directory — the recorded one, which must be a table directory of the
 //     table's namespace, or for a table without a record the directory of
-//     its names (layout.CheckRecordedDir) — (42501 otherwise), because users of a workspace can write
-//     catalog rows of their own domain directly: a forged table_path, or a
+//     its names (layout.CheckRecordedDir) — (42501 otherwise), because
+//     users of a workspace can write catalog rows of their own domain
+//     directly: a forged table_path, or a
 //     forged table row named after another workspace's table, must not let
 //     the server read or write another table's files. The catalog resolves a
 //     name only to a table row carrying that same name, so the directory
