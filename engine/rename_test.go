@@ -1,11 +1,16 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -25,6 +30,8 @@ func TestRenameTable(t *testing.T) {
 	// History and time travel follow the table.
 	expectRows(t, s, `SELECT count(*) FROM lakesoul.history('rn.u')`, "2")
 	expectRows(t, s, `SELECT id, v FROM lakesoul.snapshot('rn.u', version => 0) ORDER BY id`, "1|a", "2|b")
+	t1 := one(t, s, `SELECT committed_at::text FROM lakesoul.history('rn.u') WHERE version = 1`)
+	expectRows(t, s, `SELECT id, v FROM lakesoul.changes('rn.u', TIMESTAMPTZ '`+t1+`') ORDER BY id`, "2|b2", "3|c")
 	expectRows(t, s, `SELECT table_name, table_path LIKE '%/rn/t' FROM lakesoul.tables WHERE table_schema = 'rn'`, "u|true")
 
 	// The old name again: a fresh sibling directory, its own data.
@@ -123,6 +130,14 @@ func TestRenameColumnAppend(t *testing.T) {
 	expectRows(t, s, `SELECT a FROM ra WHERE c = 'y'`, "2")
 	mustRun(t, s, `DELETE FROM ra WHERE c = 'x'`)
 	expectRows(t, s, `SELECT a, c FROM ra ORDER BY a`, "2|y", "3|z")
+	// A column index follows its column; old files are pruned by it under
+	// the former name.
+	mustRun(t, s, `CREATE INDEX ra_a ON ra (a)`)
+	mustRun(t, s, `ALTER TABLE ra RENAME a TO a2`)
+	expectRows(t, s, `SELECT c FROM ra WHERE a2 = 2`, "y")
+	expectRows(t, s, `SELECT c FROM ra WHERE a2 IN (3, 4)`, "z")
+	expectRows(t, s, `SELECT indexdef LIKE '%(a2)%' FROM pg_indexes WHERE indexname = 'ra_a'`, "true")
+	mustRun(t, s, `ALTER TABLE ra RENAME a2 TO a`)
 	mustRun(t, s, `ALTER TABLE ra DROP COLUMN c`)
 	wantCode(t, s, `ALTER TABLE ra ADD COLUMN b text`, sqlerr.FeatureNotSupported)
 	mustRun(t, s, `ALTER TABLE ra ADD COLUMN e text`)
@@ -152,4 +167,53 @@ func TestRenameViewsFollow(t *testing.T) {
 	mustRun(t, s, `ALTER VIEW IF EXISTS nope RENAME TO x`)
 	expectRows(t, s, `SELECT viewname, definition LIKE '%vt2%' FROM pg_views WHERE schemaname = 'default' ORDER BY 1`,
 		"vstar2|true", "vv2|true")
+}
+
+// A table created before directories were recorded (no lakesoul.table_dir
+// row) is held to the directory of its name, renames (its directory is
+// recorded then) and keeps its data; a record is honoured only inside the
+// table's namespace, so a forged record cannot point a table at another
+// namespace's files (42501).
+func TestRenameTableDirRecords(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := catalog.MigrateUp(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close(ctx)
+	ownerExec := func(q string) {
+		t.Helper()
+		if _, err := owner.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := sessionOn(t, dsn, filepath.Join(t.TempDir(), "wh"))
+	mustRun(t, s, `CREATE SCHEMA od`)
+	mustRun(t, s, `CREATE SCHEMA other`)
+	mustRun(t, s, `CREATE TABLE od.t (id int PRIMARY KEY, v text)`)
+	mustRun(t, s, `INSERT INTO od.t VALUES (1, 'old')`)
+	ownerExec(`DELETE FROM lakesoul.table_dir`) // as before migration 18
+	expectRows(t, s, `SELECT v FROM od.t`, "old")
+	mustRun(t, s, `ALTER TABLE od.t RENAME TO u`)
+	expectRows(t, s, `SELECT v FROM od.u`, "old")
+	mustRun(t, s, `CREATE TABLE od.t (id int PRIMARY KEY, v text)`)
+	mustRun(t, s, `INSERT INTO od.t VALUES (2, 'new')`)
+	expectRows(t, s, `SELECT id, v FROM od.t`, "2|new")
+	expectRows(t, s, `SELECT id, v FROM od.u`, "1|old")
+
+	// A record (and path) moved into another namespace's directory.
+	mustRun(t, s, `CREATE TABLE other.victim (id int)`)
+	mustRun(t, s, `INSERT INTO other.victim VALUES (42)`)
+	ownerExec(`DELETE FROM lakesoul.table_dir WHERE table_id = (SELECT table_id FROM public.table_info WHERE table_name = 'u')`)
+	ownerExec(`UPDATE public.table_info SET table_path = (SELECT table_path FROM public.table_info WHERE table_name = 'victim')
+		WHERE table_name = 'u'`)
+	ownerExec(`INSERT INTO lakesoul.table_dir SELECT table_id, table_path || '_x' FROM public.table_info WHERE table_name = 'u'`)
+	wantCode(t, s, `SELECT * FROM od.u`, sqlerr.InsufficientPrivilege)
+	ownerExec(`UPDATE public.table_info SET table_path = table_path || '_x' WHERE table_name = 'u'`)
+	wantCode(t, s, `SELECT * FROM od.u`, sqlerr.InsufficientPrivilege)
+	expectRows(t, s, `SELECT id FROM other.victim`, "42")
 }
