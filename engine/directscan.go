@@ -341,6 +341,9 @@ func (p *directPortal) start(ctx context.Context) error {
 	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
 		return err
 	}
+	if err := p.q.s.checkPlanFiles(ctx, p.q); err != nil {
+		return err
+	}
 	e, ok := p.q.s.e.scans.get(p.d.handle)
 	if !ok {
 		return fmt.Errorf("%s: unknown handle", scanFunctionName)

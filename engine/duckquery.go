@@ -26,8 +26,10 @@ type duckQuery struct {
 	convs  []valueConv
 	// direct, when set, executes the query without DuckDB (directscan.go).
 	direct *directScan
-	// gen is the Engine.ddlGen its tables were last known current at.
+	// gen is the Engine.ddlGen its tables were last known current at; ran
+	// is set once it has run (checkPlanFiles).
 	gen uint64
+	ran bool
 }
 
 // describeDuck prepares sql in DuckDB without executing it and reports its
@@ -263,6 +265,9 @@ func (p *duckPortal) start(ctx context.Context) error {
 		return err
 	}
 	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
+		return err
+	}
+	if err := p.q.s.checkPlanFiles(ctx, p.q); err != nil {
 		return err
 	}
 	query := p.q.sql

@@ -371,14 +371,74 @@ func (s *Session) relationsChanged() {
 // dropped no longer has the name the statement used (42P01), and one whose
 // columns were renamed, dropped or retyped would change the result
 // (0A000, "cached plan must not change result type", which drivers such as
-// pgx answer by preparing the statement again). Checked only when this
-// server changed some relation since (Engine.ddlGen); added columns do not
+// pgx answer by preparing the statement again). Added columns do not
 // invalidate a plan, which reads the columns it was made with.
+//
+// The catalog is asked again when this server changed some relation since
+// the plan was last checked (Engine.ddlGen), and, for a change made by
+// another server, when a plan that ran before finds in its snapshot a file
+// with a column its tables do not know (checkPlanFiles): a file written
+// after a rename carries the new name. Until such a file exists the plan's
+// reads are what they were (every file has the names it knows).
 func (s *Session) checkPlanTables(ctx context.Context, q *duckQuery) error {
 	gen := s.e.ddlGen.Load()
 	if q.gen == gen {
 		return nil
 	}
+	if err := s.verifyPlanTables(ctx, q); err != nil {
+		return err
+	}
+	q.gen = gen
+	return nil
+}
+
+// checkPlanFiles is the second trigger of checkPlanTables, after the
+// plan's snapshots were taken: for a plan that ran before, a file of a
+// table with a column name the plan's table has neither as a column, a
+// former name nor a dropped column makes the catalog be asked again.
+func (s *Session) checkPlanFiles(ctx context.Context, q *duckQuery) error {
+	ran := q.ran
+	q.ran = true
+	if !ran {
+		return nil
+	}
+	for handle, t := range q.tables {
+		e, ok := s.e.scans.get(handle)
+		if !ok || !filesOutgrow(t, e.parts) {
+			continue
+		}
+		return s.verifyPlanTables(ctx, q)
+	}
+	return nil
+}
+
+// filesOutgrow reports whether some file of parts has a column t does not
+// know by any name.
+func filesOutgrow(t *catalog.Table, parts []catalog.PartitionFiles) bool {
+	var known map[string]bool
+	for _, p := range parts {
+		for _, f := range p.Files {
+			for _, c := range f.ExistCols {
+				if known == nil {
+					known = map[string]bool{}
+					for _, fld := range t.Schema.Fields() {
+						known[fld.Name] = true
+					}
+					for _, n := range fileNames(t, -1) {
+						known[n] = true
+					}
+				}
+				if !known[c] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// verifyPlanTables compares the plan's tables with the catalog's rows now.
+func (s *Session) verifyPlanTables(ctx context.Context, q *duckQuery) error {
 	seen := map[string]bool{}
 	for _, t := range q.tables {
 		if seen[t.ID] {
@@ -399,6 +459,5 @@ func (s *Session) checkPlanTables(ctx context.Context, q *duckQuery) error {
 			}
 		}
 	}
-	q.gen = gen
 	return nil
 }

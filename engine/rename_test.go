@@ -217,3 +217,52 @@ func TestRenameTableDirRecords(t *testing.T) {
 	wantCode(t, s, `SELECT * FROM od.u`, sqlerr.InsufficientPrivilege)
 	expectRows(t, s, `SELECT id FROM other.victim`, "42")
 }
+
+// A statement prepared on one server is not run with stale columns after
+// another server of the catalog renamed one: once a file carries the new
+// name, its next execution fails with 0A000, and a plan made again reads
+// both kinds of file.
+func TestRenamePreparedOtherServer(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := catalog.MigrateUp(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "wh")
+	a, b := sessionOn(t, dsn, dir), sessionOn(t, dsn, dir)
+	for _, tc := range []struct{ create, query string }{
+		{`CREATE TABLE po (id int PRIMARY KEY, v text)`, `SELECT id, v FROM po ORDER BY id`}, // merge, DuckDB
+		{`CREATE TABLE pa (id int, v text)`, `SELECT id, v FROM pa ORDER BY id`},             // append, native scan
+		{`CREATE TABLE pd (id int PRIMARY KEY, v text)`, `SELECT * FROM pd`},                 // direct scan
+	} {
+		mustRun(t, a, tc.create)
+		name := regexp.MustCompile(`CREATE TABLE (\w+)`).FindStringSubmatch(tc.create)[1]
+		mustRun(t, a, `INSERT INTO `+name+` VALUES (1, 'a')`)
+		stmts, err := a.Parse(ctx, tc.query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		execute := func() ([]string, error) {
+			p, err := stmts[0].Bind(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			defer p.Close()
+			c := &rowCollector{}
+			_, _, err = p.Execute(ctx, 0, c)
+			return c.rows, err
+		}
+		if rows, err := execute(); err != nil || len(rows) != 1 || rows[0] != "1|a" {
+			t.Fatalf("%s before: %v %v", tc.query, rows, err)
+		}
+		mustRun(t, b, `ALTER TABLE `+name+` RENAME COLUMN v TO w`)
+		if rows, err := execute(); err != nil || len(rows) != 1 {
+			t.Fatalf("%s after the rename, before a new file: %v %v", tc.query, rows, err)
+		}
+		mustRun(t, b, `INSERT INTO `+name+` VALUES (2, 'b')`)
+		if _, err := execute(); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Fatalf("%s after a file with the new name: %v, want 0A000", tc.query, err)
+		}
+		expectRows(t, a, `SELECT id, w FROM `+name+` ORDER BY id`, "1|a", "2|b")
+	}
+}
