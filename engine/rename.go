@@ -32,7 +32,7 @@ import (
 // column's files may still carry — a former name of another column, or a
 // dropped column's — is not reused, or old files would read back under it.
 //
-// Views naming a renamed table are rewritten to name it by its new name
+// Views naming a renamed table or view are rewritten to name it by its new name
 // (keeping the old name as the alias their column references use), and
 // views reading a renamed column to read it by its new name under its old
 // output name, in the same catalog transaction, as PostgreSQL's views,
@@ -79,7 +79,15 @@ func (s *Session) renameRelation(ctx context.Context, n *pg_query.RenameStmt, as
 		}
 		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rv.Relname)
 	}
-	if err := s.cat.RenameView(ctx, v.Namespace, v.Name, n.Newname); err != nil {
+	err = s.catalogAtomically(ctx, func(cat *catalog.Catalog) error {
+		if err := cat.RenameView(ctx, v.Namespace, v.Name, n.Newname); err != nil {
+			return err
+		}
+		return rewriteViews(ctx, cat, func(w catalog.View, tree *pg_query.Node) bool {
+			return renameRelationRefs(tree, w, v.Namespace, v.Name, n.Newname)
+		})
+	})
+	if err != nil {
 		return err
 	}
 	s.relationsChanged()
@@ -97,7 +105,7 @@ func (s *Session) renameTable(ctx context.Context, t *catalog.Table, newName str
 			return err
 		}
 		return rewriteViews(ctx, cat, func(v catalog.View, tree *pg_query.Node) bool {
-			return renameTableRefs(tree, v, t, newName)
+			return renameRelationRefs(tree, v, t.Namespace, t.Name, newName)
 		})
 	})
 	if err != nil {
@@ -274,34 +282,34 @@ func rewriteViews(ctx context.Context, cat *catalog.Catalog, rewrite func(v cata
 	return nil
 }
 
-// refersTo reports whether rv, in view v, names table t: by its namespace
-// ("public" standing for the default namespace, as resolveTable takes it),
-// or unqualified in a view of t's namespace or of a table of the default
-// namespace, which every search path ends with.
-func refersTo(rv *pg_query.RangeVar, v catalog.View, t *catalog.Table, name string) bool {
+// refersTo reports whether rv, in view v, names relation ns.name: by its
+// namespace ("public" standing for the default namespace, as resolveTable
+// takes it), or unqualified in a view of namespace ns or for a relation of
+// the default namespace, which every search path ends with.
+func refersTo(rv *pg_query.RangeVar, v catalog.View, ns, name string) bool {
 	if rv.Relname != name || rv.Catalogname != "" {
 		return false
 	}
 	switch rv.Schemaname {
-	case t.Namespace:
+	case ns:
 		return true
 	case "public":
-		return t.Namespace == catalog.DefaultNamespace
+		return ns == catalog.DefaultNamespace
 	case "":
-		return v.Namespace == t.Namespace || t.Namespace == catalog.DefaultNamespace
+		return v.Namespace == ns || ns == catalog.DefaultNamespace
 	}
 	return false
 }
 
-// renameTableRefs points the references of a view to t (by its old name)
+// renameRelationRefs points the references of a view to relation ns.old
 // at newName; a reference without an alias gets the old name as alias, so
 // column references qualified by it still bind.
-func renameTableRefs(tree *pg_query.Node, v catalog.View, t *catalog.Table, newName string) bool {
+func renameRelationRefs(tree *pg_query.Node, v catalog.View, ns, old, newName string) bool {
 	ctes := cteRefs(tree)
 	changed := false
 	walk(tree, func(n *pg_query.Node) {
 		rv := n.GetRangeVar()
-		if rv == nil || ctes[rv] != nil || !refersTo(rv, v, t, t.Name) {
+		if rv == nil || ctes[rv] != nil || !refersTo(rv, v, ns, old) {
 			return
 		}
 		if rv.Alias == nil {
@@ -320,7 +328,7 @@ func renameColumnRefs(tree *pg_query.Node, v catalog.View, t *catalog.Table, fro
 	ctes := cteRefs(tree)
 	refnames := map[string]bool{}
 	walk(tree, func(n *pg_query.Node) {
-		if rv := n.GetRangeVar(); rv != nil && ctes[rv] == nil && refersTo(rv, v, t, t.Name) {
+		if rv := n.GetRangeVar(); rv != nil && ctes[rv] == nil && refersTo(rv, v, t.Namespace, t.Name) {
 			if rv.Alias != nil {
 				refnames[rv.Alias.Aliasname] = true
 			} else {

@@ -157,8 +157,10 @@ func TestRenameViewsFollow(t *testing.T) {
 	mustRun(t, s, `ALTER TABLE vt2 RENAME COLUMN v TO w`)
 	expectRows(t, s, `SELECT id, v FROM vv ORDER BY id`, "1|a", "2|b")
 	expectRows(t, s, `SELECT id, v FROM vstar ORDER BY id`, "1|a", "2|b")
+	mustRun(t, s, `CREATE VIEW vover AS SELECT vv.v FROM vv WHERE vv.id = 1`)
 	mustRun(t, s, `ALTER VIEW vv RENAME TO vv2`)
 	expectRows(t, s, `SELECT v FROM vv2 WHERE id = 2`, "b")
+	expectRows(t, s, `SELECT v FROM vover`, "a") // a view of the renamed view follows it
 	wantCode(t, s, `SELECT * FROM vv`, sqlerr.UndefinedTable)
 	mustRun(t, s, `ALTER TABLE vstar RENAME TO vstar2`) // ALTER TABLE renames views too
 	expectRows(t, s, `SELECT count(*) FROM vstar2`, "2")
@@ -166,7 +168,7 @@ func TestRenameViewsFollow(t *testing.T) {
 	wantCode(t, s, `ALTER VIEW nope RENAME TO x`, sqlerr.UndefinedTable)
 	mustRun(t, s, `ALTER VIEW IF EXISTS nope RENAME TO x`)
 	expectRows(t, s, `SELECT viewname, definition LIKE '%vt2%' FROM pg_views WHERE schemaname = 'default' ORDER BY 1`,
-		"vstar2|true", "vv2|true")
+		"vover|false", "vstar2|true", "vv2|true")
 }
 
 // A table created before directories were recorded (no lakesoul.table_dir
