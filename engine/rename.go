@@ -366,11 +366,11 @@ func renameColumnRefs(tree *pg_query.Node, v catalog.View, t *catalog.Table, fro
 	return true
 }
 
-// relationsChanged marks a committed or staged change of a relation's name
-// or columns: plans prepared before it are checked before they run again
-// (checkPlanTables), and the session's kept plans are dropped.
+// relationsChanged drops the session's kept plans after a rename (other
+// sessions' plans no longer resolve the old names, plancache.go, and
+// prepared ones are checked before they run again: s.ddl counts the change
+// in Engine.ddlGen).
 func (s *Session) relationsChanged() {
-	s.e.ddlGen.Add(1)
 	s.plans.clear()
 }
 
