@@ -97,7 +97,12 @@ type Table struct {
 	Namespace string
 	Name      string
 	// Path is the table root URI (file:///… or s3://…).
-	Path   string
+	Path string
+	// Dir is the table's directory as recorded in the catalog
+	// (lakesoul.table_dir, migration 18), "" for a table without a record
+	// (created before renames existed): its directory then follows from its
+	// names (layout.CheckRecordedDir).
+	Dir    string
 	Schema *arrow.Schema
 	// RangeCols are the range-partition columns, in order; they are not stored
 	// in data files but injected from partition_desc on read.
@@ -177,7 +182,11 @@ func (c *Catalog) DropNamespace(ctx context.Context, name string, cascade bool) 
 	return paths, nil
 }
 
-// CreateTable registers t. t.ID must be set ("table_" + UUID).
+// CreateTable registers t and records its directory. t.ID must be set
+// ("table_" + UUID) and t.Path be the directory of t's names; when another
+// table uses that directory (a renamed table keeps its old name's), t gets
+// a fresh sibling directory <path>_<8 hex digits> (lakesoul.free_table_dir),
+// set in t.Path and t.Dir.
 func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 	schemaJSON, err := schema.ToSparkJSON(t.Schema)
 	if err != nil {
@@ -196,16 +205,28 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 		return err
 	}
 	partitions := layout.FormatPartitions(t.RangeCols, t.PKCols)
+	want := t.Path
 	return c.run(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
-			t.ID, t.Namespace, t.Name, t.Path, schemaJSON, string(propsJSON), partitions)
-		return err
+		var path string
+		if err := q.QueryRow(ctx, "SELECT lakesoul.free_table_dir($1)", want).Scan(&path); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, "SELECT lakesoul.create_table($1, $2, $3, $4, $5, $6, $7)",
+			t.ID, t.Namespace, t.Name, path, schemaJSON, string(propsJSON), partitions); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, "SELECT lakesoul.record_table_dir($1)", t.ID); err != nil {
+			return err
+		}
+		t.Path, t.Dir = path, path
+		return nil
 	})
 }
 
 const tableColumns = `t.table_id, t.table_namespace, coalesce(t.table_name, ''), t.table_path, t.table_schema,
 	coalesce(t.properties::text, '{}'), coalesce(t.partitions, ';'), coalesce(t.domain, 'public'), coalesce(o.oid, 0),
-	ARRAY(SELECT DISTINCT c FROM lakesoul.column_index ci, unnest(ci.columns) c WHERE ci.table_id = t.table_id ORDER BY c)`
+	ARRAY(SELECT DISTINCT c FROM lakesoul.column_index ci, unnest(ci.columns) c WHERE ci.table_id = t.table_id ORDER BY c),
+	coalesce((SELECT d.dir FROM lakesoul.table_dir d WHERE d.table_id = t.table_id), '')`
 
 func scanTable(row pgx.Row) (*Table, error) {
 	var (
@@ -213,7 +234,7 @@ func scanTable(row pgx.Row) (*Table, error) {
 		schemaJSON, props, partitions string
 		oid                           int64
 	)
-	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid, &t.IndexedCols); err != nil {
+	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid, &t.IndexedCols, &t.Dir); err != nil {
 		return nil, err
 	}
 	t.OID = uint32(oid)

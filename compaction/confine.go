@@ -11,8 +11,9 @@ import (
 // write, list and delete only inside a table's own directory.
 //
 //   - A table is worked on only if its path is its directory
-//     (layout.CheckTableDir: <warehouse>/<namespace>/<table> when the
-//     warehouse is known, else any root followed by the escaped names), so a
+//     (layout.CheckRecordedDir: the directory the catalog records for it,
+//     else <warehouse>/<namespace>/<table> when the warehouse is known, else
+//     any root followed by the escaped names), so a
 //     catalog row whose table_path points elsewhere is left alone.
 //   - The lifecycle task also skips a table whose directory another catalog
 //     row claims too (same namespace, name and path): rows of one's own
@@ -25,7 +26,7 @@ import (
 
 // checkTable returns nil if t's path is its own directory.
 func (c *compactor) checkTable(t *catalog.Table) error {
-	return layout.CheckTableDir(t.Path, c.opt.Warehouse, t.Namespace, t.Name)
+	return layout.CheckRecordedDir(t.Path, c.opt.Warehouse, t.Namespace, t.Name, t.Dir)
 }
 
 // ownDir returns nil if t's path is its own directory and no other table of

@@ -15,6 +15,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/schema"
 )
 
 // Leveled (size-tiered) compaction, LakeSoul §6.3. Level 0 holds the delta
@@ -210,7 +211,10 @@ func (r *leveledRun) complete(f catalog.DataFile) bool {
 		if slices.Contains(r.t.RangeCols, fld.Name) {
 			continue
 		}
-		if !slices.Contains(f.ExistCols, fld.Name) {
+		// A file written before a rename has the column by a former name.
+		if !slices.ContainsFunc(append([]string{fld.Name}, schema.FormerNames(fld)...), func(n string) bool {
+			return slices.Contains(f.ExistCols, n)
+		}) {
 			return false
 		}
 	}

@@ -80,10 +80,14 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 			}
 			return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q of relation %q already exists", cd.Colname, t.Name)
 		}
-		// Old files may still hold a dropped column's values: a new column of
-		// that name would read them back.
+		// Old files may still hold a dropped column's values, or another
+		// column's under its former name: a new column of that name would
+		// read them back.
 		if slices.Contains(strings.Split(t.Properties[droppedColumnProperty], ","), cd.Colname) {
 			return nil, sqlerr.Unsupported(fmt.Sprintf("re-adding dropped column name %q", cd.Colname), "a new column name")
+		}
+		if slices.Contains(fileNames(&catalog.Table{Schema: arrow.NewSchema(fields, nil)}, -1), cd.Colname) {
+			return nil, sqlerr.Unsupported(fmt.Sprintf("adding column %q, a former name of a renamed column", cd.Colname), "a new column name")
 		}
 		for _, c := range cd.Constraints {
 			if con := c.GetConstraint(); con.Contype != pg_query.ConstrType_CONSTR_NULL {
@@ -113,10 +117,12 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 			return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "a lake table needs at least one column")
 		}
 		delete(t.Properties, reader.MergeOpPrefix+cmd.Name)
+		// Its files may hold it under former names too (rename.go).
+		dropped := append(schema.FormerNames(fields[i]), cmd.Name)
 		if d := t.Properties[droppedColumnProperty]; d != "" {
-			t.Properties[droppedColumnProperty] = d + "," + cmd.Name
+			t.Properties[droppedColumnProperty] = d + "," + strings.Join(dropped, ",")
 		} else {
-			t.Properties[droppedColumnProperty] = cmd.Name
+			t.Properties[droppedColumnProperty] = strings.Join(dropped, ",")
 		}
 		if t.CDCColumn() == cmd.Name {
 			delete(t.Properties, catalog.CDCColumnProperty)

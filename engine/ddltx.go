@@ -76,6 +76,7 @@ func (s *Session) ddl(tag string, fn func(ctx context.Context) error) *funcStmt 
 		if err := fn(ctx); err != nil {
 			return "", nil, err
 		}
+		s.e.ddlGen.Add(1) // plans made before it check their tables (checkPlanTables)
 		return tag, nil, nil
 	}}
 }
@@ -112,6 +113,8 @@ func (s *Session) endBlockDDL(ctx context.Context, commit bool, staged []stagedW
 	s.ddlTx = nil
 	s.cat = b.base
 	defer func() { <-s.e.held }()
+	// Plans checked while the block's DDL was invisible check again.
+	defer s.e.ddlGen.Add(1)
 	if !commit {
 		b.held.Rollback(ctx)
 		return nil

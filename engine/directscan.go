@@ -335,7 +335,13 @@ func (p *directPortal) setErr(err error) {
 
 func (p *directPortal) start(ctx context.Context) error {
 	p.started = true
+	if err := p.q.s.checkPlanTables(ctx, p.q); err != nil {
+		return err
+	}
 	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
+		return err
+	}
+	if err := p.q.s.checkPlanFiles(ctx, p.q); err != nil {
 		return err
 	}
 	e, ok := p.q.s.e.scans.get(p.d.handle)

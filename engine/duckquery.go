@@ -26,6 +26,10 @@ type duckQuery struct {
 	convs  []valueConv
 	// direct, when set, executes the query without DuckDB (directscan.go).
 	direct *directScan
+	// gen is the Engine.ddlGen its tables were last known current at; ran
+	// is set once it has run (checkPlanFiles).
+	gen uint64
+	ran bool
 }
 
 // describeDuck prepares sql in DuckDB without executing it and reports its
@@ -214,7 +218,7 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 		return nil, err
 	}
 	setColumnOrigins(stmt, tables, cols) // table OID and attnum in RowDescription (origin.go)
-	q := &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
+	q := &duckQuery{s: s, gen: s.e.ddlGen.Load(), sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
 	releaseWith(s.e.scans, q, tables)
 	q.direct = s.planDirectScan(stmt, tables, len(cols), q.params)
 	return q, nil
@@ -257,7 +261,13 @@ type duckPortal struct {
 func (p *duckPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
 
 func (p *duckPortal) start(ctx context.Context) error {
+	if err := p.q.s.checkPlanTables(ctx, p.q); err != nil {
+		return err
+	}
 	if err := p.q.s.takeSnapshotsWith(ctx, p.q.tables, p.params); err != nil {
+		return err
+	}
+	if err := p.q.s.checkPlanFiles(ctx, p.q); err != nil {
 		return err
 	}
 	query := p.q.sql

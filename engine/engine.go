@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -79,6 +80,10 @@ type Engine struct {
 	imports importRegistry
 	// listen is the server's LISTEN/NOTIFY (listen.go).
 	listen *listen.Hub
+	// ddlGen counts this server's changes of relation names and columns
+	// (renames, ALTER TABLE, DROP; rename.go): a plan made at another
+	// generation checks its tables before it runs (checkPlanTables).
+	ddlGen atomic.Uint64
 }
 
 // New opens the engine: DuckDB with the lake scan function, on the given catalog.

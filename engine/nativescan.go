@@ -12,6 +12,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -87,11 +88,15 @@ func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles
 		var cols []string
 		for _, f := range t.Schema.Fields() {
 			expr := "NULL"
-			switch {
-			case consts[f.Name] != "":
+			if consts[f.Name] != "" {
 				expr = consts[f.Name]
-			case have[f.Name]:
-				expr = quoteIdent(f.Name)
+			} else if names := fileNamesOf(f, have); len(names) == 1 {
+				expr = names[0]
+			} else if len(names) > 1 {
+				// union_by_name: a file written before a rename has the
+				// column under a former name (and NULL under the others);
+				// no file has two of its names (rename.go).
+				expr = "COALESCE(" + strings.Join(names, ", ") + ")"
 			}
 			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", expr, duckReadType(f), quoteIdent(f.Name)))
 		}
@@ -106,6 +111,18 @@ func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles
 		return "SELECT " + strings.Join(cols, ", ") + " WHERE false", true
 	}
 	return strings.Join(selects, " UNION ALL "), true
+}
+
+// fileNamesOf are the quoted names column f has in files whose columns are
+// have: its name and its former names (rename.go).
+func fileNamesOf(f arrow.Field, have map[string]bool) []string {
+	var out []string
+	for _, n := range append([]string{f.Name}, schema.FormerNames(f)...) {
+		if have[n] {
+			out = append(out, quoteIdent(n))
+		}
+	}
+	return out
 }
 
 // partitionConstants renders a partition's range values as SQL literals.

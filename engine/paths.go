@@ -14,11 +14,17 @@ import (
 // in <warehouse>/<namespace>/<table>/, names escaped. The engine applies it
 // where table paths enter and leave:
 //
-//   - CREATE TABLE gives a table exactly layout.TableDir of its names;
+//   - CREATE TABLE gives a table layout.TableDir of its names, or a fresh
+//     sibling of it when another table uses that directory (a renamed table
+//     keeps its old name's directory), and records the directory in the
+//     catalog (catalog.CreateTable, lakesoul.table_dir);
 //   - every use of a table (resolveTable: reads, writes, DML, COPY, time
 //     travel, ALTER, CALL) first checks that the catalog's table_path is that
-//     directory (42501 otherwise), because users of a workspace can write
-//     catalog rows of their own domain directly: a forged table_path, or a
+//     directory — the recorded one, which must be a table directory of the
+//     table's namespace, or for a table without a record the directory of
+//     its names (layout.CheckRecordedDir) — (42501 otherwise), because
+//     users of a workspace can write catalog rows of their own domain
+//     directly: a forged table_path, or a
 //     forged table row named after another workspace's table, must not let
 //     the server read or write another table's files. The catalog resolves a
 //     name only to a table row carrying that same name, so the directory
@@ -41,7 +47,7 @@ import (
 // checkTableDir refuses (42501) a table whose path is not its own directory
 // in the warehouse.
 func (e *Engine) checkTableDir(t *catalog.Table) error {
-	if err := layout.CheckTableDir(t.Path, e.cfg.Warehouse, t.Namespace, t.Name); err != nil {
+	if err := layout.CheckRecordedDir(t.Path, e.cfg.Warehouse, t.Namespace, t.Name, t.Dir); err != nil {
 		return sqlerr.Wrap(sqlerr.InsufficientPrivilege, err,
 			fmt.Sprintf("table %s is not stored in its own directory of the warehouse", t.QualifiedName()))
 	}

@@ -113,7 +113,7 @@ func (s *Session) cachedPlanFor(ctx context.Context, k planKey) *duckQuery {
 // sameTable reports whether two reads of a table's catalog row describe the
 // same table: whatever a plan took from it is equal.
 func sameTable(a, b *catalog.Table) bool {
-	return a.ID == b.ID && a.Namespace == b.Namespace && a.Name == b.Name && a.Path == b.Path && a.OID == b.OID &&
+	return a.ID == b.ID && a.Namespace == b.Namespace && a.Name == b.Name && a.Path == b.Path && a.Dir == b.Dir && a.OID == b.OID &&
 		a.HashBucketNum == b.HashBucketNum && a.Domain == b.Domain && slices.Equal(a.PKCols, b.PKCols) &&
 		slices.Equal(a.RangeCols, b.RangeCols) && maps.Equal(a.Properties, b.Properties) && schemasEqual(a.Schema, b.Schema) &&
 		slices.Equal(a.IndexedCols, b.IndexedCols)

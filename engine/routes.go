@@ -71,6 +71,9 @@ var routes = []route{
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
+	{(*pg_query.Node_RenameStmt)(nil), "ALTER TABLE/VIEW … RENAME", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planRename(n.GetRenameStmt()) // rename.go
+	}},
 	{(*pg_query.Node_AlterOwnerStmt)(nil), "ALTER SCHEMA/TABLE … OWNER TO", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterOwner(n.GetAlterOwnerStmt()) // restoreddl.go
 	}},
@@ -171,7 +174,6 @@ func statementWrites(stmt *pg_query.Node) bool {
 var unsupportedHints = map[reflect.Type]string{
 	reflect.TypeOf((*pg_query.Node_CreateTrigStmt)(nil)): "triggers do not exist on lake tables; follow a table's commits with lakesoul.changes('s.t', from, to)",
 	reflect.TypeOf((*pg_query.Node_RuleStmt)(nil)):       "rules do not exist on lake tables; CREATE VIEW for a stored query",
-	reflect.TypeOf((*pg_query.Node_RenameStmt)(nil)):     "renaming lake tables and columns is not supported (data files are named by them); CREATE TABLE new AS SELECT … FROM old",
 }
 
 // routeStatement plans stmt by its route, or fails with 0A000 naming what is

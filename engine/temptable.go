@@ -246,7 +246,7 @@ func (s *Session) planTempStatement(ctx context.Context, stmt *pg_query.Node, pa
 	if err != nil {
 		return nil, err
 	}
-	q := &duckQuery{s: s, sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
+	q := &duckQuery{s: s, gen: s.e.ddlGen.Load(), sql: text, tables: tables, params: mergeParamOIDs(paramOIDs, params), cols: cols, convs: convs}
 	releaseWith(s.e.scans, q, tables)
 	return q, nil
 }

@@ -307,3 +307,31 @@ func CheckTableDir(path, warehouse, namespace, name string) error {
 	}
 	return nil
 }
+
+// CheckRecordedDir is CheckTableDir for a table whose directory the catalog
+// records (recorded, "" when there is none): a renamed table keeps the
+// directory of its former name, and a table created while its name's
+// directory was taken has a sibling directory of another name. With a
+// record, path must be that directory, and the directory must be a table
+// directory of namespace — the directory CheckTableDir accepts for some
+// table name of namespace — so a record, like a path, can never place a
+// table outside its namespace's directory. Without one, CheckTableDir
+// applies to name.
+func CheckRecordedDir(path, warehouse, namespace, name, recorded string) error {
+	if recorded == "" {
+		return CheckTableDir(path, warehouse, namespace, name)
+	}
+	if !SameDir(path, recorded) {
+		return fmt.Errorf("%w: table %s.%s is stored at %s, not in its recorded directory %s", ErrOutsideTable, namespace, name, path, recorded)
+	}
+	c, ok := canonical(recorded)
+	if !ok {
+		return fmt.Errorf("%w: recorded directory %s of table %s.%s is not a directory URI", ErrOutsideTable, recorded, namespace, name)
+	}
+	seg := c[strings.LastIndexByte(c, '/')+1:]
+	dirName, ok := UnescapeSegment(seg)
+	if !ok {
+		return fmt.Errorf("%w: recorded directory %s of table %s.%s is not a table directory", ErrOutsideTable, recorded, namespace, name)
+	}
+	return CheckTableDir(recorded, warehouse, namespace, dirName)
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -277,7 +278,7 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 }
 
 // mapColumns maps the table's columns to the columns of a file of schema
-// fsch: colMap (table column → batch column, -1 when the file lacks it or
+// fsch (a column renamed since the file was written by its former name): colMap (table column → batch column, -1 when the file lacks it or
 // the scan does not need it), the file columns to read (want, in table
 // order) and the table types to widen them to (nil entries: the file has
 // the table's type; nil: none widens).
@@ -287,19 +288,19 @@ func mapColumns(fsch *arrow.Schema, scan *Scan, path string) (colMap, want []int
 	needWiden := false
 	for i, tf := range t.Schema.Fields() {
 		colMap[i] = -1
-		idx := fsch.FieldIndices(tf.Name)
-		if len(idx) == 0 || !scan.needs(i) {
+		fc := schema.FileColumn(fsch, tf) // by its name or a former one
+		if fc < 0 || !scan.needs(i) {
 			continue
 		}
 		var to arrow.DataType
-		if ft := fsch.Field(idx[0]).Type; !arrow.TypeEqual(ft, tf.Type) {
+		if ft := fsch.Field(fc).Type; !arrow.TypeEqual(ft, tf.Type) {
 			if !CanWiden(ft, tf.Type) {
 				return nil, nil, nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", path, tf.Name, ft, tf.Type)
 			}
 			to, needWiden = tf.Type, true
 		}
 		colMap[i] = len(want)
-		want = append(want, idx[0])
+		want = append(want, fc)
 		widenTo = append(widenTo, to)
 	}
 	if !needWiden {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 	"github.com/lakesoul-go/lakesoul/layout"
+	lsschema "github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -99,6 +100,25 @@ func (fm *fileMeta) leafOf(name string) int {
 	for i := range s.NumColumns() {
 		if p := s.Column(i).ColumnPath(); len(p) == 1 && p[0] == name {
 			return i
+		}
+	}
+	return -1
+}
+
+// fileLeaf is the leaf of table column name in the file fm describes: by
+// its name, else by its newest former name the file has (files keep the
+// names columns had when they were written); -1 when it has neither.
+func (s *Scan) fileLeaf(fm *fileMeta, name string) int {
+	if leaf := fm.leafOf(name); leaf >= 0 {
+		return leaf
+	}
+	idx := s.Table.Schema.FieldIndices(name)
+	if len(idx) == 0 {
+		return -1
+	}
+	for _, n := range lsschema.FormerNames(s.Table.Schema.Field(idx[0])) {
+		if leaf := fm.leafOf(n); leaf >= 0 {
+			return leaf
 		}
 	}
 	return -1
@@ -395,7 +415,7 @@ func (s *Scan) planFile(fm *fileMeta, m *keyMatcher, src sourceFunc, st *ScanSta
 	var preds []predLeaf
 	for i := range m.preds {
 		p := &m.preds[i]
-		leaf := fm.leafOf(p.name)
+		leaf := s.fileLeaf(fm, p.name)
 		if leaf < 0 {
 			continue // the merge reports a file without its key
 		}

@@ -69,7 +69,7 @@ func FromSparkJSON(s string) (*arrow.Schema, error) {
 				keys = append(keys, k)
 				vals = append(vals, v)
 			}
-			fields[i].Metadata = arrow.NewMetadata(keys, vals)
+			fields[i].Metadata = sortedMetadata(keys, vals)
 		}
 	}
 	return arrow.NewSchema(fields, nil), nil

@@ -54,6 +54,8 @@ const (
 	DuplicateTable             = "42P07"
 	DuplicateSchema            = "42P06"
 	DuplicateObject            = "42710"
+	DuplicateColumn            = "42701"
+	WrongObjectType            = "42809"
 	DependentObjectsStillExist = "2BP01"
 	AmbiguousColumn            = "42702"
 	InvalidColumnDefinition    = "42611"

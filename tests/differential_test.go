@@ -263,6 +263,12 @@ var diffScripts = [][]string{
 	{`SAVEPOINT c`},
 	{`PREPARE ins (int, text) AS INSERT INTO diff.acct VALUES ($1, $2)`, `EXECUTE ins(203, 'p')`, `EXECUTE ins(204)`,
 		`PREPARE ins AS SELECT 1`, `DEALLOCATE ins`, `EXECUTE ins(205, 'q')`},
+	// Issue 20 item 3: renames and their errors.
+	{`CREATE TABLE diff.rn (id int, v text, PRIMARY KEY (id))`, `INSERT INTO diff.rn VALUES (1, 'a')`,
+		`ALTER TABLE diff.rn RENAME COLUMN v TO w`, `ALTER TABLE diff.rn RENAME COLUMN nope TO x`,
+		`ALTER TABLE diff.rn RENAME COLUMN w TO id`, `ALTER TABLE diff.rn RENAME TO rn2`, `ALTER TABLE diff.rn RENAME TO rn3`,
+		`ALTER TABLE diff.rn2 RENAME TO acct`, `ALTER TABLE IF EXISTS diff.nope RENAME TO x`, `ALTER VIEW diff.rn2 RENAME TO x`,
+		`ALTER TABLE diff.rn2 RENAME w TO v`, `INSERT INTO diff.rn2 VALUES (2, 'b')`, `SELECT id, v FROM diff.rn2 ORDER BY id`},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
