@@ -49,6 +49,7 @@ var emulatedFunctions = map[string][]int{
 	"current_schema":         {0},
 	"current_schemas":        {1},
 	"pg_get_viewdef":         {1, 2}, // migration 000017 (pg_dump)
+	"pg_get_expr":            {2, 3}, // migration 000021 (lake defaults are text)
 }
 
 // IsCatalogRelation reports whether a relation reference names a PostgreSQL

@@ -23,8 +23,11 @@ func TestEmulationObjects(t *testing.T) {
 	for real, view := range emulatedRelations {
 		views[view] = true
 		want := cols(real)
-		if real == "pg_catalog.pg_attribute" {
+		switch real {
+		case "pg_catalog.pg_attribute":
 			want[len(want)-1] = "attmissingval text" // a view cannot have an anyarray column
+		case "pg_catalog.pg_attrdef":
+			want[len(want)-1] = "adbin text" // a lake default has no node tree (migration 000021)
 		}
 		if got := cols(EmulationSchema + "." + view); strings.Join(got, ", ") != strings.Join(want, ", ") {
 			t.Errorf("%s.%s columns\n got  %v\n want %v (%s)", EmulationSchema, view, got, want, real)
@@ -37,7 +40,7 @@ func TestEmulationObjects(t *testing.T) {
 		}
 	}
 	for fn, arities := range emulatedFunctions {
-		got := col(query(t, c.su, `SELECT pronargs::text FROM pg_proc
+		got := col(query(t, c.su, `SELECT DISTINCT pronargs::text FROM pg_proc
 			WHERE pronamespace = 'lakesoul_pg'::regnamespace AND proname = $1 ORDER BY 1`, fn), 0)
 		var want []string
 		for _, n := range arities {

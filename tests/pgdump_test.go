@@ -60,6 +60,15 @@ func runTool(t *testing.T, ctx context.Context, env []string, stdin string, path
 	return stdout.String()
 }
 
+// runScript runs a client binary with script on stdin and returns its
+// stdout and stderr together, and its error.
+func runScript(ctx context.Context, env []string, script string, path string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env, cmd.Stdin = env, strings.NewReader(script)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // TestPgDump dumps a lake schema with the installed pg_dump binaries —
 // schema only, data as COPY and as INSERTs — restores the dumps with psql
 // into another lake schema and into a plain PostgreSQL 15, and compares
@@ -81,6 +90,10 @@ func TestPgDump(t *testing.T) {
 		"INSERT INTO dump_src.pair VALUES (1, 'x', 1.250, '2024-05-01 10:00:00+00'), (1, 'y', -3, NULL), (2, 'x', NULL, '1970-01-01 00:00:00+00')",
 		"CREATE VIEW dump_src.kv_ok AS SELECT id, name FROM dump_src.kv WHERE ok",
 		"INSERT INTO dump_src.ev VALUES ('eu', '2024-01-01 10:00:00', 1, 'x'), ('us', NULL, 2, NULL), ('eu', '2024-01-02 11:30:00.5', -3, 'ü')",
+		// Defaults and CHECK constraints are dumped with the table.
+		"CREATE TABLE dump_src.def (id bigint PRIMARY KEY, v text DEFAULT 'x', n int NOT NULL DEFAULT 7, CONSTRAINT n_pos CHECK (n > 0), CONSTRAINT v_len CHECK (length(v) < 5))",
+		"INSERT INTO dump_src.def (id) VALUES (1)",
+		"INSERT INTO dump_src.def VALUES (2, 'y', 3)",
 	)
 	pw, err := srv.adminPassword()
 	if err != nil {
@@ -101,12 +114,15 @@ func TestPgDump(t *testing.T) {
 		runTool(t, ctx, lakeEnv, script, psql, append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"}, conn...)...)
 	}
 
-	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id"}
-	// describe is what must come back: columns with types and nullability,
-	// and the primary key.
+	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id", "def": "id"}
+	// describe is what must come back: columns with types, nullability and
+	// whether they have a default, the primary key and the number of CHECK
+	// constraints (their text differs in spelling between lakesoul and
+	// PostgreSQL: restoredRules checks what they do).
 	describe := func(query func(string) string, schema string) string {
-		return query(`SELECT c.relname, a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,
-				(SELECT pg_catalog.pg_get_constraintdef(k.oid) FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'p')
+		return query(`SELECT c.relname, a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef,
+				(SELECT pg_catalog.pg_get_constraintdef(k.oid) FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'p'),
+				(SELECT count(*) FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'c')
 			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 			JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
 			WHERE n.nspname = '` + schema + `' AND c.relkind = 'r' ORDER BY 1, 2`)
@@ -128,6 +144,29 @@ func TestPgDump(t *testing.T) {
 		t.Helper()
 		if got != want {
 			t.Errorf("%s:\n got:\n%s\n want:\n%s", what, got, want)
+		}
+	}
+	if !strings.Contains(wantSchema, "def|2|v|text|f|t|PRIMARY KEY (id)|2") || wantRows["def"] != "1|x|7\n2|y|3\n" {
+		t.Fatalf("source defaults and checks:\n%s\n%q", wantSchema, wantRows["def"])
+	}
+	// psql's \d shows them as PostgreSQL's does.
+	if d, _, err := lake.run(ctx, []string{"-A"}, `\d dump_src.def`); err != nil || !strings.Contains(d, "v|text|||'x'") ||
+		!strings.Contains(d, `"n_pos" CHECK (n > 0)`) || !strings.Contains(d, `"v_len" CHECK (length(v) < 5)`) {
+		t.Errorf("\\d dump_src.def: %v\n%s", err, d)
+	}
+	// restoredRules checks that a restored def table applies the defaults
+	// and refuses a row that breaks a check (23514), with psql: run runs a
+	// script and returns its output and error.
+	restoredRules := func(what, schema string, run func(script string) (string, error)) {
+		t.Helper()
+		out, err := run("INSERT INTO " + schema + ".def (id) VALUES (100); SELECT v, n FROM " + schema + ".def WHERE id = 100;")
+		if err != nil || out != "x|7\n" {
+			t.Errorf("%s: a row without v and n: %q %v", what, out, err)
+		}
+		for _, bad := range []string{"(101, 'ok', -1)", "(102, 'toolong', 1)"} {
+			if out, err := run("\\set VERBOSITY verbose\nINSERT INTO " + schema + ".def VALUES " + bad + ";"); err == nil || !strings.Contains(out, "23514") {
+				t.Errorf("%s: INSERT %s breaking a check: %v\n%s", what, bad, err, out)
+			}
 		}
 	}
 
@@ -161,6 +200,9 @@ func TestPgDump(t *testing.T) {
 			for tbl, rows := range contents(lakeQuery, dst) {
 				same(bin+" lake rows "+dst+"."+tbl, rows, wantRows[tbl])
 			}
+			restoredRules(bin+" lake "+dst, dst, func(script string) (string, error) {
+				return runScript(ctx, lakeEnv, script, psql, append([]string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-f", "-"}, conn...)...)
+			})
 		}
 
 		// Into plain PostgreSQL: the whole dump, and schema plus INSERTs.
@@ -178,6 +220,9 @@ func TestPgDump(t *testing.T) {
 			for tbl, rows := range contents(pgQuery, "dump_src") {
 				same(bin+" postgres rows "+db+"."+tbl, rows, wantRows[tbl])
 			}
+			restoredRules(bin+" postgres "+db, "dump_src", func(script string) (string, error) {
+				return runScript(ctx, pgEnv, script, psql, append([]string{"-v", "ON_ERROR_STOP=1", "-f", "-"}, pgArgs...)...)
+			})
 		}
 	}
 }
