@@ -141,7 +141,7 @@ func (c *Catalog) EnumDependents(ctx context.Context, oid uint32) ([]EnumDepende
 	var out []EnumDependent
 	err := c.run(ctx, func(q querier) error {
 		out = nil
-		rows, err := q.Query(ctx, "SELECT * FROM lakesoul.enum_dependents($1)", int64(oid))
+		rows, err := q.Query(ctx, "SELECT table_id, table_namespace, table_name, column_name FROM lakesoul.enum_dependents($1)", int64(oid))
 		if err != nil {
 			return err
 		}

@@ -190,14 +190,12 @@ func (s *Session) lookupEnum(ctx context.Context, parts []string) (*catalog.Enum
 	return nil, nil
 }
 
-// builtinTypeNames are type names no enum lookup is tried for: those the
-// parser leaves unqualified and DuckDB's own.
+// builtinTypeNames are type names no enum lookup is tried for, besides
+// those the engine types (typeNameOIDs): catalog types and DuckDB's own.
 var builtinTypeNames = map[string]bool{
-	"text": true, "varchar": true, "uuid": true, "json": true, "jsonb": true, "date": true, "bytea": true,
-	"vector": true, "regclass": true, "regtype": true, "regproc": true, "oid": true, "name": true, "bigint": true,
-	"integer": true, "int": true, "smallint": true, "double": true, "float": true, "blob": true, "hugeint": true,
-	"tinyint": true, "boolean": true, "timestamptz": true, "timestamp": true, "time": true, "interval": true,
-	"decimal": true, "numeric": true, "string": true, "ubigint": true, "uinteger": true, "struct": true, "map": true,
+	"vector": true, "regclass": true, "regtype": true, "regproc": true, "regnamespace": true, "oid": true,
+	"name": true, "double": true, "float": true, "blob": true, "hugeint": true, "tinyint": true, "string": true,
+	"ubigint": true, "uinteger": true, "struct": true, "map": true, "xid": true, "inet": true, "money": true,
 }
 
 // typeNameParts are the names of tn, or nil for a pg_catalog or built-in
@@ -212,7 +210,7 @@ func typeNameParts(tn *pg_query.TypeName) []string {
 			parts = append(parts, s.Sval)
 		}
 	}
-	if len(parts) == 0 || parts[0] == "pg_catalog" || (len(parts) == 1 && builtinTypeNames[parts[0]]) ||
+	if len(parts) == 0 || parts[0] == "pg_catalog" || (len(parts) == 1 && (builtinTypeNames[parts[0]] || typeNameOIDs[parts[0]] != 0)) ||
 		strings.HasPrefix(parts[len(parts)-1], duckEnumPrefix) {
 		return nil
 	}

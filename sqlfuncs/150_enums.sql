@@ -145,6 +145,7 @@ RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, public AS $$
 DECLARE
     v_oid bigint := lakesoul.enum_type_oid(p_namespace, p_name);
+    v_dep record;
 BEGIN
     PERFORM lakesoul.enum_check_label(p_new);
     PERFORM 1 FROM lakesoul.enum_type WHERE oid = v_oid FOR UPDATE;
@@ -155,18 +156,28 @@ BEGIN
         RAISE EXCEPTION 'enum label "%" already exists', p_new USING ERRCODE = '42710';
     END IF;
     PERFORM lakesoul.enum_check_former(v_oid, p_new);
+    -- Files keep the old text: key and partition columns hash and name
+    -- files by it, so a renamed key value would be another key.
+    SELECT d.* INTO v_dep FROM lakesoul.enum_dependents(v_oid) d WHERE d.is_key LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot rename a value of type %.%: it is the type of key or partition column % of table %.%',
+            p_namespace, p_name, v_dep.column_name, v_dep.table_namespace, v_dep.table_name
+            USING ERRCODE = '0A000', HINT = 'ADD VALUE a new label and UPDATE the rows to it';
+    END IF;
     UPDATE lakesoul.enum_label SET label = p_new, former = array_append(former, p_old)
      WHERE type_oid = v_oid AND label = p_old;
 END
 $$;
 
 -- enum_dependents lists the columns of every lake table (visible to the
--- role or not: a type in use is in use) declared with enum type p_oid.
+-- role or not: a type in use is in use) declared with enum type p_oid;
+-- is_key for a primary-key or range-partition column.
 CREATE OR REPLACE FUNCTION lakesoul.enum_dependents(p_oid bigint)
-RETURNS TABLE (table_id text, table_namespace text, table_name text, column_name text)
+RETURNS TABLE (table_id text, table_namespace text, table_name text, column_name text, is_key boolean)
 LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, public AS $$
-    SELECT t.table_id, t.table_namespace, t.table_name, f.field->>'name'
+    SELECT t.table_id, t.table_namespace, t.table_name, f.field->>'name',
+           f.field->>'name' = ANY (string_to_array(replace(coalesce(t.partitions, ''), ';', ','), ','))
       FROM public.table_info t,
            LATERAL jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) AS f(field)
      WHERE f.field->'metadata'->>'pg_type' = 'enum:' || p_oid

@@ -47,7 +47,7 @@ func TestEnumTypes(t *testing.T) {
 
 	// The result column is of the type, by its OID.
 	var oid uint32
-	if err := c.QueryRow(ctx, "SELECT oid FROM pg_type WHERE typname = 'mood' AND typtype = 'e'").Scan(&oid); err != nil {
+	if err := c.QueryRow(ctx, "SELECT t.oid FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE t.typname = 'mood' AND t.typtype = 'e' AND n.nspname = 'enm'").Scan(&oid); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := c.Query(ctx, "SELECT m FROM enm.pk WHERE id = 1")
@@ -144,6 +144,14 @@ func TestEnumTypes(t *testing.T) {
 	if _, err := c.Exec(ctx, "INSERT INTO enm.app VALUES (40, 'sad')"); pgCode(err) != "22P02" {
 		t.Errorf("the former label: %v, want 22P02", err)
 	}
+	// Keys hash and partitions are named by the stored text: a type of a
+	// key or partition column keeps its labels' names.
+	mustExec(t, ctx, c, "CREATE TYPE enm.k AS ENUM ('x', 'y')", "CREATE TABLE enm.bykey (m enm.k, n int, PRIMARY KEY (m))")
+	if _, err := c.Exec(ctx, "ALTER TYPE enm.k RENAME VALUE 'x' TO 'z'"); pgCode(err) != "0A000" {
+		t.Errorf("renaming a key's label: %v, want 0A000", err)
+	}
+	mustExec(t, ctx, c, "INSERT INTO enm.bykey VALUES ('y', 1), ('x', 2), ('y', 3)")
+	wantRows(t, "enum key", queryStrings(t, ctx, c, "SELECT m::text || n FROM enm.bykey ORDER BY m"), []string{"x2", "y3"})
 
 	// DROP TYPE: refused while columns use it; CASCADE drops the columns.
 	_, err = c.Exec(ctx, "DROP TYPE enm.mood")
@@ -157,7 +165,7 @@ func TestEnumTypes(t *testing.T) {
 	mustExec(t, ctx, c, "DROP TYPE enm.mood CASCADE", "DROP TYPE IF EXISTS enm.mood")
 	wantRows(t, "columns dropped", queryStrings(t, ctx, c,
 		"SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = 'enm' ORDER BY 1"),
-		[]string{"app.id", "pk.id", "pk.note"})
+		[]string{"app.id", "bykey.m", "bykey.n", "pk.id", "pk.note"})
 	wantRows(t, "rows kept", queryStrings(t, ctx, c, "SELECT count(*) FROM enm.pk"), []string{"4"})
 	if _, err := c.Exec(ctx, "DROP TYPE enm.mood"); pgCode(err) != "42704" {
 		t.Errorf("DROP TYPE of no type: %v, want 42704", err)
