@@ -211,7 +211,8 @@ func typeNameParts(tn *pg_query.TypeName) []string {
 		}
 	}
 	if len(parts) == 0 || parts[0] == "pg_catalog" || (len(parts) == 1 && (builtinTypeNames[parts[0]] || typeNameOIDs[parts[0]] != 0)) ||
-		strings.HasPrefix(parts[len(parts)-1], duckEnumPrefix) {
+		strings.HasPrefix(parts[len(parts)-1], duckEnumPrefix) || schema.EnumOID(arrow.Field{Type: arrow.BinaryTypes.String,
+		Metadata: arrow.NewMetadata([]string{schema.MetaPGType}, []string{parts[len(parts)-1]})}) != 0 {
 		return nil
 	}
 	return parts

@@ -200,6 +200,16 @@ func TestEnumCatalog(t *testing.T) {
 		"SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = 't' AND a.attname = 'sz'"),
 		[]string{"enmc.size"})
 	wantRows(t, "order", queryStrings(t, ctx, c, "SELECT id FROM enmc.t ORDER BY sz DESC"), []string{"1", "2"})
+
+	// CREATE TABLE AS keeps the type.
+	mustExec(t, ctx, c, "CREATE TABLE enmc.copy AS SELECT id, sz FROM enmc.t")
+	wantRows(t, "CTAS column", queryStrings(t, ctx, c,
+		"SELECT udt_name FROM information_schema.columns WHERE table_schema = 'enmc' AND table_name = 'copy' AND column_name = 'sz'"),
+		[]string{"size"})
+	wantRows(t, "CTAS order", queryStrings(t, ctx, c, "SELECT id FROM enmc.copy WHERE sz > 's' ORDER BY sz"), []string{"1"})
+	if _, err := c.Exec(ctx, "INSERT INTO enmc.copy VALUES (3, 'xl')"); pgCode(err) != "22P02" {
+		t.Errorf("CTAS table insert of no label: %v, want 22P02", err)
+	}
 }
 
 // TestEnumWorkspaces: a workspace's types are visible, usable and droppable
