@@ -171,6 +171,14 @@ func TestEnumTypes(t *testing.T) {
 		t.Errorf("DROP TYPE of no type: %v, want 42704", err)
 	}
 	wantRows(t, "pg_type after DROP", queryStrings(t, ctx, c, "SELECT count(*) FROM pg_type WHERE oid = $1", oid), []string{"0"})
+
+	// A schema with a type in it is dropped only with CASCADE, which drops
+	// the type.
+	mustExec(t, ctx, c, "CREATE SCHEMA enm_only", "CREATE TYPE enm_only.e AS ENUM ('a')")
+	if _, err := c.Exec(ctx, "DROP SCHEMA enm_only"); pgCode(err) != "2BP01" {
+		t.Errorf("DROP SCHEMA with a type: %v, want 2BP01", err)
+	}
+	mustExec(t, ctx, c, "DROP SCHEMA enm_only CASCADE", "CREATE SCHEMA enm_only", "CREATE TYPE enm_only.e AS ENUM ('b')")
 }
 
 // TestEnumCatalog: ALTER TABLE ADD COLUMN of an enum type, pg_type (typtype
