@@ -120,6 +120,10 @@ type Table struct {
 	// sorted and distinct: data files written for the table carry a bloom
 	// filter for each, and reads prune by them.
 	IndexedCols []string
+	// Enums are the enum types of the table's enum columns by OID
+	// (enum.go), as of the table's loading; a type the role does not see
+	// is missing.
+	Enums map[uint32]*Enum
 }
 
 // HasPK reports whether the table is a primary-key (upsert, merge-on-read) table.
@@ -226,16 +230,21 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 const tableColumns = `t.table_id, t.table_namespace, coalesce(t.table_name, ''), t.table_path, t.table_schema,
 	coalesce(t.properties::text, '{}'), coalesce(t.partitions, ';'), coalesce(t.domain, 'public'), coalesce(o.oid, 0),
 	ARRAY(SELECT DISTINCT c FROM lakesoul.column_index ci, unnest(ci.columns) c WHERE ci.table_id = t.table_id ORDER BY c),
-	coalesce((SELECT d.dir FROM lakesoul.table_dir d WHERE d.table_id = t.table_id), '')`
+	coalesce((SELECT d.dir FROM lakesoul.table_dir d WHERE d.table_id = t.table_id), ''),
+	` + enumColumns
 
 func scanTable(row pgx.Row) (*Table, error) {
 	var (
-		t                             Table
-		schemaJSON, props, partitions string
-		oid                           int64
+		t                                    Table
+		schemaJSON, props, partitions, enums string
+		oid                                  int64
 	)
-	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid, &t.IndexedCols, &t.Dir); err != nil {
+	if err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Path, &schemaJSON, &props, &partitions, &t.Domain, &oid, &t.IndexedCols, &t.Dir, &enums); err != nil {
 		return nil, err
+	}
+	var err error
+	if t.Enums, err = parseEnums(enums); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.ID, err)
 	}
 	t.OID = uint32(oid)
 	s, err := schema.FromSparkJSON(schemaJSON)

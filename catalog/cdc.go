@@ -314,6 +314,7 @@ func (c *Catalog) CommitCDC(ctx context.Context, b *CDCBatch) (already bool, err
 	}
 	intentID, intentToken := IntentArgs(b.Intent)
 	owner := c.As("")
+	var versions []committedVersion
 	_, err = owner.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
 		var res string
 		err := owner.run(ctx, func(q querier) error {
@@ -325,12 +326,21 @@ func (c *Catalog) CommitCDC(ctx context.Context, b *CDCBatch) (already bool, err
 			return nil, fmt.Errorf("commit of subscription %s at %s: %w", b.Subscription, b.Position, err)
 		}
 		already = res == "already"
+		if already {
+			return nil, nil
+		}
+		if err := json.Unmarshal([]byte(res), &versions); err != nil {
+			return nil, fmt.Errorf("commit of subscription %s at %s: versions %q: %w", b.Subscription, b.Position, res, err)
+		}
 		return nil, nil
 	})
 	if err != nil {
 		return false, err
 	}
 	b.Intent.Consumed()
+	// A batch whose commit was found stored by a retry ("already") is not
+	// announced: its versions are not known here (notices are hints).
+	c.notifyVersions(versions)
 	return already, nil
 }
 

@@ -80,6 +80,14 @@ func (c *Catalog) NotifyCommitted(tableID string, versions map[string]int) {
 	for d, v := range versions {
 		vs = append(vs, committedVersion{TableID: tableID, Partition: d, Version: v})
 	}
+	c.notifyVersions(vs)
+}
+
+// notifyVersions is NotifyCommitted of versions of any tables.
+func (c *Catalog) notifyVersions(vs []committedVersion) {
+	if len(vs) == 0 || c.notifier == nil {
+		return
+	}
 	if c.pinned != nil {
 		if c.held != nil {
 			c.held.committed = append(c.held.committed, vs...)

@@ -18,7 +18,7 @@ import (
 // version; nothing is deleted. It returns the new version of each partition.
 func (c *Catalog) Rollback(ctx context.Context, table string, version int, partition string) (map[string]int, error) {
 	return c.versionMap(ctx, "rollback of "+table,
-		`SELECT partition_desc, new_version FROM lakesoul.rollback($1, version => $2::int, "partition" => $3)`,
+		`SELECT partition_desc, new_version, lakesoul.resolve_table($1) FROM lakesoul.rollback($1, version => $2::int, "partition" => $3)`,
 		table, version, nullable(partition))
 }
 
@@ -26,7 +26,7 @@ func (c *Catalog) Rollback(ctx context.Context, table string, version int, parti
 // time at reads; partitions that had no version before at are left alone.
 func (c *Catalog) RollbackTo(ctx context.Context, table string, at time.Time, partition string) (map[string]int, error) {
 	return c.versionMap(ctx, "rollback of "+table,
-		`SELECT partition_desc, new_version FROM lakesoul.rollback($1, $2::timestamptz, $3)`,
+		`SELECT partition_desc, new_version, lakesoul.resolve_table($1) FROM lakesoul.rollback($1, $2::timestamptz, $3)`,
 		table, at, nullable(partition))
 }
 
@@ -35,7 +35,7 @@ func (c *Catalog) RollbackTo(ctx context.Context, table string, at time.Time, pa
 // Cleanup removes it.
 func (c *Catalog) Truncate(ctx context.Context, table string) (map[string]int, error) {
 	return c.versionMap(ctx, "truncate of "+table,
-		`SELECT partition_desc, new_version FROM lakesoul.truncate($1)`, table)
+		`SELECT partition_desc, new_version, lakesoul.resolve_table($1) FROM lakesoul.truncate($1)`, table)
 }
 
 // DropPartition removes every version and commit row of a partition (its
@@ -81,9 +81,14 @@ func (c *Catalog) Cleanup(ctx context.Context, table string, olderThan time.Time
 	return out, nil
 }
 
+// versionMap runs a maintenance call whose rows are (partition, new
+// version, table id) and announces the versions it committed
+// (NotifyCommitted).
 func (c *Catalog) versionMap(ctx context.Context, what, sql string, args ...any) (map[string]int, error) {
 	out := map[string]int{}
+	var tableID string
 	err := c.run(ctx, func(q querier) error {
+		clear(out)
 		rows, err := q.Query(ctx, sql, args...)
 		if err != nil {
 			return err
@@ -92,7 +97,7 @@ func (c *Catalog) versionMap(ctx context.Context, what, sql string, args ...any)
 		for rows.Next() {
 			var desc string
 			var v *int32
-			if err := rows.Scan(&desc, &v); err != nil {
+			if err := rows.Scan(&desc, &v, &tableID); err != nil {
 				return err
 			}
 			if v != nil {
@@ -104,5 +109,6 @@ func (c *Catalog) versionMap(ctx context.Context, what, sql string, args ...any)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	c.NotifyCommitted(tableID, out) // once committed (a held transaction's at its COMMIT)
 	return out, nil
 }

@@ -259,6 +259,9 @@ func outputTable(t *catalog.Table, dir string, bucketNum int) *catalog.Table {
 	}
 	md := t.Schema.Metadata()
 	out.Schema = arrow.NewSchema(fields, &md)
+	// Stored enum values are rewritten as they are: they were checked when
+	// written, and a label renamed since keeps its former name in the files.
+	out.Enums = nil
 	return &out
 }
 

@@ -37,6 +37,9 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 			return s.relationExists(ctx, n.Relation)
 		})
 	}
+	if err := s.resolveColumnTypes(ctx, alterColumnDefs(n)); err != nil { // enum.go
+		return nil, err
+	}
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.alterTarget(ctx, n)
 		if t == nil || err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,13 +40,17 @@ type callProc struct {
 	// are deleted after commit (those inside the table's directory) and
 	// summarised per partition.
 	cleanup bool
+	// notify: the rows are (partition, new version) of the table named by
+	// the argument tbl (the first), announced on lakesoul_commits once
+	// committed.
+	notify bool
 }
 
 // activeSQLTransaction is SQLSTATE 25001.
 const activeSQLTransaction = "25001"
 
 var callProcs = map[string]callProc{
-	"rollback":       {query: `SELECT r.partition_desc AS "partition", r.new_version AS version FROM lakesoul.rollback(%s) r`},
+	"rollback":       {query: `SELECT r.partition_desc AS "partition", r.new_version AS version FROM lakesoul.rollback(%s) r`, notify: true},
 	"cleanup":        {query: `SELECT c.table_id, c.partition_desc, c.path FROM lakesoul.cleanup_files(%s) c`, cleanup: true},
 	"drop_partition": {query: `SELECT lakesoul.drop_partition(%s) AS versions_removed`},
 }
@@ -92,9 +97,24 @@ func (s *Session) planCall(ctx context.Context, n *pg_query.CallStmt, paramOIDs 
 		if s.inBlock {
 			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.%s cannot run inside a transaction block", names[1])
 		}
-		rows, err := s.runCall(ctx, call, args, proc.cleanup)
+		rows, err := s.runCall(ctx, call, args, proc)
 		return "CALL", rows, err
 	}}, nil
+}
+
+// callTableID resolves the table a call names (argument tbl, or the first
+// positional one) as the call will, in its transaction.
+func callTableID(ctx context.Context, tx pgx.Tx, args *boundArgs, values [][]byte) (string, error) {
+	idx := slices.Index(args.names, "tbl")
+	if idx < 0 {
+		idx = slices.Index(args.names, "")
+	}
+	if idx < 0 || idx >= len(values) {
+		return "", sqlerr.New(sqlerr.UndefinedFunction, "the call names no table")
+	}
+	var id string
+	err := tx.QueryRow(ctx, "SELECT lakesoul.resolve_table($1::text)", string(values[idx])).Scan(&id)
+	return id, err
 }
 
 // preparedCall is a maintenance call: the server's statement around the
@@ -134,9 +154,9 @@ func (s *Session) prepareCall(ctx context.Context, format string, fc *pg_query.F
 }
 
 // runCall executes a maintenance call in a read-write server transaction
-// and, for cleanup, deletes the files it made unreferenced once that
-// committed.
-func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []any, cleanup bool) ([][]any, error) {
+// and, once that committed, announces the versions of a notifying call and,
+// for cleanup, deletes the files it made unreferenced.
+func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []any, proc callProc) ([][]any, error) {
 	values, err := s.argValues(ctx, call.args, clientArgs)
 	if err != nil {
 		return nil, err
@@ -147,13 +167,32 @@ func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []
 	}
 	defer conn.Release()
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
+	var tableID string
+	if proc.notify {
+		if tableID, err = callTableID(ctx, tx, call.args, values); err != nil {
+			return nil, err
+		}
+	}
 	out, err := execCommit(ctx, tx, call.query, call.args.oids, values)
 	if err != nil {
 		// Not committed, or (a connection lost during COMMIT) not known to
 		// have committed: either way no file is deleted.
 		return nil, err
 	}
-	if !cleanup {
+	if proc.notify {
+		versions := map[string]int{}
+		for _, r := range out {
+			desc, _ := r[0].(string)
+			switch v := r[1].(type) {
+			case int32:
+				versions[desc] = int(v)
+			case int64:
+				versions[desc] = int(v)
+			}
+		}
+		s.cat.NotifyCommitted(tableID, versions)
+	}
+	if !proc.cleanup {
 		return out, nil
 	}
 	// Cleanup: the catalog no longer references these files; only those in

@@ -51,6 +51,8 @@ type boundArgs struct {
 	// setResolved replaces them with what it resolved).
 	oids []uint32
 	srcs []argSource
+	// names are the arguments' names ("" for a positional one).
+	names []string
 	// eval selects the expressions to evaluate ("" when there are none).
 	eval string
 	// clientParams is the number of client parameters ($1…$n) referenced.
@@ -75,6 +77,7 @@ func (s *Session) bindArgs(ctx context.Context, args []*pg_query.Node, first int
 			placeholder = pgx.Identifier{name}.Sanitize() + " => " + placeholder
 		}
 		list = append(list, placeholder)
+		b.names = append(b.names, name)
 		switch {
 		case val.GetAConst() != nil && val.GetAConst().GetBsval() == nil: // bit strings: evaluated
 			text, isNull := constText(val.GetAConst())

@@ -44,7 +44,7 @@ func (s *Session) planCompact(ctx context.Context, fc *pg_query.FuncCall, paramO
 		if s.inBlock {
 			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.compact cannot run inside a transaction block")
 		}
-		targets, err := s.runCall(ctx, call, args, false)
+		targets, err := s.runCall(ctx, call, args, callProc{})
 		if err != nil {
 			return "", nil, err
 		}

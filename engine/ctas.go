@@ -32,6 +32,9 @@ var ctasTypeNames = map[uint32]string{
 // columnTypeName is the TypeName of a result column for a new table.
 func columnTypeName(c pgwire.Column) (*pg_query.TypeName, error) {
 	name, ok := ctasTypeNames[c.TypeOID]
+	if isEnumOID(c.TypeOID) {
+		name, ok = schema.EnumPGType(c.TypeOID), true // enum.go
+	}
 	if !ok {
 		return nil, sqlerr.Unsupported(fmt.Sprintf("a result column %q of type OID %d in CREATE TABLE AS", c.Name, c.TypeOID),
 			"cast the column to a supported type")

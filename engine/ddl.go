@@ -61,6 +61,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	if len(n.InhRelations) > 0 || n.OfTypename != nil || n.Partbound != nil {
 		return nil, sqlerr.Unsupported("INHERITS / OF type / PARTITION OF", "CREATE TABLE t (...) [PARTITION BY LIST (cols)]")
 	}
+	if err := s.resolveColumnTypes(ctx, tableColumnDefs(n.TableElts)); err != nil { // enum.go
+		return nil, err
+	}
 	ns := rel.Schemaname
 	if ns == "" {
 		ns = s.searchPath()[0]
@@ -343,6 +346,9 @@ func checkTableOptions(t *catalog.Table) error {
 }
 
 func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
+	if n.RemoveType == pg_query.ObjectType_OBJECT_TYPE {
+		return s.planDropTypes(n) // enum.go
+	}
 	cascade := n.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	var names [][]string
 	for _, obj := range n.Objects {
@@ -403,7 +409,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 			return nil
 		}), nil
 	}
-	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE, DROP VIEW")
+	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE, DROP VIEW, DROP INDEX, DROP TYPE")
 }
 
 // splitRelationName splits a relation name of one or two parts into

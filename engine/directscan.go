@@ -77,8 +77,8 @@ func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog
 		handle, t = h, tt
 	}
 	rf := sel.FromClause[0].GetRangeFunction()
-	if rf == nil || !t.HasPK() {
-		return nil
+	if rf == nil || !t.HasPK() || len(t.Enums) > 0 {
+		return nil // enum columns: labels are mapped by lakesoul_scan (enum.go)
 	}
 	e, ok := s.e.scans.get(handle)
 	if !ok || e.fixed {

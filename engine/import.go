@@ -72,7 +72,7 @@ func (s *Session) planImport(ctx context.Context, fc *pg_query.FuncCall, paramOI
 		if s.inBlock {
 			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.import cannot run inside a transaction block")
 		}
-		res, err := s.runCall(ctx, call, args, false)
+		res, err := s.runCall(ctx, call, args, callProc{})
 		if err != nil {
 			return "", nil, err
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -54,11 +55,23 @@ func (s *Session) planListen(n *pg_query.ListenStmt) (pgwire.Statement, error) {
 		if err := checkChannel(n.Conditionname); err != nil {
 			return "", nil, err
 		}
-		if ready := s.listener.Listen(n.Conditionname); ready != nil {
+		if ready, failed := s.listener.Listen(n.Conditionname); ready != nil {
 			// The server's first LISTEN lakesoul_commits waits until
-			// every committer announces (at most a few seconds).
+			// every committer announces (at most a few seconds). A server
+			// whose commit listener cannot reach the catalog says so
+			// rather than listen on a channel nothing arrives on.
 			select {
 			case <-ready:
+			case <-failed:
+				err := s.e.listen.Failure()
+				if err == nil {
+					break // connected again meanwhile
+				}
+				s.listener.Unlisten(n.Conditionname)
+				e := sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "LISTEN %s: the server's commit listener has no catalog connection", n.Conditionname)
+				e.Hint = "the server retries; LISTEN again later (lakesoul.changes catches up on what was committed meanwhile)"
+				s.e.log.Warn("LISTEN lakesoul_commits refused: no catalog listener", "err", err)
+				return "", nil, e
 			case <-ctx.Done():
 				return "", nil, sqlerr.ErrCanceled
 			case <-time.After(listenReadyWait):
@@ -193,6 +206,89 @@ func (s *Session) planPgNotify(stmt *pg_query.Node) (st pgwire.Statement, ok boo
 		}
 		return "SELECT 1", [][]any{{""}}, nil
 	}}, true, nil
+}
+
+// fnListeningChannels is pg_listening_channels().
+const fnListeningChannels = "pg_listening_channels"
+
+// planListeningChannels plans SELECT pg_listening_channels() and SELECT *
+// FROM pg_listening_channels() [AS a]: the session's channels, answered by
+// the server (the catalog's sessions listen on nothing of the client's).
+// ok is false when the statement does not call it; another form is 0A000.
+func (s *Session) planListeningChannels(stmt *pg_query.Node) (st pgwire.Statement, ok bool, err error) {
+	found := false
+	walk(stmt, func(n *pg_query.Node) {
+		if fc := n.GetFuncCall(); fc != nil && isCatalogFunc(fc, fnListeningChannels) {
+			found = true
+		}
+	})
+	if !found {
+		return nil, false, nil
+	}
+	unsupported := sqlerr.Unsupported("pg_listening_channels inside a query",
+		"SELECT pg_listening_channels() or SELECT * FROM pg_listening_channels() alone")
+	sel := stmt.GetSelectStmt()
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WhereClause != nil || len(sel.TargetList) != 1 ||
+		sel.WithClause != nil || len(sel.GroupClause) > 0 || len(sel.SortClause) > 0 || sel.LimitCount != nil {
+		return nil, true, unsupported
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	name := rt.Name
+	switch len(sel.FromClause) {
+	case 0:
+		fc := rt.GetVal().GetFuncCall()
+		if fc == nil || !isCatalogFunc(fc, fnListeningChannels) || len(fc.Args) > 0 {
+			return nil, true, unsupported
+		}
+	case 1:
+		rf := sel.FromClause[0].GetRangeFunction()
+		if rf == nil || len(rf.Functions) != 1 || rf.Ordinality {
+			return nil, true, unsupported
+		}
+		items := rf.Functions[0].GetList().GetItems()
+		if len(items) == 0 || items[0].GetFuncCall() == nil || !isCatalogFunc(items[0].GetFuncCall(), fnListeningChannels) ||
+			len(items[0].GetFuncCall().Args) > 0 {
+			return nil, true, unsupported
+		}
+		alias := fnListeningChannels
+		if rf.Alias != nil {
+			alias = rf.Alias.Aliasname
+			if cols := rf.Alias.Colnames; len(cols) == 1 {
+				alias = cols[0].GetString_().GetSval()
+			}
+		}
+		cr := rt.GetVal().GetColumnRef()
+		if cr == nil {
+			return nil, true, unsupported
+		}
+		if name == "" {
+			name = alias
+		}
+	default:
+		return nil, true, unsupported
+	}
+	if name == "" {
+		name = fnListeningChannels
+	}
+	cols := []pgwire.Column{{Name: name, TypeOID: textOID, TypeSize: -1, TypeModifier: -1}}
+	return &funcStmt{tag: "SELECT", cols: cols, run: func(context.Context, []any) (string, [][]any, error) {
+		var chans []string
+		if s.listener != nil {
+			chans = s.listener.Channels()
+		}
+		sort.Strings(chans)
+		rows := make([][]any, len(chans))
+		for i, c := range chans {
+			rows[i] = []any{c}
+		}
+		return fmt.Sprintf("SELECT %d", len(rows)), rows, nil
+	}}, true, nil
+}
+
+// isCatalogFunc reports whether fc calls pg_catalog function name.
+func isCatalogFunc(fc *pg_query.FuncCall, name string) bool {
+	parts, ok := funcNameParts(fc)
+	return ok && parts[len(parts)-1] == name && (len(parts) == 1 || len(parts) == 2 && parts[0] == "pg_catalog")
 }
 
 func isPgNotify(fc *pg_query.FuncCall) bool {

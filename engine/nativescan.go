@@ -60,6 +60,9 @@ func (s *Session) nativeSQL(q *duckQuery) (string, error) {
 
 // nativeScanSQL builds the SELECT reading a non-PK table's snapshot.
 func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles) (string, bool) {
+	if len(t.Enums) > 0 {
+		return "", false // enum columns are DuckDB ENUMs of lakesoul_scan (enum.go)
+	}
 	var selects []string
 	for _, p := range parts {
 		if len(p.Files) == 0 {

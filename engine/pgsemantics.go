@@ -479,6 +479,9 @@ func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) error {
 		_, err := arrayLiteral(n, t.oid) // arraylit.go
 		return err
 	}
+	if e := rw.s.enumOf(t.oid); e != nil {
+		return rw.coerceEnumLiteral(n, e) // enum.go
+	}
 	name, ok := coercibleTypes[t.oid]
 	if !ok {
 		return nil

@@ -785,6 +785,9 @@ func typeNameType(tn *pg_query.TypeName) pgType {
 	if strings.ToLower(typeNameString(tn)) == "vector" {
 		oid = schema.VectorOID()
 	}
+	if e := duckEnumOID(typeNameString(tn)); e != 0 && len(tn.ArrayBounds) == 0 { // enum.go
+		return typeOf(e)
+	}
 	if oid == 0 {
 		return unknownType
 	}

@@ -116,7 +116,9 @@ func sameTable(a, b *catalog.Table) bool {
 	return a.ID == b.ID && a.Namespace == b.Namespace && a.Name == b.Name && a.Path == b.Path && a.Dir == b.Dir && a.OID == b.OID &&
 		a.HashBucketNum == b.HashBucketNum && a.Domain == b.Domain && slices.Equal(a.PKCols, b.PKCols) &&
 		slices.Equal(a.RangeCols, b.RangeCols) && maps.Equal(a.Properties, b.Properties) && schemasEqual(a.Schema, b.Schema) &&
-		slices.Equal(a.IndexedCols, b.IndexedCols)
+		slices.Equal(a.IndexedCols, b.IndexedCols) && maps.EqualFunc(a.Enums, b.Enums, func(x, y *catalog.Enum) bool {
+		return x.Namespace == y.Namespace && x.Name == y.Name && slices.Equal(x.Labels, y.Labels) && maps.Equal(x.Former, y.Former)
+	})
 }
 
 func schemasEqual(a, b *arrow.Schema) bool {

@@ -25,6 +25,7 @@ func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*c
 	if err := s.e.checkTableDir(t); err != nil {
 		return nil, err
 	}
+	s.noteEnums(t) // enum.go
 	return t, nil
 }
 

@@ -45,6 +45,8 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 		case c.TypeOID == schema.ArrayOID(schema.OIDJSON) && t.oid == schema.ArrayOID(schema.OIDJSONB):
 			c.TypeOID = t.oid
 			convs[i] = jsonbText(convs[i])
+		case c.TypeOID == schema.OIDText && isEnumOID(t.oid): // enum.go
+			c.TypeOID = t.oid
 		case c.TypeOID == schema.OIDNumeric && t.isNumeric():
 			c.TypeModifier = t.typmod
 		case c.TypeOID == schema.ArrayOID(schema.OIDFloat4) && t.oid == schema.VectorOID():

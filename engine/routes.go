@@ -81,7 +81,13 @@ var routes = []route{
 	{(*pg_query.Node_CommentStmt)(nil), "COMMENT ON TABLE/COLUMN", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planComment(n.GetCommentStmt()) // comment.go
 	}},
-	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW/INDEX", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_CreateEnumStmt)(nil), "CREATE/ALTER/DROP TYPE … AS ENUM", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateEnum(n.GetCreateEnumStmt()) // enum.go
+	}},
+	{(*pg_query.Node_AlterEnumStmt)(nil), "CREATE/ALTER/DROP TYPE … AS ENUM", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planAlterEnum(n.GetAlterEnumStmt())
+	}},
+	{(*pg_query.Node_DropStmt)(nil), "DROP TABLE/SCHEMA/SEQUENCE/VIEW/INDEX/TYPE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planDrop(n.GetDropStmt())
 	}},
 	{(*pg_query.Node_GrantRoleStmt)(nil), "GRANT/REVOKE role", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {

@@ -342,6 +342,9 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)
 	for _, f := range e.table.Schema.Fields() {
 		ti, set, err := duckColumn(f)
+		if en := e.table.Enums[schema.EnumOID(f)]; en != nil {
+			ti, set, err = enumColumn(en) // enum.go
+		}
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}

@@ -109,8 +109,8 @@ func (bs *bulkScan) enabled() bool { return !bs.off.Load() }
 // bulkType reports whether a column's values go to DuckDB as Arrow: its
 // Arrow type converts to the DuckDB type duckColumn declares for it.
 func bulkType(f arrow.Field) bool {
-	if oid, _ := schema.PGTypeOf(f); oid == schema.OIDUUID {
-		return false
+	if oid, _ := schema.PGTypeOf(f); oid == schema.OIDUUID || schema.EnumOID(f) != 0 {
+		return false // uuid: UUID in DuckDB; enum: DuckDB's ENUM (enum.go)
 	}
 	switch t := f.Type.(type) {
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type, *arrow.Float32Type, *arrow.Float64Type,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,6 +35,10 @@ type Session struct {
 	// pid is the session's process ID as the client knows it (activity.go).
 	pid   uint32
 	token string
+	// enums are the enum types the session's statements met, by OID, as
+	// last loaded (enum.go).
+	enumMu sync.Mutex
+	enums  map[uint32]*catalog.Enum
 	// duck is the session's own DuckDB connection.
 	duck     *sql.Conn
 	settings settings

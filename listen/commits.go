@@ -49,12 +49,15 @@ func (h *Hub) followOnce() error {
 	cfg.RuntimeParams["application_name"] = catalog.CommitListenerApp
 	conn, err := pgx.ConnectConfig(h.ctx, cfg)
 	if err != nil {
+		h.setFollowErr(err)
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(h.ctx))
 	if _, err := conn.Exec(h.ctx, "LISTEN "+catalog.CommitChannel); err != nil {
+		h.setFollowErr(err)
 		return err
 	}
+	h.setFollowErr(nil)
 	// Committers look for listeners once per ListenerCheckEvery.
 	time.AfterFunc(catalog.ListenerCheckEvery+100*time.Millisecond, func() { h.readyOnce.Do(func() { close(h.ready) }) })
 	for {

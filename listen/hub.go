@@ -19,6 +19,7 @@ package listen
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -51,6 +52,11 @@ type Hub struct {
 	// announces.
 	ready     chan struct{}
 	readyOnce sync.Once
+	// failed is closed when the catalog listener fails to connect or to
+	// LISTEN, and replaced when it has connected again; followErr is that
+	// failure (nil while connected).
+	failed    chan struct{}
+	followErr error
 	vis       visibility
 }
 
@@ -62,7 +68,7 @@ func New(pool *pgxpool.Pool, log *slog.Logger) *Hub {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Hub{pool: pool, log: log, ctx: ctx, cancel: cancel, channels: map[string]map[*Listener]struct{}{}, ready: make(chan struct{}),
-		vis: visibility{pool: pool, known: map[visKey]visEntry{}}}
+		failed: make(chan struct{}), vis: visibility{pool: pool, known: map[visKey]visEntry{}}}
 }
 
 // Close stops the catalog listener; it returns when it has stopped.
@@ -92,17 +98,20 @@ func (h *Hub) NewListener(role string, pid uint32, deliver func(channel, payload
 // Listen adds channel to the session's channels (no-op when listening).
 // For lakesoul_commits it returns a channel closed once commits that start
 // afterwards are announced (the server's first such LISTEN waits for the
-// catalog listener); nil otherwise.
-func (l *Listener) Listen(channel string) <-chan struct{} {
+// catalog listener), and one closed if the catalog listener is failing
+// (Failure says why); nil otherwise.
+func (l *Listener) Listen(channel string) (ready, failed <-chan struct{}) {
 	h := l.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var ready <-chan struct{}
 	if channel == CommitsChannel {
-		ready = h.ready
+		ready, failed = h.ready, h.failed
+		if h.ctx.Err() != nil {
+			failed = closedChan // a closed hub follows nothing
+		}
 	}
 	if l.listening[channel] {
-		return ready
+		return ready, failed
 	}
 	l.listening[channel] = true
 	set := h.channels[channel]
@@ -116,7 +125,36 @@ func (l *Listener) Listen(channel string) <-chan struct{} {
 		h.wg.Add(1)
 		go h.follow()
 	}
-	return ready
+	return ready, failed
+}
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Failure is why the catalog listener is not following commits now (nil
+// when it is, or has not tried yet).
+func (h *Hub) Failure() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ctx.Err() != nil {
+		return errors.New("the server is shutting down")
+	}
+	return h.followErr
+}
+
+// setFollowErr records the catalog listener's state: a failure closes
+// failed, success after one re-arms it.
+func (h *Hub) setFollowErr(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err != nil && h.followErr == nil:
+		h.followErr = err
+		close(h.failed)
+	case err == nil && h.followErr != nil:
+		h.followErr = nil
+		h.failed = make(chan struct{})
+	}
 }
 
 // Unlisten removes channel from the session's channels.

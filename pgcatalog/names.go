@@ -25,6 +25,7 @@ var emulatedRelations = map[string]string{
 	"pg_catalog.pg_views":       "pg_views",
 	"pg_catalog.pg_sequences":   "pg_sequences",
 	"pg_catalog.pg_rewrite":     "pg_rewrite", // migration 000017 (pg_dump)
+	"pg_catalog.pg_enum":        "pg_enum",    // migration 000019 (enum types)
 
 	"information_schema.schemata":          "info_schemata",
 	"information_schema.tables":            "info_tables",
@@ -49,6 +50,8 @@ var emulatedFunctions = map[string][]int{
 	"current_schema":         {0},
 	"current_schemas":        {1},
 	"pg_get_viewdef":         {1, 2}, // migration 000017 (pg_dump)
+	"format_type":            {2},    // migration 000019 (enum types)
+	"pg_type_is_visible":     {1},
 	"pg_get_expr":            {2, 3}, // migration 000021 (lake defaults are text)
 }
 

@@ -174,6 +174,12 @@ func arrowToSpark(dt arrow.DataType) (string, error) {
 // in field metadata ("" when the Arrow type says it all).
 func FromPGType(name string, mods []int32, isArray bool) (dt arrow.DataType, pgType string, err error) {
 	name = strings.TrimPrefix(strings.ToLower(name), "pg_catalog.")
+	if dt, pgType, ok, err := enumFromPGType(name); ok {
+		if isArray {
+			return nil, "", fmt.Errorf("arrays of enum types are not supported for lake tables")
+		}
+		return dt, pgType, err
+	}
 	if isArray {
 		return arrayType(name)
 	}
@@ -283,6 +289,9 @@ func PGTypeOf(f arrow.Field) (oid uint32, typmod int32) {
 			return OIDJSONB, -1
 		case "vector":
 			return VectorOID(), mod - 4
+		}
+		if oid := enumOIDOf(pt); oid != 0 {
+			return oid, -1
 		}
 	}
 	if t, ok := f.Type.(*arrow.ListType); ok {

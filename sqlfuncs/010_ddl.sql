@@ -28,7 +28,10 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
     END IF;
-    IF NOT p_cascade AND EXISTS (SELECT 1 FROM public.table_info WHERE table_namespace = p_namespace) THEN
+    -- Enum types (migration 19) depend on their namespace too; CASCADE
+    -- drops them with it (their foreign key).
+    IF NOT p_cascade AND (EXISTS (SELECT 1 FROM public.table_info WHERE table_namespace = p_namespace)
+                          OR EXISTS (SELECT 1 FROM lakesoul.enum_type WHERE namespace = p_namespace)) THEN
         RAISE EXCEPTION 'cannot drop schema % because other objects depend on it', p_namespace
             USING ERRCODE = '2BP01', HINT = 'Use DROP ... CASCADE to drop the dependent objects too.';
     END IF;

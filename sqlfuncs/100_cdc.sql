@@ -167,7 +167,10 @@ $$;
 -- array of {"table_id", "table_schema", "properties"} applied first with
 -- lakesoul.alter_table; p_tables an array of {"source_table", "table_id",
 -- "columns", "synced_at"} recorded for the subscription's tables. Result:
--- 'committed', or 'already' when p_position was stored before.
+-- 'already' when p_position was stored before; otherwise the versions the
+-- batch committed, a JSON array of {"t": table_id, "p": partition_desc,
+-- "v": version} (lakesoul.notify_commits's argument), for the committer to
+-- announce after the commit.
 CREATE OR REPLACE FUNCTION lakesoul.cdc_commit(p_name text, p_token uuid, p_prev_position text, p_position text,
     p_commits jsonb, p_alters jsonb, p_tables jsonb, p_intent text, p_intent_token uuid,
     p_source_position text, p_source_commit_at timestamptz)
@@ -177,6 +180,7 @@ DECLARE
     v_sub lakesoul.subscription%ROWTYPE;
     v_alter jsonb;
     v_table jsonb;
+    v_versions jsonb := '[]';
 BEGIN
     SELECT * INTO v_sub FROM lakesoul.subscription s WHERE s.name = p_name FOR UPDATE;
     IF NOT FOUND THEN
@@ -196,7 +200,9 @@ BEGIN
         PERFORM lakesoul.alter_table(v_alter->>'table_id', v_alter->>'table_schema', v_alter->'properties');
     END LOOP;
     IF jsonb_array_length(coalesce(p_commits, '[]')) > 0 THEN
-        PERFORM count(*) FROM lakesoul.commit_many(p_commits, p_intent, p_intent_token);
+        SELECT coalesce(jsonb_agg(jsonb_build_object('t', c.o_table_id, 'p', c.o_partition_desc, 'v', c.o_version)), '[]')
+          INTO v_versions
+          FROM lakesoul.commit_many(p_commits, p_intent, p_intent_token) c;
     END IF;
     FOR v_table IN SELECT t FROM jsonb_array_elements(coalesce(p_tables, '[]')) t LOOP
         UPDATE lakesoul.subscription_table t
@@ -213,6 +219,6 @@ BEGIN
                                  THEN clock_timestamp() ELSE s.last_commit_at END,
            state = 'streaming', last_error = NULL
      WHERE s.name = p_name;
-    RETURN 'committed';
+    RETURN v_versions::text;
 END
 $$;

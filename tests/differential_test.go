@@ -68,6 +68,14 @@ var diffSetup = []string{
 	`INSERT INTO diff.arr VALUES (1, '{1,2,3}', ARRAY[1,2], '{"a b",c,NULL}', '{1.5,2}', '{t,f}'),
 		(2, ARRAY[4,NULL], '{}', ARRAY['x', '"q"', 'back\slash', '', 'NULL', 'a,b', '{c}'], NULL, '{}'),
 		(3, NULL, NULL, NULL, NULL, NULL), (4, '{ 7 , -8 }', '{0}', '{ spaced out , "  kept  " }', '{-0.5,1e3}', '{true,NULL}')`,
+	// Issue 20 item 7: enum types, values ordered by declaration (not by
+	// their text), one added BEFORE another.
+	`CREATE TYPE diff.mood AS ENUM ('sad', 'ok', 'happy')`,
+	`ALTER TYPE diff.mood ADD VALUE 'meh' BEFORE 'ok'`,
+	`CREATE TABLE diff.moods (id int, m diff.mood, PRIMARY KEY (id))`,
+	`CREATE TABLE diff.moodlog (id int, m diff.mood)`,
+	`INSERT INTO diff.moods VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL), (5, 'meh'), (6, 'happy')`,
+	`INSERT INTO diff.moodlog SELECT id, m FROM diff.moods WHERE m IS NOT NULL`,
 }
 
 // diffCorpus are the compared queries. Every query has a total ORDER BY
@@ -237,6 +245,20 @@ var diffCorpus = []string{
 	`SELECT jsonb_object_keys(doc) AS k FROM diff.docs WHERE id = 1 ORDER BY k`,
 	`SELECT jsonb_array_elements(doc) FROM diff.docs WHERE id = 1`,
 	`SELECT jsonb_object_keys(doc) FROM diff.docs WHERE id = 2`,
+	// Enum types.
+	`SELECT * FROM diff.moods ORDER BY m, id`,
+	`SELECT id FROM diff.moods WHERE m > 'meh' ORDER BY id`,
+	`SELECT id FROM diff.moodlog WHERE m <= 'ok' AND m <> 'sad' ORDER BY m DESC, id`,
+	`SELECT min(m), max(m), count(DISTINCT m) FROM diff.moods`,
+	`SELECT m, count(*) FROM diff.moodlog GROUP BY m ORDER BY m`,
+	`SELECT id, m::text, m = 'ok', m::text || '!' FROM diff.moods ORDER BY id`,
+	`SELECT 'happy'::diff.mood > 'ok'::diff.mood, CAST('sad' AS diff.mood) < 'meh'`,
+	`SELECT a.id, b.id FROM diff.moods a JOIN diff.moodlog b ON a.m = b.m WHERE a.id < b.id ORDER BY 1, 2`,
+	`INSERT INTO diff.moods VALUES (9, 'angry')`,
+	`UPDATE diff.moods SET m = 'glad' WHERE id = 1`,
+	`SELECT id FROM diff.moods WHERE m = 'nope'`,
+	`SELECT 'nope'::diff.mood`,
+	`SELECT count(*), count(m) FROM diff.moods`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)
@@ -275,6 +297,11 @@ var diffScripts = [][]string{
 var knownDifferences = map[string]string{
 	diffCorpus[23]: "numeric / integer is double precision in DuckDB, numeric with PostgreSQL's scale rules in PostgreSQL",
 }
+
+// firstUserOID is PostgreSQL's FirstNormalObjectId: OIDs from it on are
+// objects of the database (lake types have OIDs of their catalog), which
+// the two sides number differently.
+const firstUserOID = 16384
 
 func TestDifferential(t *testing.T) {
 	t.Parallel()
@@ -370,6 +397,11 @@ func textResult(ctx context.Context, c *pgx.Conn, q string) (string, error) {
 		for i, f := range r.FieldDescriptions {
 			if i > 0 {
 				b.WriteString("|")
+			}
+			if f.DataTypeOID >= firstUserOID {
+				// a user-defined type (an enum): its OID is the database's own
+				fmt.Fprintf(&b, "%s:user-type", f.Name)
+				continue
 			}
 			fmt.Fprintf(&b, "%s:%d", f.Name, f.DataTypeOID)
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -272,6 +273,9 @@ func CheckRecord(t *catalog.Table, rec arrow.RecordBatch) error {
 		if !t.Schema.Field(idx[0]).Nullable && rec.Column(i).NullN() > 0 {
 			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", f.Name, t.QualifiedName())
 		}
+		if err := checkEnum(t, t.Schema.Field(idx[0]), rec.Column(i)); err != nil {
+			return err
+		}
 	}
 	for _, c := range slices.Concat(t.PKCols, t.RangeCols) {
 		if !seen[c] {
@@ -295,6 +299,33 @@ func CheckRecord(t *catalog.Table, rec arrow.RecordBatch) error {
 	for _, c := range t.PKCols {
 		if rec.Column(rec.Schema().FieldIndices(c)[0]).NullN() > 0 {
 			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.QualifiedName())
+		}
+	}
+	return nil
+}
+
+// checkEnum refuses a value of an enum column that is no label of its type
+// (22P02, PostgreSQL's message). Only the types the table was loaded with
+// are checked: compaction rewrites stored values without them
+// (compaction.outputTable).
+func checkEnum(t *catalog.Table, f arrow.Field, col arrow.Array) error {
+	e := t.Enums[schema.EnumOID(f)]
+	if e == nil {
+		return nil
+	}
+	vals, ok := col.(*array.String)
+	if !ok {
+		return nil
+	}
+	labels := make(map[string]struct{}, len(e.Labels))
+	for _, l := range e.Labels {
+		labels[l] = struct{}{}
+	}
+	for i := 0; i < vals.Len(); i++ {
+		if vals.IsValid(i) {
+			if _, ok := labels[vals.Value(i)]; !ok {
+				return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input value for enum %s: \"%s\"", e.Name, vals.Value(i))
+			}
 		}
 	}
 	return nil
