@@ -38,14 +38,7 @@ func newPrivilegeFixture(t *testing.T, tag string) *privilegeFixture {
 		"SELECT lakesoul.create_workspace('"+tag+"_b')",
 		"SELECT lakesoul.create_user('"+tag+"_alice', 'alice-pw', '"+tag+"_a', admin => true)",
 		"SELECT lakesoul.create_user('"+tag+"_bob', 'bob-pw', '"+tag+"_b', admin => true)")
-	login := func(user, pw string) *pgx.Conn {
-		c, err := pgx.Connect(ctx, s.dsn(user, pw, database))
-		if err != nil {
-			t.Fatalf("%s logs in: %v", user, err)
-		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		return c
-	}
+	login := func(user, pw string) *pgx.Conn { return s.login(t, ctx, user, pw) }
 	f.tag = tag
 	f.alice = login(tag+"_alice", "alice-pw")
 	f.bob = login(tag+"_bob", "bob-pw")

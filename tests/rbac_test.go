@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -24,14 +23,7 @@ func TestWorkspacesAndRowLevelSecurity(t *testing.T) {
 		"CREATE SCHEMA rbac_pub",
 		"CREATE TABLE rbac_pub.shared (id int PRIMARY KEY, v text)",
 		"INSERT INTO rbac_pub.shared VALUES (1, 'for everyone')")
-	login := func(user, pw string) *pgx.Conn {
-		c, err := pgx.Connect(ctx, s.dsn(user, pw, database))
-		if err != nil {
-			t.Fatalf("%s logs in: %v", user, err)
-		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		return c
-	}
+	login := func(user, pw string) *pgx.Conn { return s.login(t, ctx, user, pw) }
 	if _, err := pgx.Connect(ctx, s.dsn("alice", "wrong", database)); pgCode(err) != "28P01" {
 		t.Fatalf("wrong password: %v", err)
 	}

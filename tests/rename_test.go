@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -77,14 +76,7 @@ func TestRenameWorkspaces(t *testing.T) {
 		"SELECT lakesoul.create_user('rn_alice', 'alice-pw', 'rn_wa', admin => true)",
 		"SELECT lakesoul.create_user('rn_bob', 'bob-pw', 'rn_wa')",
 		"SELECT lakesoul.create_user('rn_carol', 'carol-pw', 'rn_wb', admin => true)")
-	login := func(user, pw string) *pgx.Conn {
-		c, err := pgx.Connect(ctx, s.dsn(user, pw, database))
-		if err != nil {
-			t.Fatalf("%s logs in: %v", user, err)
-		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		return c
-	}
+	login := func(user, pw string) *pgx.Conn { return s.login(t, ctx, user, pw) }
 	alice, bob, carol := login("rn_alice", "alice-pw"), login("rn_bob", "bob-pw"), login("rn_carol", "carol-pw")
 	mustExec(t, ctx, alice, "CREATE SCHEMA rn_sa", "CREATE TABLE rn_sa.t (id int PRIMARY KEY, v text)",
 		"INSERT INTO rn_sa.t VALUES (1, 'x')", "CREATE TABLE rn_sa.other (id int)")

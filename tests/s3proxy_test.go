@@ -99,14 +99,7 @@ func testS3Proxy(t *testing.T, s3srv *s3test.Server) {
 		"SELECT lakesoul.create_workspace('pxb')",
 		"SELECT lakesoul.create_user('pxalice', 'alice-pw', 'pxa', admin => true)",
 		"SELECT lakesoul.create_user('pxbob', 'bob-pw', 'pxb', admin => true)")
-	login := func(user, pw string) *pgx.Conn {
-		c, err := pgx.Connect(ctx, srv.dsn(user, pw, database))
-		if err != nil {
-			t.Fatalf("%s logs in: %v", user, err)
-		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		return c
-	}
+	login := func(user, pw string) *pgx.Conn { return srv.login(t, ctx, user, pw) }
 	alice, bob := login("pxalice", "alice-pw"), login("pxbob", "bob-pw")
 	mustExec(t, ctx, alice,
 		"CREATE SCHEMA pxa_s",

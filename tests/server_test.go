@@ -222,6 +222,18 @@ func (s *server) adminPassword() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// login connects to the server as user with password (failing the test when
+// it cannot); the connection closes when the test ends.
+func (s *server) login(t *testing.T, ctx context.Context, user, password string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(ctx, s.dsn(user, password, database))
+	if err != nil {
+		t.Fatalf("%s logs in: %v", user, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
 // dsn is a URL connecting to the server as user with password to db.
 func (s *server) dsn(user, password, db string) string {
 	u := url.URL{
