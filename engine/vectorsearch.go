@@ -53,6 +53,8 @@ type vectorSearch struct {
 	keyRef    string
 	exact     *duckQuery
 	paramOIDs []uint32
+	// fast, when set, runs executions without DuckDB (vectorfast.go).
+	fast *vectorFast
 }
 
 // planVectorSearch plans stmt as an index search when its shape and the
@@ -107,6 +109,7 @@ func (s *Session) planVectorSearch(ctx context.Context, stmt *pg_query.Node, par
 		if vs.exact, err = s.planDuckQuery(ctx, proto.Clone(stmt).(*pg_query.Node), paramOIDs); err != nil {
 			return nil, false, err
 		}
+		vs.fast = s.planVectorFast(vs, sel, a)
 		return vs, true, nil
 	}
 	return nil, false, nil
@@ -126,8 +129,12 @@ func (v *vectorSearch) Describe(ctx context.Context) ([]pgwire.Column, error) {
 }
 func (v *vectorSearch) Tag() string { return "SELECT" }
 
-// Bind finds the candidates and plans the statement restricted to them.
+// Bind runs the search on the fast path (vectorfast.go), or finds the
+// candidates and plans the statement restricted to them.
 func (v *vectorSearch) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	if p, ok, err := v.fastBind(ctx, params); err != nil || ok {
+		return p, err
+	}
 	dq, _, err := v.restricted(ctx, params)
 	if err != nil {
 		return nil, err
@@ -158,15 +165,31 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 		n = 4 * max(4*k, 40)
 	}
 	probes := v.s.ivfflatProbes()
-	keys, st, err := v.s.vectorCandidates(ctx, v.table, v.ix, v.metric, q, n, probes)
+	parts, err := v.s.cat.LiveFiles(ctx, v.table.ID, nil)
 	if err != nil {
 		return nil, "", err
+	}
+	hits, _, st, err := v.s.vectorCandidates(ctx, v.table, v.ix, v.metric, q, n, probes, parts)
+	if err != nil {
+		return nil, "", err
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if !seen[h.key] {
+			seen[h.key] = true
+			keys = append(keys, h.key)
+		}
 	}
 	if st.segments == 0 {
 		return v.exact, "Vector index " + v.ix.Name + " not used: no segment built yet (exact search)", nil
 	}
 	explain = fmt.Sprintf("Vector Index Scan using %s on %s (ivfflat, %s, probes=%d): %d candidates re-ranked exactly; %d segments, %d units searched exactly, %d newer files searched exactly",
 		v.ix.Name, v.table.QualifiedName(), v.ix.Metric, probes, len(keys), st.segments, st.exactUnits, st.newerFiles)
+	if v.fast != nil && len(params) == len(v.exact.params) {
+		// fastBind serves every execution that reaches this point.
+		explain += "; executed without DuckDB (candidates ranked and fetched by key in Go); the plan below is the equivalent DuckDB route's"
+	}
 	if len(keys) == 0 {
 		keys = []string{"NULL"}
 	}
@@ -192,9 +215,12 @@ const vectorRerank = 200
 
 // searchNewer offers every row of unit u's files that segment files seg
 // does not hold, merged among themselves, and returns the keys they make
-// stale in the segment: those upserted with a vector or deleted (CDC).
-func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Unit, seg []string, column string, need []bool,
-	offer func(string, []float32), st *searchStats) (map[string]bool, error) {
+// stale in the segment: those upserted with a vector or deleted (CDC). A
+// newer row without a vector (an UPDATE of other columns, or of the vector
+// to NULL) is in recheck: the segment's vector of the key may or may not be
+// the current one, so the caller reads the key's merged row.
+func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Unit, seg []string, column string,
+	offer func(string, []float32), st *searchStats) (stale, recheck map[string]bool, err error) {
 	var newer []catalog.DataFile
 	for _, f := range u.Files {
 		if !slices.Contains(seg, f.Path) {
@@ -202,31 +228,27 @@ func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Un
 		}
 	}
 	if len(newer) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	st.newerFiles += len(newer)
-	sub := &reader.Scan{Store: s.e.store, Table: t, Unordered: true, Needed: need, Spill: s.e.scans.spill, KeepCDCDeletes: true,
-		Partitions: []catalog.PartitionFiles{{Desc: u.Desc, Files: newer}}}
-	subUnits, err := sub.Units()
+	rows, err := s.unitRowsOf(ctx, t, u, newer, column, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stale := map[string]bool{}
-	for _, su := range subUnits {
-		err := vector.EachRow(ctx, sub, su, column, func(key string, v []float32, deleted bool) {
-			switch {
-			case deleted:
-				stale[key] = true
-			case v != nil:
-				stale[key] = true
-				offer(key, v)
-			}
-		})
-		if err != nil {
-			return nil, err
+	stale, recheck = map[string]bool{}, map[string]bool{}
+	d := rows.dims
+	for i, k := range rows.keys {
+		switch rows.state[i] {
+		case rowDeleted:
+			stale[k] = true
+		case rowNoVector:
+			recheck[k] = true
+		default:
+			stale[k] = true
+			offer(k, rows.vecs[i*d:(i+1)*d])
 		}
 	}
-	return stale, nil
+	return stale, recheck, nil
 }
 
 // searchStats counts what vectorCandidates used.
@@ -297,20 +319,29 @@ func (s *Session) ivfflatProbes() int {
 	return 1
 }
 
-// vectorCandidates returns the keys (SQL literals) of the n rows of t
-// nearest to q by the index's segments and exact ranking of what they do
-// not cover; st.segments is 0 when no unit had a usable segment.
-func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, q vector.Vector, n, probes int) (keys []string, st searchStats, err error) {
+// vectorHit is a row an index search found: key (a SQL literal) of unit
+// units[unit] at distance dist by the index's metric, ranked on the
+// vector the segment or a newer file holds. recheck marks a key a newer
+// file updated without a vector: only its merged row tells its vector.
+type vectorHit struct {
+	unit    int
+	key     string
+	dist    float32
+	recheck bool
+}
+
+// vectorCandidates returns the n rows of parts (t's snapshot) nearest to
+// q by the index's segments and exact ranking of what they do not cover,
+// nearest first, and the units they refer to; st.segments is 0 when no
+// unit had a usable segment.
+func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, q vector.Vector, n, probes int,
+	parts []catalog.PartitionFiles) (hits []vectorHit, units []reader.Unit, st searchStats, err error) {
 	if len(q) != schemaDimsOf(t, ix.Column) {
-		return nil, st, nil // the exact plan fails with pgvector's error
-	}
-	parts, err := s.cat.LiveFiles(ctx, t.ID, nil)
-	if err != nil {
-		return nil, st, err
+		return nil, nil, st, nil // the exact plan fails with pgvector's error
 	}
 	segs, err := s.cat.VectorSegments(ctx, t.ID, ix.Name)
 	if err != nil {
-		return nil, st, err
+		return nil, nil, st, err
 	}
 	bySeg := map[string]catalog.VectorSegment{}
 	for _, sg := range segs {
@@ -320,21 +351,27 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 	if m == vector.Cosine {
 		vector.Normalize(qn)
 	}
+	// top ranks "unit\x00key": a key may be in several partitions.
 	top := vector.NewTopK(n)
-	offer := func(key string, v []float32) {
-		if m == vector.Cosine {
-			v = slices.Clone(v)
-			vector.Normalize(v)
+	var tmp []float32
+	offerIn := func(ui int) func(string, []float32) {
+		prefix := strconv.Itoa(ui) + "\x00"
+		return func(key string, v []float32) {
+			if m == vector.Cosine {
+				tmp = append(tmp[:0], v...)
+				vector.Normalize(tmp)
+				v = tmp
+			}
+			top.Offer(prefix+key, m.Distance(qn, v))
 		}
-		top.Offer(key, m.Distance(qn, v))
 	}
-	need := vector.NeededColumns(t, ix.Column)
-	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true, Needed: need, Spill: s.e.scans.spill}
-	units, err := scan.Units()
-	if err != nil {
-		return nil, st, err
+	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true}
+	if units, err = scan.Units(); err != nil {
+		return nil, nil, st, err
 	}
-	for _, u := range units {
+	recheck := map[string]bool{}
+	for ui, u := range units {
+		offer := offerIn(ui)
 		live := vector.FilePaths(u.Files)
 		sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
 		var idx *vector.Segment
@@ -349,43 +386,43 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 		}
 		if idx == nil {
 			st.exactUnits++
-			err := vector.EachRow(ctx, scan, u, ix.Column, func(key string, v []float32, _ bool) {
-				if v != nil {
-					offer(key, v)
-				}
-			})
+			rows, err := s.unitRowsOf(ctx, t, u, u.Files, ix.Column, false)
 			if err != nil {
-				return nil, st, err
+				return nil, nil, st, err
+			}
+			d := rows.dims
+			for i, k := range rows.keys {
+				if rows.state[i] == rowVector {
+					offer(k, rows.vecs[i*d:(i+1)*d])
+				}
 			}
 			continue
 		}
 		st.segments++
 		// Rows of files newer than the segment are ranked exactly; a key
-		// they upsert with a vector or delete is stale in the segment. (A
-		// newer row without a vector, such as an UPDATE of other columns,
-		// leaves the segment's candidate; the re-run ranks its current row.)
-		stale, err := s.searchNewer(ctx, t, u, sg.DataFiles, ix.Column, need, offer, &st)
+		// they upsert with a vector or delete is stale in the segment.
+		stale, re, err := s.searchNewer(ctx, t, u, sg.DataFiles, ix.Column, offer, &st)
 		if err != nil {
-			return nil, st, err
+			return nil, nil, st, err
 		}
 		segTop := vector.NewTopK(n)
-		if err := idx.Search(qn, probes, max(n, vectorRerank), segTop); err != nil {
-			return nil, st, fmt.Errorf("vector index %s: %w", ix.Name, err)
+		if err := idx.SearchExcluding(qn, probes, max(n, vectorRerank), segTop, stale); err != nil {
+			return nil, nil, st, fmt.Errorf("vector index %s: %w", ix.Name, err)
 		}
-		for _, c := range segTop.Result() {
-			if !stale[c.Key] {
-				top.Offer(c.Key, c.Dist)
+		prefix := strconv.Itoa(ui) + "\x00"
+		for _, c := range segTop.Result() { // stale keys were excluded
+			top.Offer(prefix+c.Key, c.Dist)
+			if re[c.Key] {
+				recheck[prefix+c.Key] = true
 			}
 		}
 	}
-	seen := map[string]bool{}
 	for _, c := range top.Result() {
-		if !seen[c.Key] {
-			seen[c.Key] = true
-			keys = append(keys, c.Key)
-		}
+		u, key, _ := strings.Cut(c.Key, "\x00")
+		ui, _ := strconv.Atoi(u)
+		hits = append(hits, vectorHit{unit: ui, key: key, dist: c.Dist, recheck: recheck[c.Key]})
 	}
-	return keys, st, nil
+	return hits, units, st, nil
 }
 
 // covers reports whether every file of a segment is still live.
