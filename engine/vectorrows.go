@@ -25,6 +25,10 @@ type unitRows struct {
 	keys  []string
 	state []rowState
 	vecs  []float32 // dims float32s per row; zeros when it has no vector
+	// stale are the keys of rows with a vector or deleted, recheck those
+	// of rows without a vector (searchNewer's sets; nil for rows of a
+	// whole unit).
+	stale, recheck map[string]bool
 }
 
 type rowState uint8
@@ -36,7 +40,7 @@ const (
 )
 
 func (r *unitRows) bytes() int {
-	n := 4*len(r.vecs) + len(r.state) + 16*len(r.keys)
+	n := 4*len(r.vecs) + len(r.state) + 16*len(r.keys) + 48*(len(r.stale)+len(r.recheck))
 	for _, k := range r.keys {
 		n += len(k)
 	}
@@ -104,6 +108,16 @@ func (s *Session) unitRowsOf(ctx context.Context, t *catalog.Table, u reader.Uni
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	if keepDeletes {
+		r.stale, r.recheck = map[string]bool{}, map[string]bool{}
+		for i, k := range r.keys {
+			if r.state[i] == rowNoVector {
+				r.recheck[k] = true
+			} else {
+				r.stale[k] = true
+			}
 		}
 	}
 	n := r.bytes()

@@ -235,20 +235,13 @@ func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Un
 	if err != nil {
 		return nil, nil, err
 	}
-	stale, recheck = map[string]bool{}, map[string]bool{}
 	d := rows.dims
 	for i, k := range rows.keys {
-		switch rows.state[i] {
-		case rowDeleted:
-			stale[k] = true
-		case rowNoVector:
-			recheck[k] = true
-		default:
-			stale[k] = true
+		if rows.state[i] == rowVector {
 			offer(k, rows.vecs[i*d:(i+1)*d])
 		}
 	}
-	return stale, recheck, nil
+	return rows.stale, rows.recheck, nil
 }
 
 // searchStats counts what vectorCandidates used.
@@ -362,7 +355,9 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 				vector.Normalize(tmp)
 				v = tmp
 			}
-			top.Offer(prefix+key, m.Distance(qn, v))
+			if d := m.Distance(qn, v); top.Admits(d) { // the key string only when kept
+				top.Offer(prefix+key, d)
+			}
 		}
 	}
 	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true}

@@ -244,6 +244,11 @@ func (t *TopK) Offer(key string, d float32) {
 	}
 }
 
+// Admits reports whether a candidate at distance d would be kept now.
+func (t *TopK) Admits(d float32) bool {
+	return len(t.h) < t.k || (t.k > 0 && d < t.h[0].Dist)
+}
+
 // Result returns the kept candidates, nearest first.
 func (t *TopK) Result() []Candidate {
 	out := slices.Clone(t.h)
