@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -326,7 +327,8 @@ type vectorHit struct {
 // vectorCandidates returns the n rows of parts (t's snapshot) nearest to
 // q by the index's segments and exact ranking of what they do not cover,
 // nearest first, and the units they refer to; st.segments is 0 when no
-// unit had a usable segment.
+// unit had a usable segment. Units are searched in parallel (each unit's
+// search is independent; their best n are merged).
 func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, q vector.Vector, n, probes int,
 	parts []catalog.PartitionFiles) (hits []vectorHit, units []reader.Unit, st searchStats, err error) {
 	if len(q) != schemaDimsOf(t, ix.Column) {
@@ -344,71 +346,44 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 	if m == vector.Cosine {
 		vector.Normalize(qn)
 	}
-	// top ranks "unit\x00key": a key may be in several partitions.
-	top := vector.NewTopK(n)
-	var tmp []float32
-	offerIn := func(ui int) func(string, []float32) {
-		prefix := strconv.Itoa(ui) + "\x00"
-		return func(key string, v []float32) {
-			if m == vector.Cosine {
-				tmp = append(tmp[:0], v...)
-				vector.Normalize(tmp)
-				v = tmp
-			}
-			if d := m.Distance(qn, v); top.Admits(d) { // the key string only when kept
-				top.Offer(prefix+key, d)
-			}
-		}
-	}
 	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true}
 	if units, err = scan.Units(); err != nil {
 		return nil, nil, st, err
 	}
+	res := make([]unitSearch, len(units))
+	next := make(chan int, len(units))
+	for ui := range units {
+		next <- ui
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(len(units), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ui := range next {
+				res[ui] = s.searchUnit(ctx, t, ix, m, qn, n, probes, units[ui], bySeg)
+			}
+		}()
+	}
+	wg.Wait()
+	// top ranks "unit\x00key": a key may be in several partitions.
+	top := vector.NewTopK(n)
 	recheck := map[string]bool{}
-	for ui, u := range units {
-		offer := offerIn(ui)
-		live := vector.FilePaths(u.Files)
-		sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
-		var idx *vector.Segment
-		if ok && covers(live, sg.DataFiles) {
-			var lerr error
-			// The segment outlives this query in the cache: its reader must not
-			// carry the query's context (an S3 reader would fail once it ends).
-			if idx, lerr = s.e.ivfs.load(context.WithoutCancel(ctx), s.e.store, sg.Path); lerr != nil {
-				// A file gone meanwhile or unreadable: search the unit exactly.
-				s.e.log.Warn("vector index: cannot load segment, searching exactly", "index", ix.Name, "path", sg.Path, "err", lerr)
-			}
+	for ui, r := range res {
+		if r.err != nil {
+			return nil, nil, st, r.err
 		}
-		if idx == nil {
-			st.exactUnits++
-			rows, err := s.unitRowsOf(ctx, t, u, u.Files, ix.Column, false)
-			if err != nil {
-				return nil, nil, st, err
-			}
-			d := rows.dims
-			for i, k := range rows.keys {
-				if rows.state[i] == rowVector {
-					offer(k, rows.vecs[i*d:(i+1)*d])
-				}
-			}
-			continue
-		}
-		st.segments++
-		// Rows of files newer than the segment are ranked exactly; a key
-		// they upsert with a vector or delete is stale in the segment.
-		stale, re, err := s.searchNewer(ctx, t, u, sg.DataFiles, ix.Column, offer, &st)
-		if err != nil {
-			return nil, nil, st, err
-		}
-		segTop := vector.NewTopK(n)
-		if err := idx.SearchExcluding(qn, probes, max(n, vectorRerank), segTop, stale); err != nil {
-			return nil, nil, st, fmt.Errorf("vector index %s: %w", ix.Name, err)
-		}
+		st.segments += r.st.segments
+		st.exactUnits += r.st.exactUnits
+		st.newerFiles += r.st.newerFiles
 		prefix := strconv.Itoa(ui) + "\x00"
-		for _, c := range segTop.Result() { // stale keys were excluded
-			top.Offer(prefix+c.Key, c.Dist)
-			if re[c.Key] {
-				recheck[prefix+c.Key] = true
+		for _, c := range r.top.Result() {
+			if top.Admits(c.Dist) {
+				top.Offer(prefix+c.Key, c.Dist)
+				if r.recheck[c.Key] {
+					recheck[prefix+c.Key] = true
+				}
 			}
 		}
 	}
@@ -418,6 +393,73 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 		hits = append(hits, vectorHit{unit: ui, key: key, dist: c.Dist, recheck: recheck[c.Key]})
 	}
 	return hits, units, st, nil
+}
+
+// unitSearch is what one unit's search found: its n best rows by key,
+// which of them need a recheck (vectorHit), and what it used.
+type unitSearch struct {
+	top     *vector.TopK
+	recheck map[string]bool
+	st      searchStats
+	err     error
+}
+
+// searchUnit searches unit u: its segment (when one covers it) with the
+// files newer than it ranked exactly, else all its rows exactly.
+func (s *Session) searchUnit(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, qn []float32, n, probes int,
+	u reader.Unit, bySeg map[string]catalog.VectorSegment) (r unitSearch) {
+	r.top = vector.NewTopK(n)
+	var tmp []float32
+	offer := func(key string, v []float32) {
+		if m == vector.Cosine {
+			tmp = append(tmp[:0], v...)
+			vector.Normalize(tmp)
+			v = tmp
+		}
+		if d := m.Distance(qn, v); r.top.Admits(d) {
+			r.top.Offer(key, d)
+		}
+	}
+	sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
+	var idx *vector.Segment
+	if ok && covers(vector.FilePaths(u.Files), sg.DataFiles) {
+		var lerr error
+		// The segment outlives this query in the cache: its reader must not
+		// carry the query's context (an S3 reader would fail once it ends).
+		if idx, lerr = s.e.ivfs.load(context.WithoutCancel(ctx), s.e.store, sg.Path); lerr != nil {
+			// A file gone meanwhile or unreadable: search the unit exactly.
+			s.e.log.Warn("vector index: cannot load segment, searching exactly", "index", ix.Name, "path", sg.Path, "err", lerr)
+		}
+	}
+	if idx == nil {
+		r.st.exactUnits++
+		rows, err := s.unitRowsOf(ctx, t, u, u.Files, ix.Column, false)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		d := rows.dims
+		for i, k := range rows.keys {
+			if rows.state[i] == rowVector {
+				offer(k, rows.vecs[i*d:(i+1)*d])
+			}
+		}
+		return r
+	}
+	r.st.segments++
+	// Rows of files newer than the segment are ranked exactly; a key they
+	// upsert with a vector or delete is stale in the segment, and excluded
+	// from its search.
+	stale, recheck, err := s.searchNewer(ctx, t, u, sg.DataFiles, ix.Column, offer, &r.st)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.recheck = recheck
+	if err := idx.SearchExcluding(qn, probes, max(n, vectorRerank), r.top, stale); err != nil {
+		r.err = fmt.Errorf("vector index %s: %w", ix.Name, err)
+	}
+	return r
 }
 
 // covers reports whether every file of a segment is still live.
