@@ -188,7 +188,8 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 	explain = fmt.Sprintf("Vector Index Scan using %s on %s (ivfflat, %s, probes=%d): %d candidates re-ranked exactly; %d segments, %d units searched exactly, %d newer files searched exactly",
 		v.ix.Name, v.table.QualifiedName(), v.ix.Metric, probes, len(keys), st.segments, st.exactUnits, st.newerFiles)
 	if v.fast != nil && len(params) == len(v.exact.params) {
-		// fastBind serves every execution that reaches this point.
+		// fastBind serves such an execution, unless a candidate's vector
+		// became NULL since the build and fewer than k others have one.
 		explain += "; executed without DuckDB (candidates ranked and fetched by key in Go); the plan below is the equivalent DuckDB route's"
 	}
 	if len(keys) == 0 {
