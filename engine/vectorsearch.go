@@ -215,14 +215,14 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 // recall@10 ≥ 0.95 with 1-bit codes on clustered data).
 const vectorRerank = 200
 
-// searchNewer offers every row of unit u's files that segment files seg
-// does not hold, merged among themselves, and returns the keys they make
-// stale in the segment: those upserted with a vector or deleted (CDC). A
-// newer row without a vector (an UPDATE of other columns, or of the vector
-// to NULL) is in recheck: the segment's vector of the key may or may not be
-// the current one, so the caller reads the key's merged row.
-func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Unit, seg []string, column string,
-	offer func(string, []float32), st *searchStats) (stale, recheck map[string]bool, err error) {
+// newerRows are the merged rows of unit u's files that segment files seg
+// does not hold (nil when there are none). Their stale set holds the keys
+// they upsert with a vector or delete (CDC), which the segment's results
+// must not hold; recheck those a newer row updated without a vector (an
+// UPDATE of other columns, or of the vector to NULL): the segment's vector
+// of such a key may or may not be the current one, so the caller reads the
+// key's merged row.
+func (s *Session) newerRows(ctx context.Context, t *catalog.Table, u reader.Unit, seg []string, column string, st *searchStats) (*unitRows, error) {
 	var newer []catalog.DataFile
 	for _, f := range u.Files {
 		if !slices.Contains(seg, f.Path) {
@@ -230,20 +230,10 @@ func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Un
 		}
 	}
 	if len(newer) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	st.newerFiles += len(newer)
-	rows, err := s.unitRowsOf(ctx, t, u, newer, column, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	d := rows.dims
-	for i, k := range rows.keys {
-		if rows.state[i] == rowVector {
-			offer(k, rows.vecs[i*d:(i+1)*d])
-		}
-	}
-	return rows.stale, rows.recheck, nil
+	return s.unitRowsOf(ctx, t, u, newer, column, true)
 }
 
 // searchStats counts what vectorCandidates used.
@@ -411,14 +401,29 @@ func (s *Session) searchUnit(ctx context.Context, t *catalog.Table, ix catalog.V
 	u reader.Unit, bySeg map[string]catalog.VectorSegment) (r unitSearch) {
 	r.top = vector.NewTopK(n)
 	var tmp []float32
-	offer := func(key string, v []float32) {
-		if m == vector.Cosine {
-			tmp = append(tmp[:0], v...)
-			vector.Normalize(tmp)
-			v = tmp
-		}
-		if d := m.Distance(qn, v); r.top.Admits(d) {
-			r.top.Offer(key, d)
+	// offerAll ranks every row of rows with a vector exactly (for L2, a
+	// distance stops being summed once it exceeds the current n-th best).
+	offerAll := func(rows *unitRows) {
+		d := rows.dims
+		for i, k := range rows.keys {
+			if rows.state[i] != rowVector {
+				continue
+			}
+			v := rows.vecs[i*d : (i+1)*d]
+			var dist float32
+			switch m {
+			case vector.L2:
+				dist = vector.L2SquaredBounded(qn, v, r.top.Bound())
+			case vector.Cosine:
+				tmp = append(tmp[:0], v...)
+				vector.Normalize(tmp)
+				dist = m.Distance(qn, tmp)
+			default:
+				dist = m.Distance(qn, v)
+			}
+			if r.top.Admits(dist) {
+				r.top.Offer(k, dist)
+			}
 		}
 	}
 	sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
@@ -439,26 +444,29 @@ func (s *Session) searchUnit(ctx context.Context, t *catalog.Table, ix catalog.V
 			r.err = err
 			return r
 		}
-		d := rows.dims
-		for i, k := range rows.keys {
-			if rows.state[i] == rowVector {
-				offer(k, rows.vecs[i*d:(i+1)*d])
-			}
-		}
+		offerAll(rows)
 		return r
 	}
 	r.st.segments++
 	// Rows of files newer than the segment are ranked exactly; a key they
 	// upsert with a vector or delete is stale in the segment, and excluded
-	// from its search.
-	stale, recheck, err := s.searchNewer(ctx, t, u, sg.DataFiles, ix.Column, offer, &r.st)
+	// from its search. The segment goes first: its best bound the newer
+	// rows' distances.
+	newer, err := s.newerRows(ctx, t, u, sg.DataFiles, ix.Column, &r.st)
 	if err != nil {
 		r.err = err
 		return r
 	}
-	r.recheck = recheck
+	var stale map[string]bool
+	if newer != nil {
+		stale, r.recheck = newer.stale, newer.recheck
+	}
 	if err := idx.SearchExcluding(qn, probes, max(n, vectorRerank), r.top, stale); err != nil {
 		r.err = fmt.Errorf("vector index %s: %w", ix.Name, err)
+		return r
+	}
+	if newer != nil {
+		offerAll(newer)
 	}
 	return r
 }

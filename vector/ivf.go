@@ -249,6 +249,15 @@ func (t *TopK) Admits(d float32) bool {
 	return len(t.h) < t.k || (t.k > 0 && d < t.h[0].Dist)
 }
 
+// Bound is the distance a candidate must be below to be kept now (+Inf
+// until k are kept).
+func (t *TopK) Bound() float32 {
+	if len(t.h) < t.k || t.k == 0 {
+		return float32(math.Inf(1))
+	}
+	return t.h[0].Dist
+}
+
 // Result returns the kept candidates, nearest first.
 func (t *TopK) Result() []Candidate {
 	out := slices.Clone(t.h)
