@@ -24,19 +24,23 @@ import (
 // where t has a vector index on col for <op>'s metric, runs in two steps
 // at each execution:
 //
-//  1. Candidates (vectorCandidates): per partition × bucket, the probed
-//     lists of the unit's segment, plus every row of the unit's files newer
-//     than the segment, ranked exactly; units without a usable segment are
-//     ranked exactly. A segment ranks its probed lists by 1-bit codes and
-//     re-ranks the best on their full vectors (read from the segment
-//     file); keys that newer files upsert or delete are dropped from its
-//     results (MOR: the newer version is ranked instead). The nearest
-//     k + max(k, 10) keys are kept (16·max(k, 10) with a WHERE clause).
-//  2. The statement as written, with "pk IN (candidates)" added to its
-//     WHERE, runs as any query: the merge-on-read of those keys gives their
-//     current rows, WHERE filters them and ORDER BY ranks them by exact
-//     distance. A key overwritten since the segment was built is ranked by
-//     its new vector, a deleted one is not returned.
+//  1. Candidates (vectorCandidates): per partition × bucket, in parallel,
+//     the probed lists of the unit's segment, plus every row of the unit's
+//     files newer than the segment (decoded once, vectorrows.go), ranked
+//     exactly; units without a usable segment are ranked exactly. A segment
+//     ranks its probed lists by 1-bit codes and re-ranks the best on their
+//     full vectors (read from the segment file); keys that newer files
+//     upsert or delete are excluded from its search (MOR: the newer version
+//     is ranked instead). The DuckDB route keeps the nearest k + max(k, 10)
+//     keys (16·max(k, 10) with a WHERE clause), the fast path k.
+//  2. When the statement's shape allows, the fast path (vectorfast.go)
+//     finishes in Go: the candidates' rows are read by key when the result
+//     needs them, and ranked, without DuckDB. Otherwise the statement as
+//     written, with "pk IN (candidates)" added to its WHERE, runs as any
+//     query: the merge-on-read of those keys gives their current rows,
+//     WHERE filters them and ORDER BY ranks them by exact distance. A key
+//     overwritten since the segment was built is ranked by its new vector,
+//     a deleted one is not returned.
 //
 // As in pgvector, filtering happens after the index scan, so a selective
 // WHERE may return fewer than k rows; ivfflat.probes sets the lists probed
