@@ -63,6 +63,7 @@ type Engine struct {
 	// vectors builds vector index segments in the background (vectorindex.go).
 	vectors       *vectorIndexes
 	ivfs          *ivfCache
+	vrows         *vectorRowCache
 	serverVersion string
 	// warehouseDir is the local warehouse root ("" for object stores);
 	// DuckDB may read Parquet files below it.
@@ -103,6 +104,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.snaps = newSnapshotCache()
 	e.vectors = newVectorIndexes(cfg.Catalog, e)
 	e.ivfs = newIVFCache(1 << 30)
+	e.vrows = newVectorRowCache(vectorRowCacheBytes)
 	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
 		e.warehouseDir = strings.TrimSuffix(dir, "/")
 	}

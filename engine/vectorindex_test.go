@@ -284,3 +284,40 @@ func TestVectorIndexMOR(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorIndexRelations: vector index names are per schema (two schemas
+// may each have an index x; a second x in one schema is 42P07, as a table
+// of that name is), and the emulated catalog lists vector indexes as index
+// relations of their tables (pg_class, pg_index, pg_indexes with
+// pg_get_indexdef's CREATE INDEX … USING ivfflat), until DROP INDEX.
+func TestVectorIndexRelations(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA a; CREATE SCHEMA b;
+		CREATE TABLE a.t (id bigint, emb vector(3), PRIMARY KEY (id));
+		CREATE TABLE b.t (id bigint, emb vector(3), PRIMARY KEY (id));
+		CREATE TABLE a.taken (id bigint, PRIMARY KEY (id))`)
+	mustRun(t, s, `CREATE INDEX x ON a.t USING ivfflat (emb vector_cosine_ops) WITH (lists = 4)`)
+	mustRun(t, s, `CREATE INDEX x ON b.t USING ivfflat (emb vector_l2_ops)`)
+	for _, q := range []string{
+		`CREATE INDEX x ON a.t USING ivfflat (emb vector_l2_ops)`,
+		`CREATE INDEX taken ON a.t USING ivfflat (emb vector_l2_ops)`,
+	} {
+		if _, err := run(t, s, q); sqlerr.Code(err) != sqlerr.DuplicateTable {
+			t.Errorf("%s: %v, want 42P07", q, err)
+		}
+	}
+	if _, err := run(t, s, `CREATE INDEX h ON a.t USING hnsw (emb vector_l2_ops)`); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("USING hnsw: %v, want 0A000", err)
+	}
+	expectRows(t, s, `SELECT n.nspname, c.relname, c.relkind::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relname = 'x' ORDER BY 1`, "a|x|i", "b|x|i")
+	expectRows(t, s, `SELECT schemaname, tablename, indexdef FROM pg_catalog.pg_indexes WHERE indexname = 'x' ORDER BY 1`,
+		"a|t|CREATE INDEX x ON a.t USING ivfflat (emb vector_cosine_ops) WITH (lists=4)",
+		"b|t|CREATE INDEX x ON b.t USING ivfflat (emb vector_l2_ops) WITH (lists=100)")
+	expectRows(t, s, `SELECT i.indisunique, i.indisprimary, a.attname FROM pg_catalog.pg_index i
+		JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		WHERE c.relname = 'x' AND n.nspname = 'b'`, "false|false|emb")
+	mustRun(t, s, `DROP INDEX a.x`)
+	expectRows(t, s, `SELECT schemaname FROM pg_catalog.pg_indexes WHERE indexname = 'x'`, "b")
+}

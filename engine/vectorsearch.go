@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,19 +24,23 @@ import (
 // where t has a vector index on col for <op>'s metric, runs in two steps
 // at each execution:
 //
-//  1. Candidates (vectorCandidates): per partition × bucket, the probed
-//     lists of the unit's segment, plus every row of the unit's files newer
-//     than the segment, ranked exactly; units without a usable segment are
-//     ranked exactly. A segment ranks its probed lists by 1-bit codes and
-//     re-ranks the best on their full vectors (read from the segment
-//     file); keys that newer files upsert or delete are dropped from its
-//     results (MOR: the newer version is ranked instead). The nearest
-//     k + max(k, 10) keys are kept (16·max(k, 10) with a WHERE clause).
-//  2. The statement as written, with "pk IN (candidates)" added to its
-//     WHERE, runs as any query: the merge-on-read of those keys gives their
-//     current rows, WHERE filters them and ORDER BY ranks them by exact
-//     distance. A key overwritten since the segment was built is ranked by
-//     its new vector, a deleted one is not returned.
+//  1. Candidates (vectorCandidates): per partition × bucket, in parallel,
+//     the probed lists of the unit's segment, plus every row of the unit's
+//     files newer than the segment (decoded once, vectorrows.go), ranked
+//     exactly; units without a usable segment are ranked exactly. A segment
+//     ranks its probed lists by 1-bit codes and re-ranks the best on their
+//     full vectors (read from the segment file); keys that newer files
+//     upsert or delete are excluded from its search (MOR: the newer version
+//     is ranked instead). The DuckDB route keeps the nearest k + max(k, 10)
+//     keys (16·max(k, 10) with a WHERE clause), the fast path k.
+//  2. When the statement's shape allows, the fast path (vectorfast.go)
+//     finishes in Go: the candidates' rows are read by key when the result
+//     needs them, and ranked, without DuckDB. Otherwise the statement as
+//     written, with "pk IN (candidates)" added to its WHERE, runs as any
+//     query: the merge-on-read of those keys gives their current rows,
+//     WHERE filters them and ORDER BY ranks them by exact distance. A key
+//     overwritten since the segment was built is ranked by its new vector,
+//     a deleted one is not returned.
 //
 // As in pgvector, filtering happens after the index scan, so a selective
 // WHERE may return fewer than k rows; ivfflat.probes sets the lists probed
@@ -53,6 +58,8 @@ type vectorSearch struct {
 	keyRef    string
 	exact     *duckQuery
 	paramOIDs []uint32
+	// fast, when set, runs executions without DuckDB (vectorfast.go).
+	fast *vectorFast
 }
 
 // planVectorSearch plans stmt as an index search when its shape and the
@@ -107,6 +114,7 @@ func (s *Session) planVectorSearch(ctx context.Context, stmt *pg_query.Node, par
 		if vs.exact, err = s.planDuckQuery(ctx, proto.Clone(stmt).(*pg_query.Node), paramOIDs); err != nil {
 			return nil, false, err
 		}
+		vs.fast = s.planVectorFast(vs, sel, a)
 		return vs, true, nil
 	}
 	return nil, false, nil
@@ -126,8 +134,12 @@ func (v *vectorSearch) Describe(ctx context.Context) ([]pgwire.Column, error) {
 }
 func (v *vectorSearch) Tag() string { return "SELECT" }
 
-// Bind finds the candidates and plans the statement restricted to them.
+// Bind runs the search on the fast path (vectorfast.go), or finds the
+// candidates and plans the statement restricted to them.
 func (v *vectorSearch) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+	if p, ok, err := v.fastBind(ctx, params); err != nil || ok {
+		return p, err
+	}
 	dq, _, err := v.restricted(ctx, params)
 	if err != nil {
 		return nil, err
@@ -158,15 +170,32 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 		n = 4 * max(4*k, 40)
 	}
 	probes := v.s.ivfflatProbes()
-	keys, st, err := v.s.vectorCandidates(ctx, v.table, v.ix, v.metric, q, n, probes)
+	parts, err := v.s.cat.LiveFiles(ctx, v.table.ID, nil)
 	if err != nil {
 		return nil, "", err
+	}
+	hits, _, st, err := v.s.vectorCandidates(ctx, v.table, v.ix, v.metric, q, n, probes, parts)
+	if err != nil {
+		return nil, "", err
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if !seen[h.key] {
+			seen[h.key] = true
+			keys = append(keys, h.key)
+		}
 	}
 	if st.segments == 0 {
 		return v.exact, "Vector index " + v.ix.Name + " not used: no segment built yet (exact search)", nil
 	}
 	explain = fmt.Sprintf("Vector Index Scan using %s on %s (ivfflat, %s, probes=%d): %d candidates re-ranked exactly; %d segments, %d units searched exactly, %d newer files searched exactly",
 		v.ix.Name, v.table.QualifiedName(), v.ix.Metric, probes, len(keys), st.segments, st.exactUnits, st.newerFiles)
+	if v.fast != nil && len(params) == len(v.exact.params) {
+		// fastBind serves such an execution, unless a candidate's vector
+		// became NULL since the build and fewer than k others have one.
+		explain += "; executed without DuckDB (candidates ranked and fetched by key in Go); the plan below is the equivalent DuckDB route's"
+	}
 	if len(keys) == 0 {
 		keys = []string{"NULL"}
 	}
@@ -190,11 +219,14 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 // recall@10 ≥ 0.95 with 1-bit codes on clustered data).
 const vectorRerank = 200
 
-// searchNewer offers every row of unit u's files that segment files seg
-// does not hold, merged among themselves, and returns the keys they make
-// stale in the segment: those upserted with a vector or deleted (CDC).
-func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Unit, seg []string, column string, need []bool,
-	offer func(string, []float32), st *searchStats) (map[string]bool, error) {
+// newerRows are the merged rows of unit u's files that segment files seg
+// does not hold (nil when there are none). Their stale set holds the keys
+// they upsert with a vector or delete (CDC), which the segment's results
+// must not hold; recheck those a newer row updated without a vector (an
+// UPDATE of other columns, or of the vector to NULL): the segment's vector
+// of such a key may or may not be the current one, so the caller reads the
+// key's merged row.
+func (s *Session) newerRows(ctx context.Context, t *catalog.Table, u reader.Unit, seg []string, column string, st *searchStats) (*unitRows, error) {
 	var newer []catalog.DataFile
 	for _, f := range u.Files {
 		if !slices.Contains(seg, f.Path) {
@@ -205,28 +237,7 @@ func (s *Session) searchNewer(ctx context.Context, t *catalog.Table, u reader.Un
 		return nil, nil
 	}
 	st.newerFiles += len(newer)
-	sub := &reader.Scan{Store: s.e.store, Table: t, Unordered: true, Needed: need, Spill: s.e.scans.spill, KeepCDCDeletes: true,
-		Partitions: []catalog.PartitionFiles{{Desc: u.Desc, Files: newer}}}
-	subUnits, err := sub.Units()
-	if err != nil {
-		return nil, err
-	}
-	stale := map[string]bool{}
-	for _, su := range subUnits {
-		err := vector.EachRow(ctx, sub, su, column, func(key string, v []float32, deleted bool) {
-			switch {
-			case deleted:
-				stale[key] = true
-			case v != nil:
-				stale[key] = true
-				offer(key, v)
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return stale, nil
+	return s.unitRowsOf(ctx, t, u, newer, column, true)
 }
 
 // searchStats counts what vectorCandidates used.
@@ -297,20 +308,30 @@ func (s *Session) ivfflatProbes() int {
 	return 1
 }
 
-// vectorCandidates returns the keys (SQL literals) of the n rows of t
-// nearest to q by the index's segments and exact ranking of what they do
-// not cover; st.segments is 0 when no unit had a usable segment.
-func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, q vector.Vector, n, probes int) (keys []string, st searchStats, err error) {
+// vectorHit is a row an index search found: key (a SQL literal) of unit
+// units[unit] at distance dist by the index's metric, ranked on the
+// vector the segment or a newer file holds. recheck marks a key a newer
+// file updated without a vector: only its merged row tells its vector.
+type vectorHit struct {
+	unit    int
+	key     string
+	dist    float32
+	recheck bool
+}
+
+// vectorCandidates returns the n rows of parts (t's snapshot) nearest to
+// q by the index's segments and exact ranking of what they do not cover,
+// nearest first, and the units they refer to; st.segments is 0 when no
+// unit had a usable segment. Units are searched in parallel (each unit's
+// search is independent; their best n are merged).
+func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, q vector.Vector, n, probes int,
+	parts []catalog.PartitionFiles) (hits []vectorHit, units []reader.Unit, st searchStats, err error) {
 	if len(q) != schemaDimsOf(t, ix.Column) {
-		return nil, st, nil // the exact plan fails with pgvector's error
-	}
-	parts, err := s.cat.LiveFiles(ctx, t.ID, nil)
-	if err != nil {
-		return nil, st, err
+		return nil, nil, st, nil // the exact plan fails with pgvector's error
 	}
 	segs, err := s.cat.VectorSegments(ctx, t.ID, ix.Name)
 	if err != nil {
-		return nil, st, err
+		return nil, nil, st, err
 	}
 	bySeg := map[string]catalog.VectorSegment{}
 	for _, sg := range segs {
@@ -320,72 +341,138 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 	if m == vector.Cosine {
 		vector.Normalize(qn)
 	}
+	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true}
+	if units, err = scan.Units(); err != nil {
+		return nil, nil, st, err
+	}
+	res := make([]unitSearch, len(units))
+	next := make(chan int, len(units))
+	for ui := range units {
+		next <- ui
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(len(units), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ui := range next {
+				res[ui] = s.searchUnit(ctx, t, ix, m, qn, n, probes, units[ui], bySeg)
+			}
+		}()
+	}
+	wg.Wait()
+	// top ranks "unit\x00key": a key may be in several partitions.
 	top := vector.NewTopK(n)
-	offer := func(key string, v []float32) {
-		if m == vector.Cosine {
-			v = slices.Clone(v)
-			vector.Normalize(v)
+	recheck := map[string]bool{}
+	for ui, r := range res {
+		if r.err != nil {
+			return nil, nil, st, r.err
 		}
-		top.Offer(key, m.Distance(qn, v))
-	}
-	need := vector.NeededColumns(t, ix.Column)
-	scan := &reader.Scan{Store: s.e.store, Table: t, Partitions: parts, Unordered: true, Needed: need, Spill: s.e.scans.spill}
-	units, err := scan.Units()
-	if err != nil {
-		return nil, st, err
-	}
-	for _, u := range units {
-		live := vector.FilePaths(u.Files)
-		sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
-		var idx *vector.Segment
-		if ok && covers(live, sg.DataFiles) {
-			var lerr error
-			// The segment outlives this query in the cache: its reader must not
-			// carry the query's context (an S3 reader would fail once it ends).
-			if idx, lerr = s.e.ivfs.load(context.WithoutCancel(ctx), s.e.store, sg.Path); lerr != nil {
-				// A file gone meanwhile or unreadable: search the unit exactly.
-				s.e.log.Warn("vector index: cannot load segment, searching exactly", "index", ix.Name, "path", sg.Path, "err", lerr)
-			}
-		}
-		if idx == nil {
-			st.exactUnits++
-			err := vector.EachRow(ctx, scan, u, ix.Column, func(key string, v []float32, _ bool) {
-				if v != nil {
-					offer(key, v)
+		st.segments += r.st.segments
+		st.exactUnits += r.st.exactUnits
+		st.newerFiles += r.st.newerFiles
+		prefix := strconv.Itoa(ui) + "\x00"
+		for _, c := range r.top.Result() {
+			if top.Admits(c.Dist) {
+				top.Offer(prefix+c.Key, c.Dist)
+				if r.recheck[c.Key] {
+					recheck[prefix+c.Key] = true
 				}
-			})
-			if err != nil {
-				return nil, st, err
-			}
-			continue
-		}
-		st.segments++
-		// Rows of files newer than the segment are ranked exactly; a key
-		// they upsert with a vector or delete is stale in the segment. (A
-		// newer row without a vector, such as an UPDATE of other columns,
-		// leaves the segment's candidate; the re-run ranks its current row.)
-		stale, err := s.searchNewer(ctx, t, u, sg.DataFiles, ix.Column, need, offer, &st)
-		if err != nil {
-			return nil, st, err
-		}
-		segTop := vector.NewTopK(n)
-		if err := idx.Search(qn, probes, max(n, vectorRerank), segTop); err != nil {
-			return nil, st, fmt.Errorf("vector index %s: %w", ix.Name, err)
-		}
-		for _, c := range segTop.Result() {
-			if !stale[c.Key] {
-				top.Offer(c.Key, c.Dist)
 			}
 		}
 	}
-	seen := map[string]bool{}
 	for _, c := range top.Result() {
-		if !seen[c.Key] {
-			seen[c.Key] = true
-			keys = append(keys, c.Key)
+		u, key, _ := strings.Cut(c.Key, "\x00")
+		ui, _ := strconv.Atoi(u)
+		hits = append(hits, vectorHit{unit: ui, key: key, dist: c.Dist, recheck: recheck[c.Key]})
+	}
+	return hits, units, st, nil
+}
+
+// unitSearch is what one unit's search found: its n best rows by key,
+// which of them need a recheck (vectorHit), and what it used.
+type unitSearch struct {
+	top     *vector.TopK
+	recheck map[string]bool
+	st      searchStats
+	err     error
+}
+
+// searchUnit searches unit u: its segment (when one covers it) with the
+// files newer than it ranked exactly, else all its rows exactly.
+func (s *Session) searchUnit(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, m vector.Metric, qn []float32, n, probes int,
+	u reader.Unit, bySeg map[string]catalog.VectorSegment) (r unitSearch) {
+	r.top = vector.NewTopK(n)
+	var tmp []float32
+	// offerAll ranks every row of rows with a vector exactly (for L2, a
+	// distance stops being summed once it exceeds the current n-th best).
+	offerAll := func(rows *unitRows) {
+		d := rows.dims
+		for i, k := range rows.keys {
+			if rows.state[i] != rowVector {
+				continue
+			}
+			v := rows.vecs[i*d : (i+1)*d]
+			var dist float32
+			switch m {
+			case vector.L2:
+				dist = vector.L2SquaredBounded(qn, v, r.top.Bound())
+			case vector.Cosine:
+				tmp = append(tmp[:0], v...)
+				vector.Normalize(tmp)
+				dist = m.Distance(qn, tmp)
+			default:
+				dist = m.Distance(qn, v)
+			}
+			if r.top.Admits(dist) {
+				r.top.Offer(k, dist)
+			}
 		}
 	}
-	return keys, st, nil
+	sg, ok := bySeg[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]
+	var idx *vector.Segment
+	if ok && covers(vector.FilePaths(u.Files), sg.DataFiles) {
+		var lerr error
+		// The segment outlives this query in the cache: its reader must not
+		// carry the query's context (an S3 reader would fail once it ends).
+		if idx, lerr = s.e.ivfs.load(context.WithoutCancel(ctx), s.e.store, sg.Path); lerr != nil {
+			// A file gone meanwhile or unreadable: search the unit exactly.
+			s.e.log.Warn("vector index: cannot load segment, searching exactly", "index", ix.Name, "path", sg.Path, "err", lerr)
+		}
+	}
+	if idx == nil {
+		r.st.exactUnits++
+		rows, err := s.unitRowsOf(ctx, t, u, u.Files, ix.Column, false)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		offerAll(rows)
+		return r
+	}
+	r.st.segments++
+	// Rows of files newer than the segment are ranked exactly; a key they
+	// upsert with a vector or delete is stale in the segment, and excluded
+	// from its search. The segment goes first: its best bound the newer
+	// rows' distances.
+	newer, err := s.newerRows(ctx, t, u, sg.DataFiles, ix.Column, &r.st)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	var stale map[string]bool
+	if newer != nil {
+		stale, r.recheck = newer.stale, newer.recheck
+	}
+	if err := idx.SearchExcluding(qn, probes, max(n, vectorRerank), r.top, stale); err != nil {
+		r.err = fmt.Errorf("vector index %s: %w", ix.Name, err)
+		return r
+	}
+	if newer != nil {
+		offerAll(newer)
+	}
+	return r
 }
 
 // covers reports whether every file of a segment is still live.

@@ -1,9 +1,13 @@
 package tests
 
 import (
+	"context"
 	"errors"
+	"math"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -104,6 +108,43 @@ func TestPgvectorGo(t *testing.T) {
 	if ids, _ = nearest([]float32{5.2, 5.2, 5.2}); !slices.Equal(ids, []int64{30, 4, 7}) {
 		t.Fatalf("nearest to 5.2 after upsert and delete: %v, want [30 4 7]", ids)
 	}
+	// With an index, the same search runs on the fast path (no DuckDB),
+	// binary parameters and all, and sees the same upserts and deletes.
+	if _, err := c.Exec(ctx, "CREATE INDEX vecgo_emb ON vecgo.items USING ivfflat (emb vector_l2_ops) WITH (lists = 2)"); err != nil {
+		t.Fatal(err)
+	}
+	for built := 0; built < 2; time.Sleep(50 * time.Millisecond) {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM lakesoul.vector_index_segment WHERE index_name = 'vecgo_emb'").Scan(&built); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var plan []string
+	if err := pgxQueryStrings(ctx, c, &plan, "EXPLAIN SELECT id, emb <-> $1 AS d FROM vecgo.items ORDER BY emb <-> $1 LIMIT 3",
+		pgvector.NewVector([]float32{5.2, 5.2, 5.2})); err != nil || !strings.Contains(strings.Join(plan, "\n"), "executed without DuckDB") {
+		t.Fatalf("EXPLAIN of the indexed search: %v\n%s", err, strings.Join(plan, "\n"))
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO vecgo.items VALUES (31, 'a', $1)", pgvector.NewVector([]float32{5.25, 5.25, 5.25})); err != nil {
+		t.Fatal(err)
+	}
+	fast, err := c.Query(ctx, "SELECT id, emb <-> $1 AS d FROM vecgo.items ORDER BY emb <-> $1 LIMIT 3", pgvector.NewVector([]float32{5.2, 5.2, 5.2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hit struct {
+		id int64
+		d  float64
+	}
+	hits, err := pgx.CollectRows(fast, func(r pgx.CollectableRow) (hit, error) {
+		var h hit
+		return h, r.Scan(&h.id, &h.d)
+	})
+	if err != nil || len(hits) != 3 || hits[0].id != 31 || hits[1].id != 30 || hits[2].id != 4 ||
+		math.Abs(hits[1].d-math.Sqrt(3*0.1*0.1)) > 1e-6 {
+		t.Fatalf("indexed search after an upsert: %v %v, want ids 31, 30, 4 (30 at %.6f)", hits, err, math.Sqrt(3*0.1*0.1))
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM vecgo.items WHERE id = 31"); err != nil {
+		t.Fatal(err)
+	}
 	// A filtered search returns only matching rows.
 	rows, err := c.Query(ctx, "SELECT id FROM vecgo.items WHERE cat = 'a' ORDER BY emb <=> $1, id LIMIT 3",
 		pgvector.NewVector([]float32{1, 1, 1}))
@@ -163,4 +204,34 @@ func TestPsycopg2Vectors(t *testing.T) {
 		"DIMS 22000",
 		"DONE",
 	)
+}
+
+// pgxQueryStrings collects the one text column of a query's rows.
+func pgxQueryStrings(ctx context.Context, c *pgx.Conn, out *[]string, q string, args ...any) error {
+	rows, err := c.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	*out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	return err
+}
+
+// TestPsqlVectorIndexes: psql's \di lists vector indexes beside the
+// primary-key index, \d shows them under Indexes as ivfflat with their
+// operator class, per schema; DROP INDEX removes them.
+func TestPsqlVectorIndexes(t *testing.T) {
+	t.Parallel()
+	p := &psqlClient{t: t, path: psqlPath(t), srv: sharedServer(t)}
+	ctx := testCtx(t)
+	p.exec(ctx, "CREATE SCHEMA vec_di", "CREATE SCHEMA vec_di2",
+		"CREATE TABLE vec_di.t (id bigint PRIMARY KEY, emb vector(3))", "CREATE TABLE vec_di2.t (id bigint PRIMARY KEY, emb vector(3))",
+		"CREATE INDEX x ON vec_di.t USING ivfflat (emb vector_ip_ops) WITH (lists = 8)", "CREATE INDEX x ON vec_di2.t USING ivfflat (emb)")
+	p.check(ctx, `\di vec_di.*`, "vec_di|t_pkey|index|lakesoul|t", "vec_di|x|index|lakesoul|t")
+	p.check(ctx, `\di vec_di2.*`, "vec_di2|t_pkey|index|lakesoul|t", "vec_di2|x|index|lakesoul|t")
+	if out, errOut, err := p.run(ctx, nil, `\d vec_di.t`); err != nil || !strings.Contains(out, `"x" ivfflat (emb vector_ip_ops) WITH (lists=8)`) {
+		t.Fatalf(`\d does not list the vector index: %v\n%s\n%s`, err, out, errOut)
+	}
+	p.exec(ctx, "DROP INDEX vec_di.x")
+	p.check(ctx, `\di vec_di.*`, "vec_di|t_pkey|index|lakesoul|t")
+	p.check(ctx, `\di vec_di2.*`, "vec_di2|t_pkey|index|lakesoul|t", "vec_di2|x|index|lakesoul|t")
 }

@@ -135,7 +135,10 @@ func encodeCodes(vecs []float32, dims int, cent []float32, offsets []uint32, met
 
 // estimate offers every row of the lists to h with its estimated distance
 // to q (smaller is nearer, as Metric.Distance orders).
-func (c *codes) estimate(q []float32, metric Metric, cent []float32, dims int, lists iter.Seq[int], offsets []uint32, h *rowHeap) {
+// estimate offers to h each row of lists with its estimated distance to
+// q; rows skip reports are left out (skip is asked only of rows h would
+// keep; nil skips none).
+func (c *codes) estimate(q []float32, metric Metric, cent []float32, dims int, lists iter.Seq[int], offsets []uint32, h *rowHeap, skip func(r int) bool) {
 	D := c.dim
 	nb := D / 8
 	qr, qc := make([]float32, D), make([]float32, D)
@@ -176,6 +179,9 @@ func (c *codes) estimate(q []float32, metric Metric, cent []float32, dims int, l
 				dist = -(cq + nr*ip)
 			} else {
 				dist = nr*nr + qn2 - 2*nr*ip
+			}
+			if skip != nil && (len(h.rs) < h.n || dist < h.ds[0]) && skip(r) {
+				continue
 			}
 			h.offer(int32(r), dist)
 		}

@@ -86,6 +86,21 @@ func L2Squared(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
+// L2SquaredBounded is L2Squared(a, b) when that is at most bound; otherwise
+// it may stop early and return a partial sum above bound (sums of squares
+// only grow), which ranks the row out just as the full distance would.
+func L2SquaredBounded(a, b []float32, bound float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for lo := 0; lo < len(a); lo += 32 {
+		s += L2Squared(a[lo:min(lo+32, len(a))], b[lo:min(lo+32, len(a))])
+		if s > bound {
+			return s
+		}
+	}
+	return s
+}
+
 // Dot is the inner product of equal-length a and b.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]

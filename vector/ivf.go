@@ -244,6 +244,20 @@ func (t *TopK) Offer(key string, d float32) {
 	}
 }
 
+// Admits reports whether a candidate at distance d would be kept now.
+func (t *TopK) Admits(d float32) bool {
+	return len(t.h) < t.k || (t.k > 0 && d < t.h[0].Dist)
+}
+
+// Bound is the distance a candidate must be below to be kept now (+Inf
+// until k are kept).
+func (t *TopK) Bound() float32 {
+	if len(t.h) < t.k || t.k == 0 {
+		return float32(math.Inf(1))
+	}
+	return t.h[0].Dist
+}
+
 // Result returns the kept candidates, nearest first.
 func (t *TopK) Result() []Candidate {
 	out := slices.Clone(t.h)
@@ -267,6 +281,17 @@ func cmpFloat(a, b float32) int {
 // re-ranked on their full vectors, read from the segment file. q must be
 // normalized for Cosine.
 func (ix *IVF) Search(q []float32, probes, rerank int, top *TopK) error {
+	return ix.SearchExcluding(q, probes, rerank, top, nil)
+}
+
+// SearchExcluding is Search leaving out the rows whose key exclude holds
+// (keys a newer file overwrote or deleted), before they take a place among
+// the rows re-ranked.
+func (ix *IVF) SearchExcluding(q []float32, probes, rerank int, top *TopK, exclude map[string]bool) error {
+	var skip func(r int) bool
+	if len(exclude) > 0 {
+		skip = func(r int) bool { return exclude[string(ix.keyBlob[ix.keyOff[r]:ix.keyOff[r+1]])] }
+	}
 	d := ix.Dims
 	lists := ix.Lists()
 	probes = max(1, min(probes, lists))
@@ -286,7 +311,7 @@ func (ix *IVF) Search(q []float32, probes, rerank int, top *TopK) error {
 				return
 			}
 		}
-	}, ix.Offsets, est)
+	}, ix.Offsets, est, skip)
 	rows := est.rows()
 	slices.Sort(rows)
 	return ix.readVectors(rows, func(r int, v []float32) {

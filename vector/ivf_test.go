@@ -3,6 +3,7 @@ package vector
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -196,6 +197,28 @@ func BenchmarkProbe(b *testing.B) {
 	for range b.N {
 		if err := seg.Search(q, 16, 100, NewTopK(10)); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestL2SquaredBounded: below its bound the bounded distance is the full
+// one; above, it is above the bound too (so it ranks the row out alike).
+func TestL2SquaredBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 1000 {
+		d := 1 + rng.IntN(200)
+		a, b := make([]float32, d), make([]float32, d)
+		for i := range a {
+			a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		full := L2Squared(a, b)
+		bound := float32(rng.Float64() * 4 * float64(d))
+		got := L2SquaredBounded(a, b, bound)
+		if full <= bound && math.Abs(float64(got-full)) > 1e-3*float64(full) {
+			t.Fatalf("d=%d bound %v: %v, want %v", d, bound, got, full)
+		}
+		if full > bound && got <= bound {
+			t.Fatalf("d=%d bound %v: %v at most the bound, full %v", d, bound, got, full)
 		}
 	}
 }
