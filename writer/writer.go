@@ -641,7 +641,7 @@ func (d *dataFile) writeRowGroup(col func(i int) (arrow.Array, error)) error {
 		if slices.Contains(d.ff.bloomCols, i) {
 			d.sums = append(d.sums, layout.BloomChecksum{RowGroup: d.groups, Column: i, CRC: d.ff.bloomChecksum(c, d.mem)})
 		}
-		err = d.fw.WriteColumnData(c)
+		err = d.writeColumn(c)
 		c.Release()
 		if err != nil {
 			return err
@@ -649,6 +649,46 @@ func (d *dataFile) writeRowGroup(col func(i int) (arrow.Array, error)) error {
 	}
 	d.groups++
 	return nil
+}
+
+// writeColumn writes one column chunk of the current row group. A
+// fixed-size list with NULL entries (a vector column with NULLs) goes in as
+// pieces that are all NULL or all valid: pqarrow requires the child values
+// one piece visits to be one contiguous range, and a NULL fixed-size list
+// entry still occupies its slots, so NULLs between valid entries would
+// split it (arrow-go: "lists with non-zero length null components are not
+// supported").
+func (d *dataFile) writeColumn(c arrow.Array) error {
+	if _, ok := c.DataType().(*arrow.FixedSizeListType); !ok || c.NullN() == 0 {
+		return d.fw.WriteColumnData(c)
+	}
+	// Each piece is a copy, not a slice: pqarrow writes a sliced
+	// fixed-size list's child values from the start of the child array.
+	rows := make([]int32, c.Len())
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	var pieces []arrow.Array
+	defer func() {
+		for _, p := range pieces {
+			p.Release()
+		}
+	}()
+	for start := 0; start < c.Len(); {
+		end := start + 1
+		for end < c.Len() && c.IsNull(end) == c.IsNull(start) {
+			end++
+		}
+		p, err := arrowutil.Take(d.mem, c, rows[start:end])
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, p)
+		start = end
+	}
+	chunked := arrow.NewChunked(c.DataType(), pieces)
+	defer chunked.Release()
+	return d.fw.WriteColumnChunked(chunked, 0, int64(c.Len()))
 }
 
 // close writes the footer.

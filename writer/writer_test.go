@@ -335,3 +335,53 @@ func TestZstdPagesWithoutChecksum(t *testing.T) {
 		t.Fatal("corrupt checksum accepted")
 	}
 }
+
+// TestVectorColumnWithNulls writes a vector column (fixed-size list of
+// float32) whose NULLs lie between valid entries — what UPDATE … SET emb =
+// NULL and a later copy-on-write rewrite produce — and reads back every
+// value and NULL in place.
+func TestVectorColumnWithNulls(t *testing.T) {
+	vec := arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)
+	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "emb", Type: vec, Nullable: true}}
+	tbl := testTable(t, fields, []string{"id"}, 1)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.Schema)
+	defer b.Release()
+	const n = 3000
+	null := func(i int) bool { return i%3 == 1 || i%7 == 0 || (i >= 1000 && i < 1100) }
+	lb := b.Field(1).(*array.FixedSizeListBuilder)
+	vb := lb.ValueBuilder().(*array.Float32Builder)
+	for i := range n {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if null(i) {
+			lb.AppendNull() // appends the entry's 3 child slots too
+			continue
+		}
+		lb.Append(true)
+		vb.AppendValues([]float32{float32(i), float32(-i), 0.5}, nil)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, RowGroupRows: 700}
+	parts, err := w.Write(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readFile(t, parts[0].Ops[0].Path)
+	defer got.Release()
+	if got.NumRows() != n {
+		t.Fatalf("%d rows, want %d", got.NumRows(), n)
+	}
+	ids, embs := got.Column(0).(*array.Int64), got.Column(1).(*array.FixedSizeList)
+	vals := embs.ListValues().(*array.Float32)
+	for r := range n {
+		i := int(ids.Value(r))
+		if embs.IsNull(r) != null(i) {
+			t.Fatalf("row %d (id %d): NULL %v, want %v", r, i, embs.IsNull(r), null(i))
+		}
+		if !null(i) {
+			if start := (embs.Offset() + r) * 3; vals.Value(start) != float32(i) || vals.Value(start+1) != float32(-i) || vals.Value(start+2) != 0.5 {
+				t.Fatalf("row %d (id %d): %v", r, i, vals.Float32Values()[start:start+3])
+			}
+		}
+	}
+}
