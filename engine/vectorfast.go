@@ -24,7 +24,8 @@ import (
 )
 
 // The fast path of index searches. An index search whose select list
-// holds only columns of the table (of types a direct scan reproduces) and
+// holds only columns of the table (of types a direct scan reproduces, and
+// vectors: fastGetter) and
 // the ORDER BY distance itself, and whose WHERE (if any) the reader's key
 // and row filters evaluate exactly (prune.go's exactFor), runs without
 // DuckDB:
@@ -134,7 +135,7 @@ func (s *Session) planVectorFast(v *vectorSearch, sel *pg_query.SelectStmt, dist
 			return nil
 		}
 		for _, c := range cols {
-			g := directGetter(t.Schema.Field(c).Type)
+			g := fastGetter(t.Schema.Field(c).Type)
 			if g == nil {
 				return nil
 			}
@@ -152,6 +153,32 @@ func (s *Session) planVectorFast(v *vectorSearch, sel *pg_query.SelectStmt, dist
 	}
 	f.fetch = f.fetch || f.where
 	return f
+}
+
+// fastGetter reads a column's value as the DuckDB route's scan yields it:
+// directGetter's, and for a vector column (vector(n), a fixed-size list of
+// float32) the []any of float32 a DuckDB FLOAT[n] gives, which the plan's
+// conversion turns into a vector.Vector. So `SELECT *` and the vector
+// column itself stay on the fast path.
+func fastGetter(dt arrow.DataType) arrowGetter {
+	if g := directGetter(dt); g != nil {
+		return g
+	}
+	lt, ok := dt.(*arrow.FixedSizeListType)
+	if !ok || lt.Elem().ID() != arrow.FLOAT32 {
+		return nil
+	}
+	n := int(lt.Len())
+	return func(a arrow.Array, i int) any {
+		l := a.(*array.FixedSizeList)
+		vals := l.ListValues().(*array.Float32)
+		start := (l.Offset() + i) * n
+		out := make([]any, n)
+		for j := range out {
+			out[j] = vals.Value(start + j)
+		}
+		return out
+	}
 }
 
 // sameDistance reports whether a is the ORDER BY's distance b: the same

@@ -53,6 +53,9 @@ func TestVectorFastPathMatchesDuckDB(t *testing.T) {
 			`SELECT i.id + 0, i.cat + 0 FROM f.items i WHERE i.cat = 1 ORDER BY i.emb <-> $1 LIMIT 10`},
 		{`SELECT id, emb <#> $1 FROM f.items WHERE id < 2000 ORDER BY emb <#> $1 LIMIT 5`,
 			`SELECT id + 0, (emb <#> $1) + 0 FROM f.items WHERE id < 2000 ORDER BY emb <#> $1 LIMIT 5`},
+		// pgvector's canonical query: the vector column itself comes back.
+		{`SELECT * FROM f.items ORDER BY emb <-> $1 LIMIT 5`,
+			`SELECT id + 0, cat, emb FROM f.items ORDER BY emb <-> $1 LIMIT 5`},
 	}
 	nulled := ""
 	check := func(when string) {
