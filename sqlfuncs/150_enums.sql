@@ -47,7 +47,8 @@ END
 $$;
 
 -- create_enum creates an enum type with its labels in order and returns its
--- OID (42710 when a type of that name exists or a label repeats; 3F000 for
+-- OID (42710 when a type, table or view of that name exists or a label
+-- repeats; 3F000 for
 -- a namespace the role does not see).
 CREATE OR REPLACE FUNCTION lakesoul.create_enum(p_namespace text, p_name text, p_labels text[])
 RETURNS bigint LANGUAGE plpgsql
@@ -63,7 +64,11 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'schema "%" does not exist', p_namespace USING ERRCODE = '3F000';
     END IF;
-    IF EXISTS (SELECT 1 FROM lakesoul.enum_type WHERE namespace = p_namespace AND name = p_name) THEN
+    -- A table or view has a row type of its name in PostgreSQL, so the name
+    -- is taken by it as well.
+    IF EXISTS (SELECT 1 FROM lakesoul.enum_type WHERE namespace = p_namespace AND name = p_name)
+       OR EXISTS (SELECT 1 FROM public.table_info WHERE table_namespace = p_namespace AND table_name = p_name)
+       OR EXISTS (SELECT 1 FROM lakesoul.view WHERE namespace = p_namespace AND name = p_name) THEN
         RAISE EXCEPTION 'type "%" already exists', p_name USING ERRCODE = '42710';
     END IF;
     INSERT INTO lakesoul.enum_type (namespace, name, domain) VALUES (p_namespace, p_name, v_domain)
