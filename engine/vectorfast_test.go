@@ -153,3 +153,32 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestVectorFastPathCosineZeroVector: under cosine distance a zero vector
+// is NaN away from every query and ranks after every other row, on the
+// fast path as on the DuckDB route.
+func TestVectorFastPathCosineZeroVector(t *testing.T) {
+	s := newSession(t)
+	const dims = 8
+	mustRun(t, s, `CREATE SCHEMA z; CREATE TABLE z.items (id bigint PRIMARY KEY, cat int, emb vector(8)) WITH (hash_bucket_num = 1)`)
+	rng := rand.New(rand.NewPCG(3, 4))
+	centers := [][]float32{make([]float32, dims)}
+	for j := range centers[0] {
+		centers[0][j] = float32(rng.NormFloat64() * 3)
+	}
+	insertClustered(t, s, "z.items", 1, 40, dims, rng, centers)
+	mustRun(t, s, `INSERT INTO z.items VALUES (0, 0, '`+vecLit(make([]float32, dims))+`')`)
+	mustRun(t, s, `CREATE INDEX z_cos ON z.items USING ivfflat (emb vector_cosine_ops) WITH (lists = 4)`)
+	waitSegments(t, s, "z_cos", 1)
+	mustRun(t, s, "SET ivfflat.probes = 4")
+	ql := vecLit(centers[0])
+	fast := `SELECT id FROM z.items ORDER BY emb <=> $1 LIMIT 41`
+	if plan := strings.Join(mustRun(t, s, "EXPLAIN "+strings.ReplaceAll(fast, "$1", "'"+ql+"'")), "\n"); !strings.Contains(plan, "executed without DuckDB") {
+		t.Fatalf("%s does not take the fast path:\n%s", fast, plan)
+	}
+	got := mustRun(t, s, fast, ql)
+	want := mustRun(t, s, `SELECT id + 0 FROM z.items ORDER BY emb <=> $1 LIMIT 41`, ql)
+	if len(got) != 41 || got[40] != "0" || !sameRows(got, want) {
+		t.Errorf("fast path %v\nDuckDB    %v\n(the zero vector, id 0, ranks last)", got, want)
+	}
+}
