@@ -18,7 +18,7 @@ import (
 )
 
 // planAlterTable handles ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (lossless
-// widening only) and SET/RESET (options). Nothing is rewritten: files keep
+// widening only), ALTER COLUMN SET/DROP DEFAULT and SET/RESET (options). Nothing is rewritten: files keep
 // the schema they were written with and the reader maps them onto the table's
 // current schema (missing columns read as NULL, dropped ones are ignored,
 // narrower types are widened).
@@ -51,6 +51,18 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		for _, c := range n.Cmds {
 			if fields, err = applyAlterCmd(&nt, fields, c.GetAlterTableCmd()); err != nil {
 				return err
+			}
+		}
+		// A new default must translate (its errors are ALTER TABLE's, not
+		// a later INSERT's).
+		for _, c := range n.Cmds {
+			if cmd := c.GetAlterTableCmd(); cmd.Subtype == pg_query.AlterTableType_AT_ColumnDefault && cmd.Def != nil {
+				f := fields[slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == cmd.Name })]
+				if def, _ := columnDefault(f); def != "" && !callsSequenceFunctions(cmd.Def) {
+					if _, err := s.defaultSQL(ctx, def, f); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		nt.Schema = arrow.NewSchema(fields, nil)
@@ -158,6 +170,31 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		}
 		fields[i].Type = dt
 		return fields, nil
+	case pg_query.AlterTableType_AT_ColumnDefault:
+		// SET DEFAULT expr / DROP DEFAULT: the default is metadata of the
+		// column (columndefault.go); written rows are not touched.
+		i := find(cmd.Name)
+		if i < 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.Name, t.Name)
+		}
+		if _, always := columnDefault(fields[i]); always || fields[i].Metadata.FindKey(schema.MetaIdentity) >= 0 {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "column %q of relation %q is an identity column", cmd.Name, t.Name)
+		}
+		def := ""
+		if cmd.Def != nil {
+			var refs bool
+			walk(cmd.Def, func(n *pg_query.Node) { refs = refs || n.GetColumnRef() != nil })
+			if refs {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cannot use column reference in DEFAULT expression")
+			}
+			text, err := deparseExpr(cmd.Def)
+			if err != nil {
+				return nil, err
+			}
+			def = text
+		}
+		fields[i] = withDefault(fields[i], def)
+		return fields, nil
 	case pg_query.AlterTableType_AT_SetRelOptions, pg_query.AlterTableType_AT_ResetRelOptions:
 		for _, o := range cmd.Def.GetList().GetItems() {
 			d := o.GetDefElem()
@@ -179,7 +216,7 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		}
 		return fields, nil
 	}
-	return nil, sqlerr.Unsupported("this ALTER TABLE action", "ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (widening), SET (...), RESET (...)")
+	return nil, sqlerr.Unsupported("this ALTER TABLE action", "ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (widening), ALTER COLUMN SET/DROP DEFAULT, SET (...), RESET (...)")
 }
 
 // alterTarget resolves the table of an ALTER TABLE; nil without an error

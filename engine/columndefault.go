@@ -104,6 +104,21 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 	return f, seq, nil
 }
 
+// withDefault is f with default expression text def ("" drops it).
+func withDefault(f arrow.Field, def string) arrow.Field {
+	var keys, vals []string
+	for i, k := range f.Metadata.Keys() {
+		if k != schema.MetaDefault {
+			keys, vals = append(keys, k), append(vals, f.Metadata.Values()[i])
+		}
+	}
+	if def != "" {
+		keys, vals = append(keys, schema.MetaDefault), append(vals, def)
+	}
+	f.Metadata = arrow.NewMetadata(keys, vals)
+	return f
+}
+
 // columnDefault is the default expression text of f ("" without one) and
 // whether f is an identity column that refuses written values.
 func columnDefault(f arrow.Field) (def string, always bool) {

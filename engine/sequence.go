@@ -150,7 +150,7 @@ func (s *Session) rewriteSequenceCalls(stmt *pg_query.Node) error {
 				err = sqlerr.New(sqlerr.UndefinedFunction, "function %s() does not exist", name)
 				return
 			}
-			text, isConst := stringValue(fc.Args[0])
+			text, isConst := stringValue(sequenceArg(fc.Args[0]))
 			if !isConst {
 				err = sqlerr.Unsupported(name+" of a computed sequence name", name+"('schema.sequence')")
 				return
@@ -181,6 +181,21 @@ func (s *Session) rewriteSequenceCalls(stmt *pg_query.Node) error {
 		fc.Args = append(args, rest...)
 	})
 	return err
+}
+
+// sequenceArg is a sequence function's name argument without the casts
+// PostgreSQL's own spelling adds ('s.q'::regclass, as pg_dump and
+// pg_get_expr write nextval defaults; ::text).
+func sequenceArg(n *pg_query.Node) *pg_query.Node {
+	for tc := n.GetTypeCast(); tc != nil; tc = n.GetTypeCast() {
+		switch typeNameString(tc.TypeName) {
+		case "regclass", "text", "varchar":
+			n = tc.Arg
+		default:
+			return n
+		}
+	}
+	return n
 }
 
 // callsSequenceFunctions reports whether stmt calls nextval, currval, setval

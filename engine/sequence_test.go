@@ -57,6 +57,30 @@ func TestSerialIdentityDefault(t *testing.T) {
 	wantCode(t, s, `SELECT 1 FROM bad`, sqlerr.UndefinedTable)
 }
 
+// TestAlterColumnDefault: ALTER TABLE … ALTER COLUMN SET/DROP DEFAULT, as
+// ORM migrations and pg_dump's restore of a sequence-owned column send it
+// (nextval('s.q'::regclass)); rows written before keep their values.
+func TestAlterColumnDefault(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE ad (id int PRIMARY KEY, v text, n int)`)
+	mustRun(t, s, `INSERT INTO ad VALUES (1, NULL, NULL)`)
+	mustRun(t, s, `CREATE SEQUENCE ad_seq START 10`)
+	mustRun(t, s, `ALTER TABLE ad ALTER COLUMN v SET DEFAULT 'x' || 'y'`)
+	mustRun(t, s, `ALTER TABLE ONLY ad ALTER COLUMN n SET DEFAULT nextval('public.ad_seq'::regclass)`)
+	expectRows(t, s, `INSERT INTO ad (id) VALUES (2), (3) RETURNING id, v, n`, "2|xy|10", "3|xy|11")
+	expectRows(t, s, `SELECT id, v, n FROM ad WHERE id = 1`, "1|NULL|NULL")
+	expectRows(t, s, `SELECT a.attname, pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.adnum WHERE c.relname = 'ad' ORDER BY 1`, "v|'x' || 'y'")
+	mustRun(t, s, `ALTER TABLE ad ALTER COLUMN v DROP DEFAULT`)
+	expectRows(t, s, `INSERT INTO ad (id) VALUES (4) RETURNING v, n`, "NULL|12")
+	wantCode(t, s, `ALTER TABLE ad ALTER COLUMN nope SET DEFAULT 1`, sqlerr.UndefinedColumn)
+	wantCode(t, s, `ALTER TABLE ad ALTER COLUMN v SET DEFAULT n + 1`, sqlerr.FeatureNotSupported)
+	wantCode(t, s, `ALTER TABLE ad ALTER COLUMN v SET DEFAULT no_such_function()`, sqlerr.UndefinedFunction)
+	mustRun(t, s, `CREATE TABLE adi (id int GENERATED ALWAYS AS IDENTITY, v text)`)
+	wantCode(t, s, `ALTER TABLE adi ALTER COLUMN id SET DEFAULT 1`, sqlerr.SyntaxError)
+	expectRows(t, s, `INSERT INTO ad (id) VALUES (5) RETURNING v IS NULL`, "true")
+}
+
 // CHECK constraints hold on INSERT, UPDATE (partial upserts checked on the
 // merged row), MERGE, ON CONFLICT and copy-on-write; a failing write leaves
 // nothing behind.
