@@ -1,6 +1,13 @@
 package catalog
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
+)
 
 // Sequences of lake namespaces live in the catalog PostgreSQL (migration 14,
 // sqlfuncs/110_sequences.sql): every call runs as the handle's role, so
@@ -63,4 +70,36 @@ func (c *Catalog) SetVal(ctx context.Context, namespace, name string, value int6
 		return q.QueryRow(ctx, "SELECT lakesoul.seq_setval($1, $2, $3, $4)", namespace, name, value, isCalled).Scan(&v)
 	})
 	return v, err
+}
+
+// SequenceID is the registry id of sequence name of namespace, whose object
+// is lakesoul_seq."s<id>"; false when the role sees no such sequence.
+func (c *Catalog) SequenceID(ctx context.Context, namespace, name string) (int64, bool, error) {
+	var id int64
+	err := c.run(ctx, func(q querier) error {
+		return q.QueryRow(ctx, "SELECT lakesoul.seq_id($1, $2)", namespace, name).Scan(&id)
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == sqlerr.UndefinedTable {
+		return 0, false, nil
+	}
+	return id, err == nil, err
+}
+
+// SetSequenceOwner records the table whose column owns a sequence ("": none),
+// as ALTER SEQUENCE … OWNED BY does: DropTableSequences drops it with the
+// table. False when the role sees no such sequence.
+func (c *Catalog) SetSequenceOwner(ctx context.Context, namespace, name, tableID string) (bool, error) {
+	var owner *string
+	if tableID != "" {
+		owner = &tableID
+	}
+	var ok bool
+	err := c.run(ctx, func(q querier) error {
+		tag, err := q.Exec(ctx, "UPDATE lakesoul.sequence SET owner_table = $3 WHERE namespace = lakesoul.seq_namespace($1) AND name = $2",
+			namespace, name, owner)
+		ok = err == nil && tag.RowsAffected() == 1
+		return err
+	})
+	return ok, err
 }

@@ -26,6 +26,9 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 	if role, ok := ownerCmd(n); ok && n.Objtype == pg_query.ObjectType_OBJECT_VIEW {
 		return s.planOwnerTo("VIEW", role, func(ctx context.Context) error { return s.relationExists(ctx, n.Relation) })
 	}
+	if role, ok := ownerCmd(n); ok && n.Objtype == pg_query.ObjectType_OBJECT_SEQUENCE {
+		return s.planOwnerTo("SEQUENCE", role, func(ctx context.Context) error { return s.sequenceExists(ctx, n.Relation) })
+	}
 	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "ALTER TABLE")
 	}
@@ -33,8 +36,13 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		return s.planAddPrimaryKey(n, con)
 	}
 	if role, ok := ownerCmd(n); ok {
+		// pg_dump writes ALTER TABLE … OWNER TO for sequences too.
 		return s.planOwnerTo("TABLE", role, func(ctx context.Context) error {
-			return s.relationExists(ctx, n.Relation)
+			err := s.relationExists(ctx, n.Relation)
+			if sqlerr.Code(err) == sqlerr.UndefinedTable && s.sequenceExists(ctx, n.Relation) == nil {
+				return nil
+			}
+			return err
 		})
 	}
 	if err := s.resolveColumnTypes(ctx, alterColumnDefs(n)); err != nil { // enum.go

@@ -43,7 +43,15 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 				return vs, nil
 			}
 		}
-		return s.planDuckQuery(ctx, stmt, paramOIDs)
+		st, err := s.planDuckQuery(ctx, stmt, paramOIDs)
+		if err != nil && sqlerr.Code(err) == sqlerr.UndefinedTable {
+			if ok, serr := s.rewriteSequenceRelation(ctx, stmt); serr != nil {
+				return nil, serr
+			} else if ok {
+				return s.planCatalogQuery(ctx, stmt, paramOIDs)
+			}
+		}
+		return st, err
 	}
 	return s.planCatalogQuery(ctx, stmt, paramOIDs)
 }

@@ -62,6 +62,9 @@ var routes = []route{
 	{(*pg_query.Node_CreateSeqStmt)(nil), "CREATE/DROP SEQUENCE", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
 	}},
+	{(*pg_query.Node_AlterSeqStmt)(nil), "ALTER SEQUENCE … OWNED BY", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planAlterSequence(n.GetAlterSeqStmt()) // sequence.go
+	}},
 	{(*pg_query.Node_CreateTableAsStmt)(nil), "CREATE TABLE … AS / SELECT … INTO", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateTableAs(ctx, n.GetCreateTableAsStmt()) // ctas.go
 	}},

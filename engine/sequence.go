@@ -361,3 +361,112 @@ func (s *Session) dropNamed(ctx context.Context, kind string, names [][]string, 
 	}
 	return nil
 }
+
+// rewriteSequenceRelation makes a query of one relation that names a lake
+// sequence (SELECT last_value, is_called FROM s.q, as pg_dump reads it) read
+// the sequence's object lakesoul_seq."s<id>" on the catalog PostgreSQL, whose
+// grants decide; false when stmt is no such query. It runs only after the
+// name resolved to no table, so queries of tables pay nothing for it.
+func (s *Session) rewriteSequenceRelation(ctx context.Context, stmt *pg_query.Node) (bool, error) {
+	sel := stmt.GetSelectStmt()
+	if sel == nil || len(sel.FromClause) != 1 || sel.WithClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return false, nil
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil || rv.Catalogname != "" {
+		return false, nil
+	}
+	schemas := s.searchPath()
+	if rv.Schemaname != "" {
+		schemas = []string{rv.Schemaname}
+	}
+	for _, ns := range schemas {
+		id, ok, err := s.cat.SequenceID(ctx, ns, rv.Relname)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			if rv.Alias == nil {
+				rv.Alias = &pg_query.Alias{Aliasname: rv.Relname}
+			}
+			rv.Schemaname, rv.Relname = "lakesoul_seq", "s"+strconv.FormatInt(id, 10)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// sequenceExists is nil when rv names a lake sequence the role sees (42P01
+// otherwise).
+func (s *Session) sequenceExists(ctx context.Context, rv *pg_query.RangeVar) error {
+	ns, name, err := s.sequenceName(rangeVarText(rv))
+	if err != nil {
+		return err
+	}
+	_, ok, err := s.cat.SequenceID(ctx, ns, name)
+	if err == nil && !ok {
+		err = sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rangeVarText(rv))
+	}
+	return err
+}
+
+// rangeVarText is rv as regclass text: schema.name, each part quoted.
+func rangeVarText(rv *pg_query.RangeVar) string {
+	if rv.Schemaname == "" {
+		return quoteIdent(rv.Relname)
+	}
+	return quoteIdent(rv.Schemaname) + "." + quoteIdent(rv.Relname)
+}
+
+// planAlterSequence plans ALTER SEQUENCE [IF EXISTS] s OWNED BY t.col |
+// NONE, which pg_dump's restore sends for SERIAL columns: the table then
+// drops the sequence with it. Other ALTER SEQUENCE options are 0A000.
+func (s *Session) planAlterSequence(n *pg_query.AlterSeqStmt) (pgwire.Statement, error) {
+	var owned []*pg_query.Node
+	for _, o := range n.Options {
+		d := o.GetDefElem()
+		if d.GetDefname() != "owned_by" {
+			return nil, sqlerr.Unsupported("ALTER SEQUENCE … "+strings.ToUpper(d.GetDefname()), "ALTER SEQUENCE … OWNED BY, setval()")
+		}
+		owned = d.Arg.GetList().GetItems()
+	}
+	if len(owned) == 0 {
+		return nil, sqlerr.Unsupported("ALTER SEQUENCE without OWNED BY", "ALTER SEQUENCE … OWNED BY, setval()")
+	}
+	var parts []string
+	for _, p := range owned {
+		parts = append(parts, p.GetString_().GetSval())
+	}
+	return s.ddl("ALTER SEQUENCE", func(ctx context.Context) error {
+		ns, name, err := s.sequenceName(rangeVarText(n.Sequence))
+		if err != nil {
+			return err
+		}
+		tableID := ""
+		if len(parts) != 1 || !strings.EqualFold(parts[0], "none") {
+			if len(parts) < 2 || len(parts) > 3 {
+				return sqlerr.New(sqlerr.SyntaxError, "invalid OWNED BY option: %s", strings.Join(parts, "."))
+			}
+			schemaName := ""
+			if len(parts) == 3 {
+				schemaName = parts[0]
+			}
+			t, err := s.resolveTable(ctx, schemaName, parts[len(parts)-2])
+			if err != nil {
+				return err
+			}
+			if ns != t.Namespace {
+				return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "sequence must be in same schema as table it is linked to")
+			}
+			if len(t.Schema.FieldIndices(parts[len(parts)-1])) == 0 {
+				return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", parts[len(parts)-1], t.Name)
+			}
+			tableID = t.ID
+		}
+		ok, err := s.cat.SetSequenceOwner(ctx, ns, name, tableID)
+		if err == nil && !ok && !n.MissingOk {
+			err = sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rangeVarText(n.Sequence))
+		}
+		return err
+	}), nil
+}

@@ -81,6 +81,35 @@ func TestAlterColumnDefault(t *testing.T) {
 	expectRows(t, s, `INSERT INTO ad (id) VALUES (5) RETURNING v IS NULL`, "true")
 }
 
+// TestSequenceRestoreStatements: what pg_dump reads of a sequence and the
+// statements its restore sends — SELECT last_value, is_called FROM the
+// sequence, ALTER TABLE/SEQUENCE … OWNER TO, ALTER SEQUENCE … OWNED BY
+// (after which DROP TABLE drops the sequence) and OWNED BY NONE.
+func TestSequenceRestoreStatements(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SEQUENCE rq START 7`)
+	expectRows(t, s, `SELECT last_value, is_called FROM rq`, "7|false")
+	expectRows(t, s, `SELECT nextval('rq')`, "7")
+	expectRows(t, s, `SELECT last_value, is_called FROM public.rq`, "7|true")
+	mustRun(t, s, `ALTER TABLE rq OWNER TO CURRENT_USER`)
+	mustRun(t, s, `ALTER SEQUENCE rq OWNER TO CURRENT_USER`)
+	wantCode(t, s, `ALTER SEQUENCE nope OWNER TO CURRENT_USER`, sqlerr.UndefinedTable)
+	wantCode(t, s, `SELECT last_value FROM nope`, sqlerr.UndefinedTable)
+
+	mustRun(t, s, `CREATE TABLE ro (id int PRIMARY KEY, v text)`)
+	wantCode(t, s, `ALTER SEQUENCE rq OWNED BY ro.nope`, sqlerr.UndefinedColumn)
+	wantCode(t, s, `ALTER SEQUENCE nope OWNED BY ro.id`, sqlerr.UndefinedTable)
+	wantCode(t, s, `ALTER SEQUENCE rq RESTART WITH 1`, sqlerr.FeatureNotSupported)
+	mustRun(t, s, `ALTER SEQUENCE rq OWNED BY ro.id`)
+	mustRun(t, s, `ALTER SEQUENCE rq OWNED BY NONE`)
+	mustRun(t, s, `DROP TABLE ro`)
+	expectRows(t, s, `SELECT nextval('rq')`, "8") // not owned any more: kept
+	mustRun(t, s, `CREATE TABLE ro (id int PRIMARY KEY, v text)`)
+	mustRun(t, s, `ALTER SEQUENCE rq OWNED BY public.ro.id`)
+	mustRun(t, s, `DROP TABLE ro`)
+	wantCode(t, s, `SELECT nextval('rq')`, sqlerr.UndefinedTable)
+}
+
 // CHECK constraints hold on INSERT, UPDATE (partial upserts checked on the
 // merged row), MERGE, ON CONFLICT and copy-on-write; a failing write leaves
 // nothing behind.

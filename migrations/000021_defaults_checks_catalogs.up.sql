@@ -12,9 +12,15 @@
 -- marks the columns with a default (pg_dump and psql look up pg_attrdef only
 -- for those).
 --
--- Defaults that call nextval are left out: pg_dump does not dump lake
--- sequences, and a CREATE TABLE naming a sequence that does not exist would
--- not restore. Such columns are dumped without their default.
+-- Lake sequences (migration 14) appear as relations of kind 'S' with the OID
+-- of their object lakesoul_seq."s<id>" (real OIDs of the catalog database:
+-- below 10^9 and never shown for anything else), pg_sequence shows their
+-- options, and a sequence owned by a table (SERIAL, IDENTITY, ALTER SEQUENCE
+-- … OWNED BY) has pg_depend's 'a' row to the column whose default calls it;
+-- pg_dump then dumps it as CREATE SEQUENCE, OWNED BY, ALTER COLUMN … SET
+-- DEFAULT and setval. A nextval default is shown only for such an owned
+-- sequence: pg_dump writes other defaults into CREATE TABLE, before any
+-- sequence exists.
 --
 -- OIDs. pg_attrdef and pg_constraint OIDs need only be unique within their
 -- catalog. A default's is 10^9 + (table OID - 10^9) * 1600 + attnum (1600:
@@ -23,14 +29,65 @@
 -- OID, which are at least 2^31 + 10^9); both wrap around in their range
 -- rather than fail, which only a catalog of millions of tables reaches.
 
--- lake_attrdef: the non-sequence defaults of lake tables' columns.
+-- Read by the views below (the registry's row-level security keeps the
+-- rows); ALTER SEQUENCE … OWNED BY sets owner_table, as the caller.
+GRANT SELECT ON lakesoul.sequence TO PUBLIC;
+GRANT UPDATE (owner_table) ON lakesoul.sequence TO base_super_admin_role, base_admin_role, base_user_role;
+
+-- lake_sequence: the lake sequences the role sees, with their objects' OIDs.
+CREATE OR REPLACE VIEW lakesoul_pg.lake_sequence WITH (security_invoker = true) AS
+SELECT c.oid, s.name::name AS relname, no.oid::oid AS relnamespace, s.namespace, s.id, s.owner_table
+  FROM lakesoul.sequence s
+  JOIN lakesoul.namespace_oid no ON no.namespace = s.namespace
+  JOIN pg_catalog.pg_class c ON c.relnamespace = 'lakesoul_seq'::regnamespace AND c.relname = 's' || s.id;
+
+-- lake_sequence_owner: an owned sequence's table and the column (the first
+-- whose default calls nextval of it by name).
+CREATE OR REPLACE VIEW lakesoul_pg.lake_sequence_owner WITH (security_invoker = true) AS
+SELECT q.oid AS seqoid, t.oid AS reloid, d.adnum
+  FROM lakesoul_pg.lake_sequence q
+  JOIN lakesoul_pg.lake_table t ON t.table_id = q.owner_table
+ CROSS JOIN LATERAL (
+        SELECT e.n::int2 AS adnum
+          FROM jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) WITH ORDINALITY AS e(field, n)
+         WHERE e.field->'metadata'->>'pg_default' ~* '\mnextval\s*\('
+           AND position(q.relname IN e.field->'metadata'->>'pg_default') > 0
+         ORDER BY e.n LIMIT 1) d;
+
+GRANT SELECT ON lakesoul_pg.lake_sequence, lakesoul_pg.lake_sequence_owner TO PUBLIC;
+
+-- lake_attrdef: the defaults of lake tables' columns (nextval ones of owned
+-- sequences only, see above).
 CREATE OR REPLACE VIEW lakesoul_pg.lake_attrdef WITH (security_invoker = true) AS
 SELECT (1000000000 + ((t.oid8 - 1000000000) * 1600 + e.n) % 3294967295)::oid AS oid,
        t.oid AS adrelid, e.n::int2 AS adnum, e.field->'metadata'->>'pg_default' AS adsrc
   FROM lakesoul_pg.lake_table t
  CROSS JOIN LATERAL jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) WITH ORDINALITY AS e(field, n)
  WHERE e.field->'metadata'->>'pg_default' IS NOT NULL
-   AND e.field->'metadata'->>'pg_default' !~* '\mnextval\s*\(';
+   AND (e.field->'metadata'->>'pg_default' !~* '\mnextval\s*\('
+        OR EXISTS (SELECT 1 FROM lakesoul_pg.lake_sequence_owner o WHERE o.reloid = t.oid AND o.adnum = e.n));
+
+-- pg_sequence: the lake sequences' rows (the catalog database's own
+-- sequences stay hidden).
+CREATE OR REPLACE VIEW lakesoul_pg.pg_sequence WITH (security_invoker = true) AS
+SELECT s.* FROM pg_catalog.pg_sequence s
+ WHERE s.seqrelid IN (SELECT q.oid FROM lakesoul_pg.lake_sequence q);
+GRANT SELECT ON lakesoul_pg.pg_sequence TO PUBLIC;
+
+-- pg_depend: the real rows (unknown objects are ignored by its readers, as
+-- before this view), the owned sequences' 'a' rows to their columns, and
+-- their columns' defaults' 'n' rows to them (pg_dump then restores the
+-- default after the sequence, with ALTER TABLE … SET DEFAULT).
+CREATE OR REPLACE VIEW lakesoul_pg.pg_depend WITH (security_invoker = true) AS
+SELECT d.* FROM pg_catalog.pg_depend d
+UNION ALL
+SELECT 'pg_catalog.pg_class'::regclass::oid, o.seqoid, 0, 'pg_catalog.pg_class'::regclass::oid, o.reloid, o.adnum::int4, 'a'::"char"
+  FROM lakesoul_pg.lake_sequence_owner o
+UNION ALL
+SELECT 'pg_catalog.pg_attrdef'::regclass::oid, a.oid, 0, 'pg_catalog.pg_class'::regclass::oid, o.seqoid, 0, 'n'::"char"
+  FROM lakesoul_pg.lake_sequence_owner o
+  JOIN lakesoul_pg.lake_attrdef a ON a.adrelid = o.reloid AND a.adnum = o.adnum;
+GRANT SELECT ON lakesoul_pg.pg_depend TO PUBLIC;
 
 -- lake_check: the CHECK constraints of lake tables, numbered by name.
 CREATE OR REPLACE VIEW lakesoul_pg.lake_check WITH (security_invoker = true) AS
@@ -112,7 +169,8 @@ BEGIN
 END
 $$;
 
--- pg_class: migration 16's, with relchecks counted from the properties.
+-- pg_class: migration 16's, with relchecks counted from the properties, and
+-- the lake sequences.
 CREATE OR REPLACE VIEW lakesoul_pg.pg_class WITH (security_invoker = true) AS
 SELECT c.* FROM pg_catalog.pg_class c
  WHERE c.relnamespace IN (SELECT oid FROM pg_catalog.pg_namespace
@@ -144,7 +202,10 @@ SELECT r.oid, r.relname, r.relnamespace,
         UNION ALL
         SELECT v.oid, v.relname, v.relnamespace, 0::oid, false, 'v'::"char",
                cardinality(v.columns)::int2, 'n'::"char", 0::int2
-          FROM lakesoul_pg.lake_view v) r;
+          FROM lakesoul_pg.lake_view v
+        UNION ALL
+        SELECT q.oid, q.relname, q.relnamespace, 0::oid, false, 'S'::"char", 3::int2, 'n'::"char", 0::int2
+          FROM lakesoul_pg.lake_sequence q) r;
 
 -- pg_attribute: migration 19's, with atthasdef from lake_attrdef.
 CREATE OR REPLACE VIEW lakesoul_pg.pg_attribute WITH (security_invoker = true) AS

@@ -24,8 +24,10 @@ var emulatedRelations = map[string]string{
 	"pg_catalog.pg_indexes":     "pg_indexes",
 	"pg_catalog.pg_views":       "pg_views",
 	"pg_catalog.pg_sequences":   "pg_sequences",
-	"pg_catalog.pg_rewrite":     "pg_rewrite", // migration 000017 (pg_dump)
-	"pg_catalog.pg_enum":        "pg_enum",    // migration 000019 (enum types)
+	"pg_catalog.pg_rewrite":     "pg_rewrite",  // migration 000017 (pg_dump)
+	"pg_catalog.pg_sequence":    "pg_sequence", // migration 000021 (lake sequences)
+	"pg_catalog.pg_depend":      "pg_depend",
+	"pg_catalog.pg_enum":        "pg_enum", // migration 000019 (enum types)
 
 	"information_schema.schemata":          "info_schemata",
 	"information_schema.tables":            "info_tables",

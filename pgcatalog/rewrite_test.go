@@ -55,8 +55,8 @@ func TestRewriteSQL(t *testing.T) {
 		{"SELECT tableoid, oid FROM pg_catalog.pg_type",
 			"SELECT 'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid AS tableoid, oid FROM lakesoul_pg.pg_type pg_type"},
 		// A join: qualified references resolve, d is not emulated.
-		{"SELECT c.tableoid AS t FROM pg_class c LEFT JOIN pg_depend d ON d.classid = c.tableoid AND d.tableoid > 0",
-			"SELECT 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid AS t FROM lakesoul_pg.pg_class c LEFT JOIN pg_depend d ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid AND d.tableoid > 0"},
+		{"SELECT c.tableoid AS t FROM pg_class c LEFT JOIN pg_inherits d ON d.inhrelid = c.tableoid AND d.tableoid > 0",
+			"SELECT 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid AS t FROM lakesoul_pg.pg_class c LEFT JOIN pg_inherits d ON d.inhrelid = 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid AND d.tableoid > 0"},
 		// Unqualified with two relations is PostgreSQL's ambiguity: left alone.
 		{"SELECT tableoid FROM pg_class, pg_namespace",
 			"SELECT tableoid FROM lakesoul_pg.pg_class pg_class, lakesoul_pg.pg_namespace pg_namespace"},

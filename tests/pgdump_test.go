@@ -94,6 +94,11 @@ func TestPgDump(t *testing.T) {
 		"CREATE TABLE dump_src.def (id bigint PRIMARY KEY, v text DEFAULT 'x', n int NOT NULL DEFAULT 7, CONSTRAINT n_pos CHECK (n > 0), CONSTRAINT v_len CHECK (length(v) < 5))",
 		"INSERT INTO dump_src.def (id) VALUES (1)",
 		"INSERT INTO dump_src.def VALUES (2, 'y', 3)",
+		// Sequences: a SERIAL column's, owned by it, and a free one.
+		"CREATE TABLE dump_src.ser (id serial PRIMARY KEY, w text)",
+		"INSERT INTO dump_src.ser (w) VALUES ('a'), ('b')",
+		"CREATE SEQUENCE dump_src.q START 5",
+		"SELECT nextval('dump_src.q')",
 	)
 	pw, err := srv.adminPassword()
 	if err != nil {
@@ -114,7 +119,7 @@ func TestPgDump(t *testing.T) {
 		runTool(t, ctx, lakeEnv, script, psql, append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"}, conn...)...)
 	}
 
-	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id", "def": "id"}
+	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id", "def": "id", "ser": "id"}
 	// describe is what must come back: columns with types, nullability and
 	// whether they have a default, the primary key and the number of CHECK
 	// constraints (their text differs in spelling between lakesoul and
@@ -163,6 +168,10 @@ func TestPgDump(t *testing.T) {
 		if err != nil || out != "x|7\n" {
 			t.Errorf("%s: a row without v and n: %q %v", what, out, err)
 		}
+		// The sequences go on where the source's were.
+		if out, err := run("INSERT INTO " + schema + ".ser (w) VALUES ('n') RETURNING id; SELECT nextval('" + schema + ".q');"); err != nil || out != "3\n6\n" {
+			t.Errorf("%s: the SERIAL column and the free sequence after the restore: %q %v", what, out, err)
+		}
 		for _, bad := range []string{"(101, 'ok', -1)", "(102, 'toolong', 1)"} {
 			if out, err := run("\\set VERBOSITY verbose\nINSERT INTO " + schema + ".def VALUES " + bad + ";"); err == nil || !strings.Contains(out, "23514") {
 				t.Errorf("%s: INSERT %s breaking a check: %v\n%s", what, bad, err, out)
@@ -180,7 +189,8 @@ func TestPgDump(t *testing.T) {
 		copyData := dump(bin, "--data-only")
 		insertData := dump(bin, "--data-only", "--inserts")
 		full := dump(bin)
-		for _, want := range []string{"CREATE TABLE dump_src.kv", "CREATE VIEW dump_src.kv_ok AS", "ADD CONSTRAINT kv_pkey PRIMARY KEY (id)", "ADD CONSTRAINT pair_pkey PRIMARY KEY (a, b)"} {
+		for _, want := range []string{"CREATE TABLE dump_src.kv", "CREATE VIEW dump_src.kv_ok AS", "ADD CONSTRAINT kv_pkey PRIMARY KEY (id)", "ADD CONSTRAINT pair_pkey PRIMARY KEY (a, b)",
+			"CREATE SEQUENCE dump_src.ser_id_seq", "ALTER SEQUENCE dump_src.ser_id_seq OWNED BY dump_src.ser.id", "CREATE SEQUENCE dump_src.q"} {
 			if !strings.Contains(schemaOnly, want) {
 				t.Fatalf("%s --schema-only lacks %q:\n%s", bin, want, schemaOnly)
 			}
