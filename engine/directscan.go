@@ -103,35 +103,11 @@ func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog
 		if rt == nil || rt.Val == nil {
 			return nil
 		}
-		cref := rt.Val.GetColumnRef()
-		if cref == nil {
+		cols, ok := refColumns(t, rt.Val.GetColumnRef(), alias)
+		if !ok {
 			return nil
 		}
-		fields := cref.Fields
-		if len(fields) == 2 {
-			if q := fields[0].GetString_(); q == nil || q.Sval != alias {
-				return nil
-			}
-			fields = fields[1:]
-		}
-		if len(fields) != 1 {
-			return nil
-		}
-		if fields[0].GetAStar() != nil {
-			for c := range t.Schema.NumFields() {
-				d.cols = append(d.cols, c)
-			}
-			continue
-		}
-		name := fields[0].GetString_()
-		if name == nil {
-			return nil
-		}
-		c := columnIndex(t, name.Sval)
-		if c < 0 {
-			return nil
-		}
-		d.cols = append(d.cols, c)
+		d.cols = append(d.cols, cols...)
 	}
 	if len(d.cols) != ncols {
 		return nil
@@ -145,6 +121,42 @@ func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog
 		d.types = append(d.types, t.Schema.Field(c).Type)
 	}
 	return d
+}
+
+// refColumns resolves a select-list column reference to t's columns: `col`,
+// `qual.col`, `*` or `qual.*`, where qual is the table's name or alias in
+// the query; false for anything else (an expression, another qualifier, a
+// column t lacks).
+func refColumns(t *catalog.Table, cref *pg_query.ColumnRef, qual string) ([]int, bool) {
+	if cref == nil {
+		return nil, false
+	}
+	fields := cref.Fields
+	if len(fields) == 2 {
+		if q := fields[0].GetString_(); q == nil || q.Sval != qual {
+			return nil, false
+		}
+		fields = fields[1:]
+	}
+	if len(fields) != 1 {
+		return nil, false
+	}
+	if fields[0].GetAStar() != nil {
+		cols := make([]int, t.Schema.NumFields())
+		for c := range cols {
+			cols[c] = c
+		}
+		return cols, true
+	}
+	name := fields[0].GetString_()
+	if name == nil {
+		return nil, false
+	}
+	c := columnIndex(t, name.Sval)
+	if c < 0 {
+		return nil, false
+	}
+	return []int{c}, true
 }
 
 // columnIndex finds a column as DuckDB binds names: exactly, else the one

@@ -106,32 +106,8 @@ func (s *Session) planVectorFast(v *vectorSearch, sel *pg_query.SelectStmt, dist
 			f.fetch = true
 			continue
 		}
-		cref := rt.Val.GetColumnRef()
-		if cref == nil {
-			return nil
-		}
-		fields := cref.Fields
-		if len(fields) == 2 {
-			if q := fields[0].GetString_(); q == nil || q.Sval != qual {
-				return nil
-			}
-			fields = fields[1:]
-		}
-		if len(fields) != 1 {
-			return nil
-		}
-		var cols []int
-		if fields[0].GetAStar() != nil {
-			for c := range t.Schema.NumFields() {
-				cols = append(cols, c)
-			}
-		} else if name := fields[0].GetString_(); name != nil {
-			c := columnIndex(t, name.Sval)
-			if c < 0 {
-				return nil
-			}
-			cols = append(cols, c)
-		} else {
+		cols, ok := refColumns(t, rt.Val.GetColumnRef(), qual)
+		if !ok {
 			return nil
 		}
 		for _, c := range cols {
