@@ -97,10 +97,10 @@ SELECT d.* FROM pg_catalog.pg_attrdef d
                       WHERE c.relnamespace IN (SELECT oid FROM pg_catalog.pg_namespace
                                                 WHERE nspname IN ('pg_catalog', 'information_schema')));
 GRANT SELECT ON lakesoul_pg.pg_attrdef TO PUBLIC;
-DROP VIEW IF EXISTS lakesoul_pg.lake_check;
-DROP VIEW IF EXISTS lakesoul_pg.lake_attrdef;
 DROP VIEW IF EXISTS lakesoul_pg.pg_depend;
 DROP VIEW IF EXISTS lakesoul_pg.pg_sequence;
+DROP VIEW IF EXISTS lakesoul_pg.lake_check;
+DROP VIEW IF EXISTS lakesoul_pg.lake_attrdef;
 DROP VIEW IF EXISTS lakesoul_pg.lake_sequence_owner;
 DROP VIEW IF EXISTS lakesoul_pg.lake_sequence;
 REVOKE UPDATE (owner_table) ON lakesoul.sequence FROM base_super_admin_role, base_admin_role, base_user_role;
