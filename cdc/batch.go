@@ -433,6 +433,12 @@ func (b *batch) commit(ctx context.Context, sub string, token uuid.UUID, prev, s
 			}
 		}
 		if len(tb.parts) > 0 {
+			if b.env.VerifyChecks != nil {
+				if err := b.env.VerifyChecks(ctx, t, tb.parts); err != nil {
+					b.abort(ctx)
+					return false, fmt.Errorf("table %s.%s: %w", t.Namespace, t.Name, err)
+				}
+			}
 			op := catalog.AppendCommit
 			if t.HasPK() {
 				op = catalog.MergeCommit

@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,13 @@ type Env struct {
 	// renewal (default 15 s): another server takes over that long after one
 	// died.
 	Lease time.Duration
+	// VerifyChecks, when set, fails (23514) when rows a batch wrote to a
+	// table break its CHECK constraints (engine.Engine.VerifyChecks); the
+	// batch then commits nothing and the subscription retries it, as a
+	// PostgreSQL subscriber's apply worker does, until the constraint or
+	// the source row changes. Tables a subscription creates have no checks;
+	// a table made before it may.
+	VerifyChecks func(ctx context.Context, t *catalog.Table, written []catalog.PartitionCommit) error
 }
 
 func (e *Env) logger() *slog.Logger {

@@ -203,6 +203,20 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		}
 		fields[i] = withDefault(fields[i], def)
 		return fields, nil
+	case pg_query.AlterTableType_AT_DropConstraint:
+		// CHECK constraints are table properties (checks.go); the primary
+		// key is the table's layout and stays.
+		if _, ok := t.Properties[checkPropertyPrefix+cmd.Name]; ok {
+			delete(t.Properties, checkPropertyPrefix+cmd.Name)
+			return fields, nil
+		}
+		if t.HasPK() && cmd.Name == t.Name+"_pkey" {
+			return nil, sqlerr.Unsupported("dropping the primary key of a lake table", "CREATE TABLE new AS SELECT … FROM old, without a key")
+		}
+		if cmd.MissingOk {
+			return fields, nil
+		}
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, t.Name)
 	case pg_query.AlterTableType_AT_SetRelOptions, pg_query.AlterTableType_AT_ResetRelOptions:
 		for _, o := range cmd.Def.GetList().GetItems() {
 			d := o.GetDefElem()
@@ -224,7 +238,7 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		}
 		return fields, nil
 	}
-	return nil, sqlerr.Unsupported("this ALTER TABLE action", "ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (widening), ALTER COLUMN SET/DROP DEFAULT, SET (...), RESET (...)")
+	return nil, sqlerr.Unsupported("this ALTER TABLE action", "ADD COLUMN, DROP COLUMN, ALTER COLUMN TYPE (widening), ALTER COLUMN SET/DROP DEFAULT, DROP CONSTRAINT (checks), SET (...), RESET (...)")
 }
 
 // alterTarget resolves the table of an ALTER TABLE; nil without an error

@@ -81,6 +81,19 @@ func TestAlterColumnDefault(t *testing.T) {
 	expectRows(t, s, `INSERT INTO ad (id) VALUES (5) RETURNING v IS NULL`, "true")
 }
 
+// TestDropCheckConstraint: ALTER TABLE … DROP CONSTRAINT [IF EXISTS] of a
+// CHECK; the primary key stays (0A000), an unknown name is 42704.
+func TestDropCheckConstraint(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE dc (id int PRIMARY KEY, v int, CONSTRAINT v_pos CHECK (v > 0))`)
+	wantCode(t, s, `INSERT INTO dc VALUES (1, -1)`, sqlerr.CheckViolation)
+	mustRun(t, s, `ALTER TABLE dc DROP CONSTRAINT v_pos`)
+	expectRows(t, s, `INSERT INTO dc VALUES (1, -1) RETURNING v`, "-1")
+	wantCode(t, s, `ALTER TABLE dc DROP CONSTRAINT v_pos`, sqlerr.UndefinedObject)
+	mustRun(t, s, `ALTER TABLE dc DROP CONSTRAINT IF EXISTS v_pos`)
+	wantCode(t, s, `ALTER TABLE dc DROP CONSTRAINT dc_pkey`, sqlerr.FeatureNotSupported)
+}
+
 // TestSequenceRestoreStatements: what pg_dump reads of a sequence and the
 // statements its restore sends — SELECT last_value, is_called FROM the
 // sequence, ALTER TABLE/SEQUENCE … OWNER TO, ALTER SEQUENCE … OWNED BY

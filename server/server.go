@@ -231,7 +231,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	s.sync = cdc.Start(ctx, &cdc.Env{Catalog: s.cat, Store: store, Warehouse: warehouse, Logger: cfg.Logger}, cfg.SyncWorkers)
+	s.sync = cdc.Start(ctx, &cdc.Env{Catalog: s.cat, Store: store, Warehouse: warehouse, Logger: cfg.Logger,
+		VerifyChecks: s.eng.VerifyChecks}, cfg.SyncWorkers)
 	var tlsConfig *tls.Config
 	switch {
 	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
