@@ -71,6 +71,8 @@ func TestAlterColumnDefault(t *testing.T) {
 	expectRows(t, s, `SELECT id, v, n FROM ad WHERE id = 1`, "1|NULL|NULL")
 	expectRows(t, s, `SELECT a.attname, pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.adnum WHERE c.relname = 'ad' ORDER BY 1`, "v|'x' || 'y'")
+	expectRows(t, s, `SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'ad' ORDER BY ordinal_position`,
+		"id|NULL", "v|'x' || 'y'", "n|NULL")
 	mustRun(t, s, `ALTER TABLE ad ALTER COLUMN v DROP DEFAULT`)
 	expectRows(t, s, `INSERT INTO ad (id) VALUES (4) RETURNING v, n`, "NULL|12")
 	wantCode(t, s, `ALTER TABLE ad ALTER COLUMN nope SET DEFAULT 1`, sqlerr.UndefinedColumn)
