@@ -32,6 +32,9 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 	if n.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "ALTER TABLE")
 	}
+	if len(n.Cmds) == 1 && n.Cmds[0].GetAlterTableCmd().GetSubtype() == pg_query.AlterTableType_AT_AddIdentity {
+		return s.planAddIdentity(n, n.Cmds[0].GetAlterTableCmd()) // restoreddl.go
+	}
 	if con, ok := primaryKeyCmd(n); ok { // restoreddl.go: pg_dump adds keys after CREATE TABLE
 		return s.planAddPrimaryKey(n, con)
 	}

@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -169,4 +170,83 @@ func (s *Session) relationExists(ctx context.Context, rv *pg_query.RangeVar) err
 		}
 	}
 	return err
+}
+
+// planAddIdentity is ALTER TABLE t ALTER COLUMN c ADD GENERATED {ALWAYS | BY
+// DEFAULT} AS IDENTITY [(SEQUENCE NAME s, options)], as pg_dump restores an
+// identity column: the column gets the sequence (owned by the table, named
+// <table>_<column>_seq unless SEQUENCE NAME says otherwise) and becomes an
+// identity column as if CREATE TABLE had declared it. The column must be an
+// integer column without a default.
+func (s *Session) planAddIdentity(n *pg_query.AlterTableStmt, cmd *pg_query.AlterTableCmd) (pgwire.Statement, error) {
+	con := cmd.Def.GetConstraint()
+	if con == nil || con.Contype != pg_query.ConstrType_CONSTR_IDENTITY {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "ADD GENERATED needs an identity specification")
+	}
+	var seqName []string
+	var opts []*pg_query.Node
+	for _, o := range con.Options {
+		if d := o.GetDefElem(); d.GetDefname() == "sequence_name" {
+			for _, p := range d.Arg.GetList().GetItems() {
+				seqName = append(seqName, p.GetString_().GetSval())
+			}
+			continue
+		}
+		opts = append(opts, o)
+	}
+	seqOpts, err := sequenceOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	identity := "by default"
+	if con.GeneratedWhen == "a" {
+		identity = "always"
+	}
+	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
+		t, err := s.alterTarget(ctx, n)
+		if t == nil || err != nil {
+			return err
+		}
+		fields := slices.Clone(t.Schema.Fields())
+		i := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == cmd.Name })
+		if i < 0 {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.Name, t.Name)
+		}
+		if !arrow.IsInteger(fields[i].Type.ID()) {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+		}
+		if def, _ := columnDefault(fields[i]); def != "" {
+			return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "column %q of relation %q already has a default value", cmd.Name, t.Name)
+		}
+		ns, name := t.Namespace, t.Name+"_"+cmd.Name+"_seq"
+		switch len(seqName) {
+		case 0:
+		case 1:
+			name = seqName[0]
+		default:
+			ns, name = seqName[len(seqName)-2], seqName[len(seqName)-1]
+		}
+		if !sameSequenceNamespace(ns, t.Namespace) {
+			return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "sequence must be in same schema as table it is linked to")
+		}
+		seqOpts.OwnerTable = t.ID
+		if err := s.cat.CreateSequence(ctx, ns, name, seqOpts); err != nil {
+			return err
+		}
+		f := withDefault(fields[i], fmt.Sprintf("nextval(%s)", quoteLiteral(quoteIdent(ns)+"."+quoteIdent(name))))
+		keys, vals := f.Metadata.Keys(), f.Metadata.Values()
+		f.Metadata = arrow.NewMetadata(append(keys, schema.MetaIdentity), append(vals, identity))
+		fields[i] = f
+		nt := *t
+		nt.Schema = arrow.NewSchema(fields, nil)
+		if err := s.flushBuffered(ctx, t.ID); err != nil {
+			_, _ = s.cat.DropSequence(context.WithoutCancel(ctx), ns, name)
+			return err
+		}
+		if err := s.cat.AlterTable(ctx, &nt); err != nil {
+			_, _ = s.cat.DropSequence(context.WithoutCancel(ctx), ns, name)
+			return err
+		}
+		return nil
+	}), nil
 }

@@ -455,7 +455,7 @@ func (s *Session) planAlterSequence(n *pg_query.AlterSeqStmt) (pgwire.Statement,
 			if err != nil {
 				return err
 			}
-			if ns != t.Namespace {
+			if !sameSequenceNamespace(ns, t.Namespace) {
 				return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "sequence must be in same schema as table it is linked to")
 			}
 			if len(t.Schema.FieldIndices(parts[len(parts)-1])) == 0 {
@@ -469,4 +469,11 @@ func (s *Session) planAlterSequence(n *pg_query.AlterSeqStmt) (pgwire.Statement,
 		}
 		return err
 	}), nil
+}
+
+// sameSequenceNamespace reports whether a sequence named in schema seqNS
+// lives in the table's namespace: the same name, or PostgreSQL's "public"
+// for LakeSoul's "default" namespace (lakesoul.seq_namespace maps it so).
+func sameSequenceNamespace(seqNS, tableNS string) bool {
+	return seqNS == tableNS || seqNS == "public" && tableNS == "default"
 }

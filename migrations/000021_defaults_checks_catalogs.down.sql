@@ -156,6 +156,7 @@ DROP VIEW IF EXISTS lakesoul_pg.pg_sequence;
 DROP VIEW IF EXISTS lakesoul_pg.lake_check;
 DROP VIEW IF EXISTS lakesoul_pg.lake_attrdef;
 DROP VIEW IF EXISTS lakesoul_pg.lake_sequence_owner;
+DROP VIEW IF EXISTS lakesoul_pg.lake_identity;
 DROP VIEW IF EXISTS lakesoul_pg.lake_sequence;
 REVOKE UPDATE (owner_table) ON lakesoul.sequence FROM base_super_admin_role, base_admin_role, base_user_role;
 REVOKE SELECT ON lakesoul.sequence FROM PUBLIC;

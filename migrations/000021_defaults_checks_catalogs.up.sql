@@ -42,28 +42,38 @@ SELECT c.oid, s.name::name AS relname, no.oid::oid AS relnamespace, s.namespace,
   JOIN pg_catalog.pg_class c ON c.relnamespace = 'lakesoul_seq'::regnamespace AND c.relname = 's' || s.id;
 
 -- lake_sequence_owner: an owned sequence's table and the column (the first
--- whose default calls nextval of it by name).
+-- whose default calls nextval of it by name), and whether that column is an
+-- identity column (schema.MetaIdentity).
 CREATE OR REPLACE VIEW lakesoul_pg.lake_sequence_owner WITH (security_invoker = true) AS
-SELECT q.oid AS seqoid, t.oid AS reloid, d.adnum
+SELECT q.oid AS seqoid, t.oid AS reloid, d.adnum, d.ident
   FROM lakesoul_pg.lake_sequence q
   JOIN lakesoul_pg.lake_table t ON t.table_id = q.owner_table
  CROSS JOIN LATERAL (
-        SELECT e.n::int2 AS adnum
+        SELECT e.n::int2 AS adnum, e.field->'metadata'->>'pg_identity' IS NOT NULL AS ident
           FROM jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) WITH ORDINALITY AS e(field, n)
          WHERE e.field->'metadata'->>'pg_default' ~* '\mnextval\s*\('
            AND position(q.relname IN e.field->'metadata'->>'pg_default') > 0
          ORDER BY e.n LIMIT 1) d;
 
-GRANT SELECT ON lakesoul_pg.lake_sequence, lakesoul_pg.lake_sequence_owner TO PUBLIC;
+-- lake_identity: the identity columns of lake tables, with pg_attribute's
+-- attidentity ('a' GENERATED ALWAYS, 'd' BY DEFAULT).
+CREATE OR REPLACE VIEW lakesoul_pg.lake_identity WITH (security_invoker = true) AS
+SELECT t.oid AS reloid, e.n::int2 AS attnum,
+       (CASE e.field->'metadata'->>'pg_identity' WHEN 'always' THEN 'a' ELSE 'd' END)::"char" AS attidentity
+  FROM lakesoul_pg.lake_table t
+ CROSS JOIN LATERAL jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) WITH ORDINALITY AS e(field, n)
+ WHERE e.field->'metadata'->>'pg_identity' IS NOT NULL;
+GRANT SELECT ON lakesoul_pg.lake_sequence, lakesoul_pg.lake_sequence_owner, lakesoul_pg.lake_identity TO PUBLIC;
 
 -- lake_attrdef: the defaults of lake tables' columns (nextval ones of owned
--- sequences only, see above).
+-- sequences only, see above; identity columns have none).
 CREATE OR REPLACE VIEW lakesoul_pg.lake_attrdef WITH (security_invoker = true) AS
 SELECT (1000000000 + ((t.oid8 - 1000000000) * 1600 + e.n) % 3294967295)::oid AS oid,
        t.oid AS adrelid, e.n::int2 AS adnum, e.field->'metadata'->>'pg_default' AS adsrc
   FROM lakesoul_pg.lake_table t
  CROSS JOIN LATERAL jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) WITH ORDINALITY AS e(field, n)
  WHERE e.field->'metadata'->>'pg_default' IS NOT NULL
+   AND e.field->'metadata'->>'pg_identity' IS NULL -- an identity column has no default in PostgreSQL
    AND (e.field->'metadata'->>'pg_default' !~* '\mnextval\s*\('
         OR EXISTS (SELECT 1 FROM lakesoul_pg.lake_sequence_owner o WHERE o.reloid = t.oid AND o.adnum = e.n));
 
@@ -75,13 +85,15 @@ SELECT s.* FROM pg_catalog.pg_sequence s
 GRANT SELECT ON lakesoul_pg.pg_sequence TO PUBLIC;
 
 -- pg_depend: the real rows (unknown objects are ignored by its readers, as
--- before this view), the owned sequences' 'a' rows to their columns, and
+-- before this view), the owned sequences' 'a' rows to their columns ('i' for
+-- an identity column's: pg_dump writes ADD GENERATED … AS IDENTITY), and
 -- their columns' defaults' 'n' rows to them (pg_dump then restores the
 -- default after the sequence, with ALTER TABLE … SET DEFAULT).
 CREATE OR REPLACE VIEW lakesoul_pg.pg_depend WITH (security_invoker = true) AS
 SELECT d.* FROM pg_catalog.pg_depend d
 UNION ALL
-SELECT 'pg_catalog.pg_class'::regclass::oid, o.seqoid, 0, 'pg_catalog.pg_class'::regclass::oid, o.reloid, o.adnum::int4, 'a'::"char"
+SELECT 'pg_catalog.pg_class'::regclass::oid, o.seqoid, 0, 'pg_catalog.pg_class'::regclass::oid, o.reloid, o.adnum::int4,
+       (CASE WHEN o.ident THEN 'i' ELSE 'a' END)::"char"
   FROM lakesoul_pg.lake_sequence_owner o
 UNION ALL
 SELECT 'pg_catalog.pg_attrdef'::regclass::oid, a.oid, 0, 'pg_catalog.pg_class'::regclass::oid, o.seqoid, 0, 'n'::"char"
@@ -207,7 +219,8 @@ SELECT r.oid, r.relname, r.relnamespace,
         SELECT q.oid, q.relname, q.relnamespace, 0::oid, false, 'S'::"char", 3::int2, 'n'::"char", 0::int2
           FROM lakesoul_pg.lake_sequence q) r;
 
--- pg_attribute: migration 19's, with atthasdef from lake_attrdef.
+-- pg_attribute: migration 19's, with atthasdef from lake_attrdef and
+-- attidentity from lake_identity.
 CREATE OR REPLACE VIEW lakesoul_pg.pg_attribute WITH (security_invoker = true) AS
 SELECT a.attrelid, a.attname, a.atttypid, a.attstattarget, a.attlen, a.attnum, a.attndims,
        a.attcacheoff, a.atttypmod, a.attbyval, a.attalign, a.attstorage, a.attcompression,
@@ -222,16 +235,17 @@ UNION ALL
 SELECT l.attrelid, l.attname, l.atttypid, -1 AS attstattarget, ty.typlen AS attlen, l.attnum,
        0 AS attndims, -1 AS attcacheoff, l.atttypmod, ty.typbyval AS attbyval,
        ty.typalign AS attalign, ty.typstorage AS attstorage, ''::"char" AS attcompression,
-       l.attnotnull, l.atthasdef, false AS atthasmissing, ''::"char" AS attidentity,
+       l.attnotnull, l.atthasdef, false AS atthasmissing, l.attidentity,
        ''::"char" AS attgenerated, false AS attisdropped, true AS attislocal, 0 AS attinhcount,
        ty.typcollation AS attcollation, NULL::aclitem[] AS attacl, NULL::text[] AS attoptions,
        NULL::text[] AS attfdwoptions, NULL::text AS attmissingval
   FROM (SELECT c.attrelid, c.attname, c.atttypid, c.attnum, c.atttypmod, c.attnotnull,
-               d.adnum IS NOT NULL AS atthasdef
+               d.adnum IS NOT NULL AS atthasdef, coalesce(id.attidentity, '') AS attidentity
           FROM lakesoul_pg.lake_column c
           LEFT JOIN lakesoul_pg.lake_attrdef d ON d.adrelid = c.attrelid AND d.adnum = c.attnum
+          LEFT JOIN lakesoul_pg.lake_identity id ON id.reloid = c.attrelid AND id.attnum = c.attnum
         UNION ALL
-        SELECT i.indexrelid, c.attname, c.atttypid, k.n::int2, c.atttypmod, false, false
+        SELECT i.indexrelid, c.attname, c.atttypid, k.n::int2, c.atttypmod, false, false, ''::"char"
           FROM lakesoul_pg.lake_all_index i
          CROSS JOIN LATERAL unnest(i.pkattnums) WITH ORDINALITY AS k(attnum, n)
          CROSS JOIN LATERAL lakesoul_pg.schema_columns(i.table_schema) c

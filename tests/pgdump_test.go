@@ -99,6 +99,8 @@ func TestPgDump(t *testing.T) {
 		"INSERT INTO dump_src.ser (w) VALUES ('a'), ('b')",
 		"CREATE SEQUENCE dump_src.q START 5",
 		"SELECT nextval('dump_src.q')",
+		"CREATE TABLE dump_src.idn (id int GENERATED ALWAYS AS IDENTITY (START WITH 100), v text)",
+		"INSERT INTO dump_src.idn (v) VALUES ('a'), ('b')",
 	)
 	pw, err := srv.adminPassword()
 	if err != nil {
@@ -119,13 +121,13 @@ func TestPgDump(t *testing.T) {
 		runTool(t, ctx, lakeEnv, script, psql, append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"}, conn...)...)
 	}
 
-	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id", "def": "id", "ser": "id"}
+	tables := map[string]string{"kv": "id", "pair": "a, b", "ev": "region, ts, n", "kv_ok": "id", "def": "id", "ser": "id", "idn": "id"}
 	// describe is what must come back: columns with types, nullability and
 	// whether they have a default, the primary key and the number of CHECK
 	// constraints (their text differs in spelling between lakesoul and
 	// PostgreSQL: restoredRules checks what they do).
 	describe := func(query func(string) string, schema string) string {
-		return query(`SELECT c.relname, a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef,
+		return query(`SELECT c.relname, a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef, a.attidentity,
 				(SELECT pg_catalog.pg_get_constraintdef(k.oid) FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'p'),
 				(SELECT count(*) FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'c')
 			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -151,7 +153,7 @@ func TestPgDump(t *testing.T) {
 			t.Errorf("%s:\n got:\n%s\n want:\n%s", what, got, want)
 		}
 	}
-	if !strings.Contains(wantSchema, "def|2|v|text|f|t|PRIMARY KEY (id)|2") || wantRows["def"] != "1|x|7\n2|y|3\n" {
+	if !strings.Contains(wantSchema, "def|2|v|text|f|t||PRIMARY KEY (id)|2") || wantRows["def"] != "1|x|7\n2|y|3\n" {
 		t.Fatalf("source defaults and checks:\n%s\n%q", wantSchema, wantRows["def"])
 	}
 	// psql's \d shows them as PostgreSQL's does.
@@ -172,6 +174,13 @@ func TestPgDump(t *testing.T) {
 		if out, err := run("INSERT INTO " + schema + ".ser (w) VALUES ('n') RETURNING id; SELECT nextval('" + schema + ".q');"); err != nil || out != "3\n6\n" {
 			t.Errorf("%s: the SERIAL column and the free sequence after the restore: %q %v", what, out, err)
 		}
+		// The identity column stays one: it numbers on, and refuses a value.
+		if out, err := run("INSERT INTO " + schema + ".idn (v) VALUES ('n') RETURNING id;"); err != nil || out != "102\n" {
+			t.Errorf("%s: the identity column after the restore: %q %v", what, out, err)
+		}
+		if out, err := run("\\set VERBOSITY verbose\nINSERT INTO " + schema + ".idn VALUES (1, 'x');"); err == nil || !strings.Contains(out, "428C9") {
+			t.Errorf("%s: a value for a GENERATED ALWAYS column: %v\n%s", what, err, out)
+		}
 		for _, bad := range []string{"(101, 'ok', -1)", "(102, 'toolong', 1)"} {
 			if out, err := run("\\set VERBOSITY verbose\nINSERT INTO " + schema + ".def VALUES " + bad + ";"); err == nil || !strings.Contains(out, "23514") {
 				t.Errorf("%s: INSERT %s breaking a check: %v\n%s", what, bad, err, out)
@@ -190,7 +199,8 @@ func TestPgDump(t *testing.T) {
 		insertData := dump(bin, "--data-only", "--inserts")
 		full := dump(bin)
 		for _, want := range []string{"CREATE TABLE dump_src.kv", "CREATE VIEW dump_src.kv_ok AS", "ADD CONSTRAINT kv_pkey PRIMARY KEY (id)", "ADD CONSTRAINT pair_pkey PRIMARY KEY (a, b)",
-			"CREATE SEQUENCE dump_src.ser_id_seq", "ALTER SEQUENCE dump_src.ser_id_seq OWNED BY dump_src.ser.id", "CREATE SEQUENCE dump_src.q"} {
+			"CREATE SEQUENCE dump_src.ser_id_seq", "ALTER SEQUENCE dump_src.ser_id_seq OWNED BY dump_src.ser.id", "CREATE SEQUENCE dump_src.q",
+			"ALTER TABLE dump_src.idn ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY"} {
 			if !strings.Contains(schemaOnly, want) {
 				t.Fatalf("%s --schema-only lacks %q:\n%s", bin, want, schemaOnly)
 			}
