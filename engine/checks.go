@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -221,11 +219,11 @@ func (e *Engine) VerifyChecks(ctx context.Context, t *catalog.Table, written []c
 		return fmt.Errorf("open duckdb connection: %w", err)
 	}
 	defer duck.Close()
-	var tok [16]byte
-	if _, err := rand.Read(tok[:]); err != nil {
+	token, err := sessionToken()
+	if err != nil {
 		return err
 	}
-	s := &Session{e: e, superuser: true, cat: e.cat, token: hex.EncodeToString(tok[:]), duck: duck}
+	s := &Session{e: e, superuser: true, cat: e.cat, token: token, duck: duck}
 	s.settings = s.defaultSettings(nil)
 	defer e.scans.dropPrefix(s.token + ":")
 	return s.verifyChecks(ctx, t, written, nil)

@@ -41,7 +41,7 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 	var seq *ownedSequence
 	seqDefault := func(opts catalog.SequenceOptions) {
 		seq = &ownedSequence{name: table + "_" + cd.Colname + "_seq", opts: opts}
-		def = fmt.Sprintf("nextval(%s)", quoteLiteral(quoteIdent(ns)+"."+quoteIdent(seq.name)))
+		def = sequenceDefault(ns, seq.name)
 	}
 	if base, ok := serialTypes[typeNameString(cd.TypeName)]; ok {
 		cd.TypeName = &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(base)}, Location: -1}
@@ -102,6 +102,12 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 	}
 	f.Metadata = arrow.NewMetadata(keys, vals)
 	return f, seq, nil
+}
+
+// sequenceDefault is the default text of a column numbered by sequence
+// ns.name (SERIAL, IDENTITY).
+func sequenceDefault(ns, name string) string {
+	return fmt.Sprintf("nextval(%s)", quoteLiteral(quoteIdent(ns)+"."+quoteIdent(name)))
 }
 
 // withDefault is f with default expression text def ("" drops it).

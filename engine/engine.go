@@ -175,6 +175,16 @@ func (e *Engine) isSuperuser(ctx context.Context, role string) (bool, error) {
 	return super, nil
 }
 
+// sessionToken is a fresh random session token: the prefix of the session's
+// scan handles and its key among the sessions sequence functions find.
+func sessionToken() (string, error) {
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(tok[:]), nil
+}
+
 // NewSession implements pgwire.SessionFactory.
 func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred pgwire.Credential) (pgwire.Session, error) {
 	user := params["user"]
@@ -195,8 +205,8 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb connection: %w", err)
 	}
-	var tok [16]byte
-	if _, err := rand.Read(tok[:]); err != nil {
+	token, err := sessionToken()
+	if err != nil {
 		duck.Close()
 		return nil, err
 	}
@@ -206,7 +216,7 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		superuser: super,
 		cred:      catalog.Credential{Password: cred.Password, SCRAMClientKey: cred.SCRAMClientKey, SCRAMServerKey: cred.SCRAMServerKey},
 		cat:       e.cat.As(user),
-		token:     hex.EncodeToString(tok[:]),
+		token:     token,
 		duck:      duck,
 	}
 	s.settings = s.defaultSettings(params)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -233,20 +234,23 @@ func (s *Session) planAddIdentity(n *pg_query.AlterTableStmt, cmd *pg_query.Alte
 		if err := s.cat.CreateSequence(ctx, ns, name, seqOpts); err != nil {
 			return err
 		}
-		f := withDefault(fields[i], fmt.Sprintf("nextval(%s)", quoteLiteral(quoteIdent(ns)+"."+quoteIdent(name))))
+		f := withDefault(fields[i], sequenceDefault(ns, name))
 		keys, vals := f.Metadata.Keys(), f.Metadata.Values()
 		f.Metadata = arrow.NewMetadata(append(keys, schema.MetaIdentity), append(vals, identity))
 		fields[i] = f
 		nt := *t
 		nt.Schema = arrow.NewSchema(fields, nil)
-		if err := s.flushBuffered(ctx, t.ID); err != nil {
-			_, _ = s.cat.DropSequence(context.WithoutCancel(ctx), ns, name)
-			return err
+		err = s.flushBuffered(ctx, t.ID)
+		if err == nil {
+			err = s.cat.AlterTable(ctx, &nt)
 		}
-		if err := s.cat.AlterTable(ctx, &nt); err != nil {
-			_, _ = s.cat.DropSequence(context.WithoutCancel(ctx), ns, name)
-			return err
+		if err != nil {
+			// The sequence was made for the column: it goes with the
+			// failed statement (a failure to drop it is reported too).
+			if _, derr := s.cat.DropSequence(context.WithoutCancel(ctx), ns, name); derr != nil {
+				err = errors.Join(err, fmt.Errorf("drop sequence %s.%s: %w", ns, name, derr))
+			}
 		}
-		return nil
+		return err
 	}), nil
 }
