@@ -3,6 +3,7 @@ module github.com/lakesoul-go/lakesoul
 go 1.26.8
 
 require (
+	github.com/DataDog/zstd v1.5.7
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18

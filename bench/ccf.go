@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -51,6 +52,7 @@ func runCCF(ctx context.Context, o Options) error {
 	lookups := fs.Int("point-lookups", 1000, "lakesoul lookups per kind (present, absent keys) in the point phase")
 	duckLookups := fs.Int("point-duckdb-lookups", 30, "DuckDB lookups per kind in the point phase (each reads every live file)")
 	pointProfile := fs.String("point-cpuprofile", "", "write a CPU profile of lakesoul's measured lookups alone to this file")
+	ingestProfile := fs.String("ingest-cpuprofile", "", "write CPU profiles of lakesoul's timed COPYs alone to FILE.0, FILE.1, … (one per batch; go tool pprof merges them)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -86,7 +88,7 @@ func runCCF(ctx context.Context, o Options) error {
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
 	// LakeSoul: COPY over pgwire, upserts on a 4-bucket PK table.
-	if err := ccfIngest(ctx, o, name, srv, "lakesoul", w, nil); err != nil {
+	if err := ccfIngest(ctx, o, name, srv, "lakesoul", w, nil, *ingestProfile); err != nil {
 		return err
 	}
 	lake, err := connectBench(ctx, srv)
@@ -549,7 +551,7 @@ func writeParquetFile(path string, sch *arrow.Schema, props *parquet.WriterPrope
 
 // ccfIngest creates the table on srv and ingests the workload by COPY.
 func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, system string, w ccfWorkload,
-	extra map[string]any) error {
+	extra map[string]any, profile string) error {
 	lake, err := connectBench(ctx, srv)
 	if err != nil {
 		return err
@@ -561,17 +563,55 @@ func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, 
 			return fmt.Errorf("setup %q: %w", q, err)
 		}
 	}
-	var took time.Duration
+	var took, cpu time.Duration
 	for b := 0; b <= w.upserts; b++ {
 		data := w.copyText(b)
-		start := time.Now()
-		if err := copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data); err != nil {
+		stop, err := startBatchProfile(profile, b)
+		if err != nil {
+			return err
+		}
+		start, startCPU := time.Now(), processCPU()
+		err = copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data)
+		took, cpu = took+time.Since(start), cpu+processCPU()-startCPU
+		stop()
+		if err != nil {
 			return fmt.Errorf("ingest batch %d: %w", b, err)
 		}
-		took += time.Since(start)
 	}
+	if extra == nil {
+		extra = map[string]any{}
+	}
+	extra["cpu_s"] = cpu.Seconds()
 	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: system, Rows: w.totalRows(), Seconds: took.Seconds(), Extra: extra})
 	return nil
+}
+
+// startBatchProfile starts a CPU profile of ingest batch b into path.b
+// (none when path is empty); the returned function stops it.
+func startBatchProfile(path string, b int) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, b))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// processCPU is the CPU time (user and system) this process has used so
+// far: during an ingest, the in-process server's work and the client's
+// sending of the COPY data.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func connectBench(ctx context.Context, srv *server.Server) (*pgx.Conn, error) {

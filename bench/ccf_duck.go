@@ -101,13 +101,13 @@ func ccfDuckDBIngest(ctx context.Context, o Options, bench string, w ccfWorkload
 		cols = append(cols, fmt.Sprintf("'%s': '%s'", c, t))
 	}
 	resetPeakRSS()
-	var took time.Duration
+	var took, cpu time.Duration
 	for b := 0; b <= w.upserts; b++ {
 		src := filepath.Join(dir, fmt.Sprintf("batch-%03d.tsv", b))
 		if err := os.WriteFile(src, w.copyText(b), 0o644); err != nil {
 			return err
 		}
-		start := time.Now()
+		start, startCPU := time.Now(), processCPU()
 		stmts := []string{fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE staged AS SELECT *, hash(uuid) %% 4 AS bucket
 			FROM read_csv('%s', delim = '\t', header = false, quote = '', escape = '', columns = {%s})`, src, strings.Join(cols, ", "))}
 		for k := range 4 {
@@ -120,12 +120,12 @@ func ccfDuckDBIngest(ctx context.Context, o Options, bench string, w ccfWorkload
 				return fmt.Errorf("duckdb ingest batch %d: %w", b, err)
 			}
 		}
-		took += time.Since(start)
+		took, cpu = took+time.Since(start), cpu+processCPU()-startCPU
 		if err := os.Remove(src); err != nil {
 			return err
 		}
 	}
 	o.Out.Emit(Row{Bench: bench, Phase: "ingest", System: "duckdb", Rows: w.totalRows(), Seconds: took.Seconds(),
-		PeakRSSMB: peakRSSSinceReset()})
+		PeakRSSMB: peakRSSSinceReset(), Extra: map[string]any{"cpu_s": cpu.Seconds()}})
 	return nil
 }

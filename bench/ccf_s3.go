@@ -99,7 +99,7 @@ func runCCFS3(ctx context.Context, o Options) error {
 			return err
 		}
 		defer local.Close(context.WithoutCancel(ctx))
-		if err := ccfIngest(ctx, o, name, local, "lakesoul-local", w, nil); err != nil {
+		if err := ccfIngest(ctx, o, name, local, "lakesoul-local", w, nil, ""); err != nil {
 			return fmt.Errorf("local peer: %w", err)
 		}
 	}
@@ -111,7 +111,7 @@ func runCCFS3(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	if err := ccfIngest(ctx, o, name, srv, "lakesoul-s3", w, extra); err != nil {
+	if err := ccfIngest(ctx, o, name, srv, "lakesoul-s3", w, extra, ""); err != nil {
 		return err
 	}
 	nc, err := server.Start(ctx, server.Config{DataDir: filepath.Join(o.Dir, "s3-nocache"), Listen: "127.0.0.1:0",

@@ -24,6 +24,9 @@ import (
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
+// Parquet's zstd pages go through libzstd (see the package doc).
+import _ "github.com/lakesoul-go/lakesoul/internal/zstdcodec"
+
 // CheckFiles refuses (42501) a snapshot with a data file outside t's
 // directory. Every file the reader opens passes the same check; the engine
 // calls CheckFiles before DuckDB runs a scan, since errors of DuckDB's table

@@ -16,6 +16,9 @@ import (
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 )
 
+// Parquet's zstd pages go through libzstd (see the package doc).
+import _ "github.com/lakesoul-go/lakesoul/internal/zstdcodec"
+
 // RowGroupRows bounds a row group; readers stream one row group per file at
 // a time, and the writer gathers one row group's column at a time.
 const RowGroupRows = 128 * 1024
