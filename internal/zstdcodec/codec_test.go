@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -157,6 +158,38 @@ func BenchmarkDecode(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestConcurrent: pooled contexts are used by one goroutine at a time,
+// across garbage collections that drop pooled contexts (their finalizers
+// free libzstd's memory).
+func TestConcurrent(t *testing.T) {
+	c := registered(t)
+	src := page("uuid", 3)
+	want := c.EncodeLevel(nil, src, 1)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			var err error
+			for i := range 300 {
+				comp := c.EncodeLevel(make([]byte, c.CompressBound(int64(len(src)))), src, 1)
+				out, derr := c.DecodeWithError(make([]byte, len(src)), comp)
+				if derr != nil || !bytes.Equal(out, src) || !bytes.Equal(comp, want) {
+					err = fmt.Errorf("goroutine %d, round %d: %v", g, i, derr)
+					break
+				}
+				if i%50 == g {
+					runtime.GC()
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
