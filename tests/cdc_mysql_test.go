@@ -116,27 +116,19 @@ func TestCDCMySQL(t *testing.T) {
 		checkBank(t, ctx, reader, accounts, start, checks)
 		checks++
 	}
-	for load.transfers.Load() < 300 {
-		check()
-		time.Sleep(20 * time.Millisecond)
-	}
+	load.waitFor(t, 300, check)
 	// SIGKILL mid-stream, restart on the same data dir: the sync resumes.
 	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-s.exited
 	before := load.transfers.Load()
-	for load.transfers.Load() < before+200 {
-		time.Sleep(20 * time.Millisecond)
-	}
+	load.waitFor(t, before+200, nil)
 	if s, err = startServer(filepath.Join(base, "data"), "cdc-Secret1", "--catalog-url", catURL); err != nil {
 		t.Fatal(err)
 	}
 	reader = s.connect(t)
-	for load.transfers.Load() < before+500 {
-		check()
-		time.Sleep(20 * time.Millisecond)
-	}
+	load.waitFor(t, before+500, check)
 	if err := load.finish(); err != nil {
 		t.Fatal(err)
 	}

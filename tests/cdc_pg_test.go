@@ -340,10 +340,7 @@ func TestCDCPostgresCrashAndTakeover(t *testing.T) {
 		checks++
 	}
 	// Let some transfers reach the lake, then kill the applying server.
-	for load.transfers.Load() < 300 {
-		check()
-		time.Sleep(20 * time.Millisecond)
-	}
+	load.waitFor(t, 300, check)
 	waitSubscription(t, reader, src, "bank_sync", src.lsn(t))
 	check()
 	if err := syscall.Kill(servers[victim].cmd.Process.Pid, syscall.SIGKILL); err != nil {
@@ -353,10 +350,7 @@ func TestCDCPostgresCrashAndTakeover(t *testing.T) {
 	// The stream goes on while nobody applies it; the other server takes
 	// over once the lease runs out.
 	before := load.transfers.Load()
-	for load.transfers.Load() < before+300 {
-		check()
-		time.Sleep(20 * time.Millisecond)
-	}
+	load.waitFor(t, before+300, check)
 	restarted, err := startServer(servers[victim].dataDir, "cdc-Secret1", "--catalog-url", catURL, "--warehouse", warehouse)
 	if err != nil {
 		t.Fatal(err)
@@ -512,6 +506,30 @@ func startBankLoad(accounts int, seed int64, transfer func(i, from, to, amount i
 		l.done <- nil
 	}()
 	return l
+}
+
+// waitFor waits until the load has made n transfers, calling between (if
+// any) while it waits. It fails the test when the load stops first (with its
+// error: a source that refused a transfer) or after two minutes, instead of
+// waiting for ever.
+func (l *bankLoad) waitFor(t *testing.T, n int64, between func()) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for l.transfers.Load() < n {
+		select {
+		case err := <-l.done:
+			l.done <- err // for finish
+			t.Fatalf("the source's load stopped after %d transfers, before %d: %v", l.transfers.Load(), n, err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the source's load made %d transfers in two minutes, want %d", l.transfers.Load(), n)
+		}
+		if between != nil {
+			between()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // finish stops the load and returns its error.
