@@ -73,10 +73,7 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 				return arrow.Field{}, nil, err
 			}
 			seqDefault(opts)
-			identity = "by default"
-			if con.GeneratedWhen == "a" {
-				identity = "always"
-			}
+			identity = identityKind(con)
 		}
 	}
 	f, err := columnField(cd)
@@ -95,13 +92,26 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 			return arrow.Field{}, nil, err
 		}
 	}
-	keys, vals := f.Metadata.Keys(), f.Metadata.Values()
-	keys, vals = append(keys, schema.MetaDefault), append(vals, def)
-	if identity != "" {
-		keys, vals = append(keys, schema.MetaIdentity), append(vals, identity)
+	return withIdentity(withDefault(f, def), identity), seq, nil
+}
+
+// identityKind is the schema.MetaIdentity value of an identity constraint:
+// "always" (GENERATED ALWAYS) or "by default".
+func identityKind(con *pg_query.Constraint) string {
+	if con.GeneratedWhen == "a" {
+		return "always"
 	}
-	f.Metadata = arrow.NewMetadata(keys, vals)
-	return f, seq, nil
+	return "by default"
+}
+
+// withIdentity is f marked as an identity column of the given kind ("": f
+// as it is).
+func withIdentity(f arrow.Field, identity string) arrow.Field {
+	if identity == "" {
+		return f
+	}
+	f.Metadata = arrow.NewMetadata(append(f.Metadata.Keys(), schema.MetaIdentity), append(f.Metadata.Values(), identity))
+	return f
 }
 
 // sequenceDefault is the default text of a column numbered by sequence

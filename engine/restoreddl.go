@@ -12,7 +12,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
-	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -199,10 +198,7 @@ func (s *Session) planAddIdentity(n *pg_query.AlterTableStmt, cmd *pg_query.Alte
 	if err != nil {
 		return nil, err
 	}
-	identity := "by default"
-	if con.GeneratedWhen == "a" {
-		identity = "always"
-	}
+	identity := identityKind(con)
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.alterTarget(ctx, n)
 		if t == nil || err != nil {
@@ -234,10 +230,7 @@ func (s *Session) planAddIdentity(n *pg_query.AlterTableStmt, cmd *pg_query.Alte
 		if err := s.cat.CreateSequence(ctx, ns, name, seqOpts); err != nil {
 			return err
 		}
-		f := withDefault(fields[i], sequenceDefault(ns, name))
-		keys, vals := f.Metadata.Keys(), f.Metadata.Values()
-		f.Metadata = arrow.NewMetadata(append(keys, schema.MetaIdentity), append(vals, identity))
-		fields[i] = f
+		fields[i] = withIdentity(withDefault(fields[i], sequenceDefault(ns, name)), identity)
 		nt := *t
 		nt.Schema = arrow.NewSchema(fields, nil)
 		err = s.flushBuffered(ctx, t.ID)

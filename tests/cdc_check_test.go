@@ -2,9 +2,7 @@ package tests
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestCDCCheckConstraints: a subscription that writes into a lake table made
@@ -36,20 +34,7 @@ func TestCDCCheckConstraints(t *testing.T) {
 	wantRows(t, "rows that keep the check", queryStrings(t, ctx, c, "SELECT id, v FROM ck.t ORDER BY id"), []string{"1|a", "2|b"})
 
 	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (3, 'too long')")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var state, lastErr string
-		if err := c.QueryRow(ctx, "SELECT state, coalesce(last_error, '') FROM lakesoul.subscriptions WHERE name = 'ck'").Scan(&state, &lastErr); err != nil {
-			t.Fatal(err)
-		}
-		if state == "error" && strings.Contains(lastErr, `violates check constraint "v_short"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("state %s (last_error %q), want error with the check violation", state, lastErr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitSubscriptionState(t, c, "ck", "error", `violates check constraint "v_short"`)
 	wantRows(t, "nothing of the breaking batch", queryStrings(t, ctx, c, "SELECT id, v FROM ck.t ORDER BY id"), []string{"1|a", "2|b"})
 
 	mustExec(t, ctx, c, "ALTER TABLE ck.t DROP CONSTRAINT v_short")

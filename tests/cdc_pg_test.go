@@ -87,6 +87,28 @@ func waitSubscription(t *testing.T, c *pgx.Conn, src *cdcSource, name, lsn strin
 	}
 }
 
+// waitSubscriptionState polls lakesoul.subscriptions over c until
+// subscription name is in state want with errPart in its last_error ("":
+// any), for two minutes at most.
+func waitSubscriptionState(t *testing.T, c *pgx.Conn, name, want, errPart string) {
+	t.Helper()
+	ctx := testCtx(t)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var state, lastErr string
+		if err := c.QueryRow(ctx, "SELECT state, coalesce(last_error, '') FROM lakesoul.subscriptions WHERE name = $1", name).Scan(&state, &lastErr); err != nil {
+			t.Fatal(err)
+		}
+		if state == want && strings.Contains(lastErr, errPart) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("subscription %s: state %s (last_error %q), want %s with %q", name, state, lastErr, want, errPart)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // sameRows compares a query on the lake with the same query on the source.
 func sameRows(t *testing.T, what string, lake *pgx.Conn, src *cdcSource, q string) {
 	t.Helper()
@@ -413,30 +435,13 @@ func TestCDCPostgresFaults(t *testing.T) {
 	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (2, 'b')")
 	waitSubscription(t, c, src, "f", src.lsn(t))
 
-	waitState := func(want, errPart string) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			var state, lastErr string
-			if err := c.QueryRow(ctx, "SELECT state, coalesce(last_error, '') FROM lakesoul.subscriptions WHERE name = 'f'").Scan(&state, &lastErr); err != nil {
-				t.Fatal(err)
-			}
-			if state == want && strings.Contains(lastErr, errPart) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("state %s (last_error %q), want %s with %q", state, lastErr, want, errPart)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 	// The publisher goes down: error, last_error.
 	src.conn.Close(ctx)
 	opts := src.cluster.Options()
 	if err := src.cluster.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitState("error", "publisher")
+	waitSubscriptionState(t, c, "f", "error", "publisher")
 	// It comes back: the subscription resumes by itself.
 	restarted, err := pgcluster.Open(ctx, opts)
 	if err != nil {
@@ -447,7 +452,7 @@ func TestCDCPostgresFaults(t *testing.T) {
 	src.connect(t)
 	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (3, 'c')", "UPDATE t SET v = 'A' WHERE id = 1")
 	waitSubscription(t, c, src, "f", src.lsn(t))
-	waitState("streaming", "")
+	waitSubscriptionState(t, c, "f", "streaming", "")
 	wantRows(t, "after the publisher came back", queryStrings(t, ctx, c, "SELECT id, v FROM f.t ORDER BY id"),
 		queryStrings(t, ctx, src.conn, "SELECT id, v FROM t ORDER BY id"))
 
@@ -469,9 +474,9 @@ func TestCDCPostgresFaults(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	mustExec(t, ctx, src.conn, "INSERT INTO t VALUES (4, 'd')")
-	waitState("error", "no longer exists")
+	waitSubscriptionState(t, c, "f", "error", "no longer exists")
 	time.Sleep(3 * time.Second) // retries keep failing: still error, no row 4
-	waitState("error", "no longer exists")
+	waitSubscriptionState(t, c, "f", "error", "no longer exists")
 	wantRows(t, "after the slot was dropped", queryStrings(t, ctx, c, "SELECT count(*) FROM f.t WHERE id = 4"), []string{"0"})
 	mustExec(t, ctx, c, "DROP SUBSCRIPTION f")
 }

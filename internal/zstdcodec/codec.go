@@ -33,7 +33,6 @@ const defaultLevel = 3
 // by the codec it replaces.
 type codec struct {
 	compress.StreamingCodec
-	compressBound func(int64) int64
 }
 
 // ctxs pools libzstd contexts: a context is used by one goroutine at a
@@ -50,7 +49,7 @@ func init() {
 	if !ok {
 		panic("zstdcodec: arrow-go's zstd codec has no streams")
 	}
-	compress.RegisterCodec(compress.Codecs.Zstd, &codec{StreamingCodec: streaming, compressBound: orig.CompressBound})
+	compress.RegisterCodec(compress.Codecs.Zstd, &codec{StreamingCodec: streaming})
 }
 
 func (c *codec) Encode(dst, src []byte) []byte {
@@ -74,9 +73,8 @@ func (c *codec) EncodeLevel(dst, src []byte, level int) []byte {
 	return out
 }
 
-func (c *codec) CompressBound(n int64) int64 {
-	return max(c.compressBound(n), int64(czstd.CompressBound(int(n))))
-}
+// CompressBound is libzstd's ZSTD_COMPRESSBOUND.
+func (c *codec) CompressBound(n int64) int64 { return int64(czstd.CompressBound(int(n))) }
 
 func (c *codec) Decode(dst, src []byte) []byte {
 	out, err := c.DecodeWithError(dst, src)
