@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,11 +137,10 @@ func Start(t testing.TB) *Server {
 			"--binlog-format=ROW", "--server-id=1", "--log-error="+filepath.Join(data, "error.log"),
 			"--pid-file="+filepath.Join(data, "mysqld.pid"), "--innodb-buffer-pool-size=64M",
 			"--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--skip-log-slave-updates")
-		if err := s.cmd.Start(); err != nil {
+		var err error
+		if s.done, err = startLocked(s.cmd); err != nil {
 			t.Fatal(err)
 		}
-		s.done = make(chan struct{})
-		go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(s.cmd, s.done)
 		if err := s.waitReady(); err == nil {
 			break
 		} else if attempt >= 2 {
@@ -214,12 +214,11 @@ func (s *Server) Restart(t testing.TB) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = s.cmd.SysProcAttr
-	if err := cmd.Start(); err != nil {
+	done, err := startLocked(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = cmd
-	s.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(cmd, s.done)
+	s.cmd, s.done = cmd, done
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		c, err := mysql.Connect(context.Background(), s.Params())
@@ -270,4 +269,30 @@ func (s *Server) Query(t testing.TB, q string) (names []string, rows [][]string)
 		rows = append(rows, cells)
 	}
 	return names, rows
+}
+
+// startLocked starts cmd and waits for it on an OS thread locked for the
+// child's whole life; done is closed when it exited. The parent-death
+// signal (Pdeathsig) follows the thread that started the child, not the
+// process: started from any runtime thread, mariadbd was killed whenever
+// some other goroutine later locked that thread and ended (the tests'
+// lake-server starter does, when the server it waits for is SIGKILLed), so
+// TestCDCMySQL's source died under its load.
+func startLocked(cmd *exec.Cmd) (done chan struct{}, err error) {
+	done = make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the child
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
