@@ -45,6 +45,11 @@ func (c *conn) copyIn(cp CopyInPortal) (string, bool, error) {
 	if err := c.out.send(&pgproto3.CopyInResponse{OverallFormat: byte(overall), ColumnFormatCodes: colFormats}); err != nil {
 		return "", false, err
 	}
+	if c.in != nil {
+		// The client streams the data: read it far ahead (copyInAhead).
+		c.in.setAhead(copyInAhead)
+		defer c.in.setAhead(inputAhead)
+	}
 	if err := c.out.flush(); err != nil {
 		return "", false, err
 	}

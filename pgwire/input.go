@@ -36,20 +36,25 @@ type input struct {
 	// hangup.wait rather than on cond.
 	watching bool
 	// poked is set by poke until awaitInput sees it.
-	poked  bool
+	poked bool
+	// ahead bounds the buffered bytes: inputAhead, or copyInAhead while a
+	// COPY FROM runs (setAhead).
+	ahead  int
 	hangup *hangupWatch  // nil where the platform cannot watch
 	done   chan struct{} // closed when the reader goroutine has returned
 }
 
 // inputChunk is the size of one socket read; inputAhead bounds what is
-// buffered beyond what the connection goroutine consumed. The read-ahead is
-// deep for COPY FROM: with 64 KiB, the parser ran dry whenever the reader
-// goroutine waited for a core the writer's workers held, and a scale-0.4
-// ccf ingest took 14.25 s against 13.3–13.7 s with 2 MiB (bench ccf, same
-// machine). awaitInput gives the room back between statements.
+// buffered beyond what the connection goroutine consumed, before
+// authentication too. copyInAhead is the bound while a COPY FROM runs: with
+// 64 KiB its parser ran dry whenever the reader goroutine waited for a core
+// the writer's workers held, and a scale-0.4 ccf ingest took 14.25 s
+// against 13.3–13.7 s with 2 MiB (bench ccf, same machine). awaitInput gives
+// the room back between statements.
 const (
-	inputChunk = 64 << 10
-	inputAhead = 2 << 20
+	inputChunk  = 32 << 10
+	inputAhead  = 64 << 10
+	copyInAhead = 2 << 20
 )
 
 // startInput starts the reader goroutine on conn; raw is the socket under
@@ -57,7 +62,7 @@ const (
 // onLost runs once, on the reader goroutine, when the socket read fails or
 // the peer hung up.
 func startInput(conn, raw net.Conn, onLost func(error)) *input {
-	in := &input{done: make(chan struct{}), hangup: newHangupWatch(raw)}
+	in := &input{done: make(chan struct{}), ahead: inputAhead, hangup: newHangupWatch(raw)}
 	in.cond = sync.NewCond(&in.mu)
 	go in.run(conn, onLost)
 	return in
@@ -102,7 +107,7 @@ func (in *input) run(conn net.Conn, onLost func(error)) {
 func (in *input) waitForRoom() (ok bool, lost error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	for len(in.buf)-in.r >= inputAhead && !in.closed {
+	for len(in.buf)-in.r >= in.ahead && !in.closed {
 		if !in.hangup.watches() {
 			in.cond.Wait()
 			continue
@@ -134,12 +139,12 @@ func (in *input) Read(p []byte) (int, error) {
 		}
 		return 0, in.err
 	}
-	wasFull := len(in.buf)-in.r >= inputAhead
+	wasFull := len(in.buf)-in.r >= in.ahead
 	n := copy(p, in.buf[in.r:])
 	in.r += n
 	if in.r == len(in.buf) {
 		in.buf, in.r = in.buf[:0], 0
-	} else if in.r > inputAhead {
+	} else if in.r > in.ahead {
 		// Move the rest to the front so the buffer does not grow.
 		in.buf = in.buf[:copy(in.buf, in.buf[in.r:])]
 		in.r = 0
@@ -148,6 +153,15 @@ func (in *input) Read(p []byte) (int, error) {
 		in.wakeReader()
 	}
 	return n, nil
+}
+
+// setAhead sets the read-ahead bound (inputAhead or copyInAhead); a larger
+// one lets a reader waiting for room go on.
+func (in *input) setAhead(n int) {
+	in.mu.Lock()
+	in.ahead = n
+	in.wakeReader()
+	in.mu.Unlock()
 }
 
 // awaitInput blocks until unread input is buffered or reading ended (true
