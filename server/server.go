@@ -260,15 +260,17 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.log.Info("metrics serving", "listen", s.metrics.Addr().String())
 	}
-	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
-	}
-	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
+	// Flight SQL listens before pgwire accepts: a client (or a test, or a
+	// health check) that reached pgwire finds every door open.
 	if cfg.FlightListen != "" {
 		if err := s.startFlight(ctx, tlsConfig); err != nil {
 			return nil, err
 		}
 	}
+	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
 	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
 	return s, nil
 }
