@@ -260,9 +260,12 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 		rowGroups = sel.rowGroups
 	}
 	seeks := ranged && seekable(pf.MetaData(), want, rowGroups)
-	if seeks {
+	switch {
+	case seeks:
 		fs.rr, err = newRangeReader(ctx, fr, want, sel, int64(batchRows), mem, scan.probeFor(colMap))
-	} else {
+	case plainReadable(pf.MetaData(), fsch, want, rowGroups):
+		fs.rr, err = newPlainReader(f.Path, pf, fsch, want, rowGroups, int64(batchRows), mem)
+	default:
 		fs.rr, err = fr.GetRecordReader(ctx, want, rowGroups)
 	}
 	if err != nil {
