@@ -25,7 +25,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/cespare/xxhash/v2"
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB peer
 	"github.com/jackc/pgx/v5"
 
@@ -47,6 +46,7 @@ func runCCF(ctx context.Context, o Options) error {
 	upserts := fs.Int("upserts", 10, "number of upsert batches")
 	skip := fs.String("skip", "", "comma-separated systems to skip (postgres, duckdb, parquet-raw, flightsql)")
 	readProfile := fs.String("read-cpuprofile", "", "write a CPU profile of lakesoul's full reads alone to this file (not with --cpuprofile)")
+	flightProfile := fs.String("flight-cpuprofile", "", "write a CPU profile of the single-stream Flight SQL reads alone to this file (not with --cpuprofile)")
 	reads := fs.Int("reads", 3, "times each system's full read runs (the row reports the median, runs_s every run)")
 	phases := fs.String("phases", "point,agg,filter,read,ingest", "comma-separated phases to run after ingest (point, agg, filter, read; ingest adds DuckDB's ingest peer)")
 	lookups := fs.Int("point-lookups", 1000, "lakesoul lookups per kind (present, absent keys) in the point phase")
@@ -121,7 +121,7 @@ func runCCF(ctx context.Context, o Options) error {
 			return err
 		}
 		if !skipped["flightsql"] {
-			if err := ccfFlight(ctx, o, name, srv, want, keys, *reads); err != nil {
+			if err := ccfFlight(ctx, o, name, srv, want, keys, *reads, *flightProfile); err != nil {
 				return fmt.Errorf("flight sql read: %w", err)
 			}
 		}
@@ -273,7 +273,7 @@ func checksumRows(rows ccfRows) (int64, uint64, error) {
 func checksumRawRows(rows pgx.Rows) (int64, uint64, error) {
 	var n int64
 	var sum uint64
-	var h xxhash.Digest
+	var h rowHasher
 	var num []byte
 	var fields [][]byte
 	binaryReq := false
@@ -293,7 +293,7 @@ func checksumRawRows(rows pgx.Rows) (int64, uint64, error) {
 			num = strconv.AppendInt(num[:0], int64(binary.BigEndian.Uint64(vals[3])), 10)
 			vals[3] = num
 		}
-		sum += rawRowChecksum(&h, vals)
+		sum += h.sum(vals)
 		n++
 	}
 	return n, sum, rows.Err()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -25,7 +26,7 @@ import (
 // reader in turn ("flightsql-1") and by four readers at once
 // ("flightsql-4"). Each row checks the same checksum; its peak RSS is the
 // process's during the row (server and client share the process).
-func ccfFlight(ctx context.Context, o Options, name string, srv *server.Server, want uint64, keys, reads int) error {
+func ccfFlight(ctx context.Context, o Options, name string, srv *server.Server, want uint64, keys, reads int, profile string) error {
 	cl, err := flightsql.NewClientCtx(ctx, srv.FlightAddr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -37,6 +38,10 @@ func ccfFlight(ctx context.Context, o Options, name string, srv *server.Server, 
 	}
 	query := "SELECT " + strings.Join(ccfColumns, ", ") + " FROM ccf.t"
 	resetPeakRSS()
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		return err
+	}
 	rs, err := repeatRead(reads, func() (int64, uint64, error) {
 		stmt, err := cl.Prepare(actx, query)
 		if err != nil {
@@ -49,6 +54,7 @@ func ccfFlight(ctx context.Context, o Options, name string, srv *server.Server, 
 		}
 		return endpointsChecksum(actx, cl, info, 1)
 	})
+	stopProfile()
 	if err != nil {
 		return fmt.Errorf("flightsql-stream: %w", err)
 	}
@@ -112,28 +118,37 @@ func endpointChecksum(ctx context.Context, cl *flightsql.Client, ep *flight.Flig
 	defer rdr.Release()
 	var n int64
 	var sum uint64
-	f := make([]string, len(ccfColumns))
+	var h rowHasher
+	fields := make([][]byte, len(ccfColumns))
+	var ints []byte // the text of integer fields, reused
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
 		cols := rec.Columns()
 		for i := 0; i < int(rec.NumRows()); i++ {
+			ints = ints[:0]
 			for j, c := range cols {
-				f[j] = arrowFieldText(c, i)
+				fields[j], ints = arrowFieldBytes(c, i, ints)
 			}
-			sum += rowChecksum(f...)
+			sum += h.sum(fields)
 			n++
 		}
 	}
 	return n, sum, rdr.Err()
 }
 
-// arrowFieldText is a ccf value as text, as pgx scans it into a string.
-func arrowFieldText(c arrow.Array, i int) string {
+// arrowFieldBytes is a ccf value's text, as the pgx reader takes it raw:
+// strings as they are, integers appended to buf (returned grown), without
+// allocating per value. The field aliases the array or buf until buf grows
+// again, so a row's fields are hashed before the next row is read.
+func arrowFieldBytes(c arrow.Array, i int, buf []byte) ([]byte, []byte) {
 	switch a := c.(type) {
 	case *array.String:
-		return a.Value(i)
+		s := a.Value(i)
+		return unsafe.Slice(unsafe.StringData(s), len(s)), buf
 	case *array.Int64:
-		return strconv.FormatInt(a.Value(i), 10)
+		start := len(buf)
+		buf = strconv.AppendInt(buf, a.Value(i), 10)
+		return buf[start:len(buf):len(buf)], buf
 	}
-	return c.ValueStr(i)
+	return []byte(c.ValueStr(i)), buf
 }
