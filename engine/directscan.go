@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/duckdb/duckdb-go/v2"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -237,78 +237,178 @@ func directGetter(dt arrow.DataType) arrowGetter {
 	return nil
 }
 
-// fieldEncoder appends the field of a non-null value, row i of arr, to the
-// row rb is building.
-type fieldEncoder func(rb pgwire.RowBuilder, arr arrow.Array, i int) error
+// fieldKind is how a direct scan encodes an output column's values.
+type fieldKind uint8
 
-// fieldEncoders returns each output column's encoder. Text, integers and
+const (
+	// fieldValue: through the column's getter and valueConv, as on the
+	// DuckDB route (pgwire encodes the value).
+	fieldValue fieldKind = iota
+	// fieldText: a string column of type text/varchar, whose wire form in
+	// text and binary is its bytes.
+	fieldText
+	// fieldInt: an integer column of its own PostgreSQL type: decimal
+	// digits in text, big-endian in binary.
+	fieldInt
+	// fieldBool: a boolean column: 't'/'f' in text, 1/0 in binary.
+	fieldBool
+)
+
+// fieldEncoding is how one output column is encoded.
+type fieldEncoding struct {
+	kind fieldKind
+	text bool // text format (fieldInt, fieldBool)
+	size int  // bytes of a binary integer
+	get  arrowGetter
+	conv valueConv
+}
+
+// fieldEncodings returns each output column's encoding. Text, integers and
 // booleans in the column's own PostgreSQL type are encoded here, without
 // boxing (their wire forms are fixed: the bytes, decimal digits or 't'/'f'
 // in text, big-endian in binary); every other value — and every value when
 // there are no formats (valueRows) — goes through the column's valueConv
 // and pgwire's encoding, as on the DuckDB route.
-func (p *directPortal) fieldEncoders(formats []int16) []fieldEncoder {
-	encs := make([]fieldEncoder, len(p.d.cols))
+func (p *directPortal) fieldEncodings(formats []int16) []fieldEncoding {
+	encs := make([]fieldEncoding, len(p.d.cols))
 	for j := range encs {
-		get, conv := p.d.getters[j], p.q.convs[j]
-		encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error { return rb.AppendValue(conv(get(arr, i))) }
+		e := &encs[j]
+		e.get, e.conv = p.d.getters[j], p.q.convs[j]
 		if formats == nil {
 			continue
 		}
-		text := formats[j] == 0
+		e.text = formats[j] == 0
+		oid := p.q.cols[j].TypeOID
 		switch p.d.types[j].(type) {
 		case *arrow.StringType:
-			if oid := p.q.cols[j].TypeOID; oid == schema.OIDText || oid == schema.OIDVarchar {
-				encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error {
-					v := arr.(*array.String).Value(i)
-					rb.AppendField(unsafe.Slice(unsafe.StringData(v), len(v)))
-					return nil
-				}
+			if oid == schema.OIDText || oid == schema.OIDVarchar {
+				e.kind = fieldText
 			}
 		case *arrow.Int64Type:
-			if p.q.cols[j].TypeOID == schema.OIDInt8 {
-				encs[j] = p.intEncoder(text, 8, func(arr arrow.Array, i int) int64 { return arr.(*array.Int64).Value(i) })
+			if oid == schema.OIDInt8 {
+				e.kind, e.size = fieldInt, 8
 			}
 		case *arrow.Int32Type:
-			if p.q.cols[j].TypeOID == schema.OIDInt4 {
-				encs[j] = p.intEncoder(text, 4, func(arr arrow.Array, i int) int64 { return int64(arr.(*array.Int32).Value(i)) })
+			if oid == schema.OIDInt4 {
+				e.kind, e.size = fieldInt, 4
 			}
 		case *arrow.Int16Type:
-			if p.q.cols[j].TypeOID == schema.OIDInt2 {
-				encs[j] = p.intEncoder(text, 2, func(arr arrow.Array, i int) int64 { return int64(arr.(*array.Int16).Value(i)) })
+			if oid == schema.OIDInt2 {
+				e.kind, e.size = fieldInt, 2
 			}
 		case *arrow.BooleanType:
-			if p.q.cols[j].TypeOID == schema.OIDBool {
-				t, f := []byte{'t'}, []byte{'f'}
-				if !text {
-					t, f = []byte{1}, []byte{0}
-				}
-				encs[j] = func(rb pgwire.RowBuilder, arr arrow.Array, i int) error {
-					if arr.(*array.Boolean).Value(i) {
-						rb.AppendField(t)
-					} else {
-						rb.AppendField(f)
-					}
-					return nil
-				}
+			if oid == schema.OIDBool {
+				e.kind = fieldBool
 			}
 		}
 	}
 	return encs
 }
 
-// intEncoder encodes an integer of size bytes in text or binary.
-func (p *directPortal) intEncoder(text bool, size int, get func(arrow.Array, int) int64) fieldEncoder {
-	return func(rb pgwire.RowBuilder, arr arrow.Array, i int) error {
-		v := get(arr, i)
-		if text {
-			p.scratch = strconv.AppendInt(p.scratch[:0], v, 10)
-		} else {
-			p.scratch = binary.BigEndian.AppendUint64(p.scratch[:0], uint64(v))[8-size:]
-		}
-		rb.AppendField(p.scratch)
-		return nil
+// batchColumn is an output column of the current batch as buildRow reads
+// it: its buffers taken out once per batch, so that a row costs no
+// interface call or type switch per value.
+type batchColumn struct {
+	arr arrow.Array
+	// valid is the validity bitmap (nil: no NULLs), off the array's offset
+	// into it and into the value buffers.
+	valid []byte
+	off   int
+	// Text columns: value i is data[offsets[off+i]:offsets[off+i+1]].
+	offsets []int32
+	data    []byte
+	// Integer columns, by width; boolean values as bits.
+	i64  []int64
+	i32  []int32
+	i16  []int16
+	bits []byte
+}
+
+// setBatch takes the output columns of b apart for buildRow.
+func (p *directPortal) setBatch(b reader.Selected, encs []fieldEncoding) {
+	if cap(p.view) < len(p.d.cols) {
+		p.view = make([]batchColumn, len(p.d.cols))
 	}
+	p.view = p.view[:len(p.d.cols)]
+	for j, c := range p.d.cols {
+		arr := b.Column(c)
+		v := batchColumn{arr: arr, off: arr.Data().Offset()}
+		if arr.NullN() > 0 {
+			v.valid = arr.NullBitmapBytes()
+		}
+		switch a := arr.(type) {
+		case *array.String:
+			if encs[j].kind == fieldText {
+				// The raw buffers: values are indexed by off + i.
+				v.offsets = arrow.Int32Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+				v.data = a.Data().Buffers()[2].Bytes()
+			}
+		case *array.Int64:
+			v.i64 = arrow.Int64Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+		case *array.Int32:
+			v.i32 = arrow.Int32Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+		case *array.Int16:
+			v.i16 = arrow.Int16Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+		case *array.Boolean:
+			v.bits = a.Data().Buffers()[1].Bytes()
+		}
+		p.view[j] = v
+	}
+}
+
+// buildRow sends row i of the current batch (setBatch) through rb.
+func (p *directPortal) buildRow(rb pgwire.RowBuilder, encs []fieldEncoding, i int) error {
+	rb.BeginRow()
+	for j := range encs {
+		v, e := &p.view[j], &encs[j]
+		at := v.off + i
+		if v.valid != nil && !bitutil.BitIsSet(v.valid, at) {
+			rb.AppendNull()
+			continue
+		}
+		switch e.kind {
+		case fieldText:
+			rb.AppendField(v.data[v.offsets[at]:v.offsets[at+1]])
+		case fieldInt:
+			var x int64
+			switch e.size {
+			case 8:
+				x = v.i64[at]
+			case 4:
+				x = int64(v.i32[at])
+			default:
+				x = int64(v.i16[at])
+			}
+			if e.text {
+				p.scratch = strconv.AppendInt(p.scratch[:0], x, 10)
+			} else {
+				p.scratch = binary.BigEndian.AppendUint64(p.scratch[:0], uint64(x))[8-e.size:]
+			}
+			rb.AppendField(p.scratch)
+		case fieldBool:
+			rb.AppendField(boolField[boolIndex(e.text, bitutil.BitIsSet(v.bits, at))])
+		default:
+			if err := rb.AppendValue(e.conv(e.get(v.arr, i))); err != nil {
+				return err
+			}
+		}
+	}
+	return rb.EndRow()
+}
+
+// boolField holds the wire forms of booleans: binary false, true, then
+// text false, true (boolIndex).
+var boolField = [4][]byte{{0}, {1}, {'f'}, {'t'}}
+
+func boolIndex(text, v bool) int {
+	i := 0
+	if text {
+		i = 2
+	}
+	if v {
+		i++
+	}
+	return i
 }
 
 // directPortal executes a direct scan. Workers merge units and send batches
@@ -328,6 +428,8 @@ type directPortal struct {
 	err     error
 	cur     reader.Selected
 	row     int // next selected row of cur
+	// view is cur's output columns taken apart (setBatch).
+	view    []batchColumn
 	scratch []byte
 	skipped int64
 	count   int64
@@ -458,7 +560,7 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 	if !ok {
 		rb = &valueRows{w: w}
 	}
-	encs := p.fieldEncoders(rb.Formats())
+	encs := p.fieldEncodings(rb.Formats())
 	for n := 0; maxRows == 0 || n < maxRows; {
 		if p.d.limit >= 0 && p.count >= p.d.limit {
 			p.cancel() // nothing more is wanted: stop the workers
@@ -478,6 +580,7 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 				return "", true, sqlerr.ErrCanceled
 			}
 			p.cur, p.row = b, 0
+			p.setBatch(b, encs)
 		}
 		if skip := min(p.d.offset-p.skipped, int64(p.cur.Len()-p.row)); skip > 0 {
 			p.skipped += skip
@@ -494,25 +597,9 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 	return "", false, nil
 }
 
-// buildRow sends row i of the current batch through rb.
-func (p *directPortal) buildRow(rb pgwire.RowBuilder, encs []fieldEncoder, i int) error {
-	rb.BeginRow()
-	for j, c := range p.d.cols {
-		col := p.cur.Column(c)
-		if col.IsNull(i) {
-			rb.AppendNull()
-			continue
-		}
-		if err := encs[j](rb, col, i); err != nil {
-			return err
-		}
-	}
-	return rb.EndRow()
-}
-
 // valueRows lets a plain RowWriter (COPY TO's, tests') stand in for a
 // RowBuilder: it collects a row's values and writes them at EndRow. It has
-// no formats, so fieldEncoders gives it no pre-encoded fields.
+// no formats, so fieldEncodings gives it no pre-encoded fields.
 type valueRows struct {
 	w    pgwire.RowWriter
 	vals []any
