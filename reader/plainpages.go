@@ -469,29 +469,37 @@ func (o *plainOut) appendValid(pos, k int) error {
 		bitutil.CopyBitmap(c.data, c.bit, k, o.values.Bytes(), pos)
 		c.bit += k
 	case plainByteArray:
-		// First the lengths, to size the copy once; then the copies.
-		data, total := c.data, 0
-		for range k {
-			if len(data) < 4 {
-				return errors.New("page ends before its values")
+		if len(c.data) > plainOneScanBytes {
+			// A large page: first the lengths, to size the copy exactly.
+			if err := o.grow(byteArrayTotal(c.data, k)); err != nil {
+				return err
 			}
-			l := int(binary.LittleEndian.Uint32(data))
-			if l < 0 || l > len(data)-4 {
-				return errors.New("a value runs past the end of its page")
-			}
-			total += l
-			data = data[4+l:]
-		}
-		if err := o.grow(total); err != nil {
+		} else if err := o.grow(len(c.data)); err != nil {
+			// Every value byte of the page's rest is in c.data: room for
+			// all of it (and the copies' slack) is room enough.
 			return err
 		}
 		offs := o.offsets.Bytes()[4*(pos+1):]
 		vals := o.values.Buf()
 		used, data := o.used, c.data
 		for i := range k {
+			if len(data) < 4 {
+				return errors.New("page ends before its values")
+			}
 			l := int(binary.LittleEndian.Uint32(data))
-			used += copy(vals[used:], data[4:4+l])
-			data = data[4+l:]
+			src := data[4:]
+			if l > len(src) {
+				return errors.New("a value runs past the end of its page")
+			}
+			if l <= 16 && len(src) >= 16 {
+				// Short values move as one 16-byte block (grow left the
+				// slack); the bytes past l are overwritten by the next.
+				*(*[16]byte)(vals[used : used+16]) = *(*[16]byte)(src)
+			} else {
+				copy(vals[used:used+l], src[:l])
+			}
+			used += l
+			data = src[l:]
 			binary.LittleEndian.PutUint32(offs[4*i:], uint32(used))
 		}
 		o.used, c.data = used, data
@@ -535,9 +543,34 @@ func (o *plainOut) appendSpaced(valid []byte, pos, k int) error {
 	return nil
 }
 
-// grow makes room for extra more bytes of byte array values.
+// plainOneScanBytes: byte array values are copied in one scan of a page's
+// rest up to this size (room reserved for all of it); from a larger page
+// their lengths are summed first, so that a batch of a few values does not
+// reserve a whole large page.
+const plainOneScanBytes = 64 << 10
+
+// byteArrayTotal sums the lengths of the first k values of PLAIN byte
+// array data (as far as they are well-formed: the copy checks them).
+func byteArrayTotal(data []byte, k int) int {
+	total := 0
+	for range k {
+		if len(data) < 4 {
+			break
+		}
+		l := int(binary.LittleEndian.Uint32(data))
+		if l > len(data)-4 {
+			break
+		}
+		total += l
+		data = data[4+l:]
+	}
+	return total
+}
+
+// grow makes room for extra more bytes of byte array values, and 16 bytes
+// of slack past them for the block copies of short values.
 func (o *plainOut) grow(extra int) error {
-	need := o.used + extra
+	need := o.used + extra + 16
 	if need > 1<<31-1 {
 		return errors.New("byte array values of one batch exceed 2 GiB")
 	}
