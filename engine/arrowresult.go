@@ -145,49 +145,64 @@ func (p *directPortal) arrowNative(sc *arrow.Schema) bool {
 	return true
 }
 
+// arrowCoalesceRows is the size an Arrow result batch of a direct scan is
+// built up to: a merge of many files hands out batches of at most one file
+// batch (1024 rows with more than a few files, fewer once the losers are
+// out), and each record batch costs a Flight stream and its client a
+// message of their own.
+const arrowCoalesceRows = 64 << 10
+
 // executeArrow streams the direct scan's merged batches as record batches
-// of sc: the output columns of each batch, its selected rows taken out,
-// OFFSET and LIMIT applied.
+// of sc: the output columns of their selected rows, OFFSET and LIMIT
+// applied, gathered into batches of up to arrowCoalesceRows rows (fewer
+// when the LIMIT is nearer) with buffers from the scans' pool.
 func (p *directPortal) executeArrow(ctx context.Context, sc *arrow.Schema, emit func(arrow.RecordBatch) error) (string, error) {
 	if err := p.start(ctx); err != nil {
 		return "", err
 	}
 	stop := context.AfterFunc(ctx, p.cancel)
 	defer stop()
-	mem := memory.DefaultAllocator
+	co := arrowCoalescer{mem: p.q.s.e.scans.mem, sc: sc, cols: p.d.cols}
+	defer co.release()
+	send := func() error {
+		rec, err := co.flush()
+		if err != nil || rec == nil {
+			return err
+		}
+		p.count += rec.NumRows()
+		err = emit(rec)
+		rec.Release()
+		return err
+	}
 	for {
-		if p.d.limit >= 0 && p.count >= p.d.limit {
-			p.cancel()
-			break
+		want := int64(arrowCoalesceRows)
+		if p.d.limit >= 0 {
+			if p.count+int64(co.rows) >= p.d.limit {
+				p.cancel()
+				break
+			}
+			want = min(want, p.d.limit-p.count)
 		}
 		b, ok := <-p.batches
 		if !ok {
 			break
 		}
-		rec, err := projectSelected(mem, sc, b, p.d.cols)
-		b.Release()
-		if err != nil {
-			return "", err
-		}
-		n := rec.NumRows()
-		from := min(p.d.offset-p.skipped, n)
-		p.skipped += from
-		to := n
+		// OFFSET: the first rows are skipped; LIMIT: the rows past it.
+		from := int(min(p.d.offset-p.skipped, int64(b.Len())))
+		p.skipped += int64(from)
+		to := b.Len()
 		if p.d.limit >= 0 {
-			to = min(n, from+p.d.limit-p.count)
+			to = int(min(int64(to), int64(from)+p.d.limit-p.count-int64(co.rows)))
 		}
-		if from > 0 || to < n {
-			sliced := rec.NewSlice(from, to)
-			rec.Release()
-			rec = sliced
+		if from >= to {
+			b.Release()
+			continue
 		}
-		p.count += rec.NumRows()
-		if rec.NumRows() > 0 {
-			err = emit(rec)
-		}
-		rec.Release()
-		if err != nil {
-			return "", err
+		co.add(sliceSelected(b, from, to))
+		if int64(co.rows) >= want {
+			if err := send(); err != nil {
+				return "", err
+			}
 		}
 	}
 	if err := p.failure(ctx); err != nil {
@@ -196,13 +211,54 @@ func (p *directPortal) executeArrow(ctx context.Context, sc *arrow.Schema, emit 
 	if ctx.Err() != nil {
 		return "", sqlerr.ErrCanceled
 	}
+	if err := send(); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("SELECT %d", p.count), nil
 }
 
-// projectSelected is the record batch of sc holding columns cols of b's
-// selected rows.
-func projectSelected(mem memory.Allocator, sc *arrow.Schema, b reader.Selected, cols []int) (arrow.RecordBatch, error) {
-	arrs := make([]arrow.Array, len(cols))
+// sliceSelected narrows b to its selected rows [from, to).
+func sliceSelected(b reader.Selected, from, to int) reader.Selected {
+	if from == 0 && to == b.Len() {
+		return b
+	}
+	if b.Sel == nil {
+		sel := make([]int, to-from)
+		for i := range sel {
+			sel[i] = from + i
+		}
+		b.Sel = sel
+		return b
+	}
+	b.Sel = b.Sel[from:to]
+	return b
+}
+
+// arrowCoalescer gathers merged batches' selected rows into record batches.
+type arrowCoalescer struct {
+	mem  memory.Allocator
+	sc   *arrow.Schema
+	cols []int // the batch column of each output column
+	// pending are the batches (retained) whose rows the next record holds.
+	pending []reader.Selected
+	rows    int
+}
+
+// add takes over b.
+func (c *arrowCoalescer) add(b reader.Selected) {
+	c.pending = append(c.pending, b)
+	c.rows += b.Len()
+}
+
+// flush returns the pending rows as one record batch (nil when there are
+// none) and lets go of the batches.
+func (c *arrowCoalescer) flush() (arrow.RecordBatch, error) {
+	if c.rows == 0 {
+		c.release()
+		return nil, nil
+	}
+	defer c.release()
+	arrs := make([]arrow.Array, len(c.cols))
 	defer func() {
 		for _, a := range arrs {
 			if a != nil {
@@ -210,20 +266,31 @@ func projectSelected(mem memory.Allocator, sc *arrow.Schema, b reader.Selected, 
 			}
 		}
 	}()
-	for j, c := range cols {
-		col := b.Column(c)
-		if b.Sel == nil {
-			col.Retain()
-			arrs[j] = col
+	segs := make([]arrowutil.Segment, len(c.pending))
+	for j, col := range c.cols {
+		for k, b := range c.pending {
+			segs[k] = arrowutil.Segment{Arr: b.Column(col), Rows: b.Sel}
+		}
+		if len(segs) == 1 && segs[0].Rows == nil {
+			segs[0].Arr.Retain()
+			arrs[j] = segs[0].Arr
 			continue
 		}
-		taken, err := arrowutil.Take(mem, col, b.Sel)
+		a, err := arrowutil.TakeConcat(c.mem, c.sc.Field(j).Type, segs)
 		if err != nil {
 			return nil, err
 		}
-		arrs[j] = taken
+		arrs[j] = a
 	}
-	return array.NewRecordBatch(sc, arrs, int64(b.Len())), nil
+	return array.NewRecordBatch(c.sc, arrs, int64(c.rows)), nil
+}
+
+// release lets go of the pending batches.
+func (c *arrowCoalescer) release() {
+	for _, b := range c.pending {
+		b.Release()
+	}
+	c.pending, c.rows = c.pending[:0], 0
 }
 
 // arrowRows is a pgwire.RowWriter building record batches from the values

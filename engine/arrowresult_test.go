@@ -69,8 +69,31 @@ func TestExecuteArrow(t *testing.T) {
 	if !slices.Contains(direct, "3|w3|0") || !slices.Contains(direct, "4|v4|1") {
 		t.Errorf("merged values missing: %v", direct[:6])
 	}
-	if got, _ := arrowRows(t, s, `SELECT id FROM d LIMIT 10 OFFSET 5`); len(got) != 10 {
-		t.Errorf("LIMIT 10 OFFSET 5: %d rows", len(got))
+	inTable := map[string]bool{}
+	for _, r := range direct {
+		inTable[r] = true
+	}
+	// LIMIT and OFFSET across merged batches (and across the record
+	// batches rows are gathered into): as many distinct rows of the
+	// table as asked for.
+	for _, c := range []struct {
+		q    string
+		rows int
+	}{{`SELECT id, v, n FROM d LIMIT 10 OFFSET 5`, 10}, {`SELECT id, v, n FROM d LIMIT 7000 OFFSET 9000`, 7000},
+		{`SELECT id, v, n FROM d OFFSET 19990`, 10}, {`SELECT id, v, n FROM d LIMIT 0`, 0},
+		{`SELECT id, v, n FROM d OFFSET 20000`, 0}, {`SELECT id, v, n FROM d LIMIT 30000`, 20000}} {
+		got, _ := arrowRows(t, s, c.q)
+		seen := map[string]bool{}
+		for _, r := range got {
+			if seen[r] || !inTable[r] {
+				t.Errorf("%s: row %q repeated or not in the table", c.q, r)
+				break
+			}
+			seen[r] = true
+		}
+		if len(got) != c.rows {
+			t.Errorf("%s: %d rows, want %d", c.q, len(got), c.rows)
+		}
 	}
 
 	stmts, err := s.Parse(ctx, `SELECT id, v, n FROM d`, nil)

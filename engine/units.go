@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
@@ -122,17 +121,29 @@ func (s *Session) OpenScanUnit(ctx context.Context, namespace, name, tableID str
 }
 
 // Run reads the unit and hands its merged rows to emit as record batches
-// of r.Schema(), released after emit returns.
+// of r.Schema() of up to arrowCoalesceRows rows, released after emit
+// returns.
 func (r *UnitReader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) error {
 	it, err := r.scan.Open(ctx, r.unit)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
+	co := arrowCoalescer{mem: r.scan.Mem, sc: r.sc, cols: r.cols}
+	defer co.release()
+	send := func() error {
+		rec, err := co.flush()
+		if err != nil || rec == nil {
+			return err
+		}
+		err = emit(rec)
+		rec.Release()
+		return err
+	}
 	for {
 		b, err := reader.NextSelected(ctx, it)
 		if err == io.EOF {
-			return nil
+			return send()
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -140,15 +151,15 @@ func (r *UnitReader) Run(ctx context.Context, emit func(arrow.RecordBatch) error
 			}
 			return err
 		}
-		rec, err := projectSelected(memory.DefaultAllocator, r.sc, b, r.cols)
-		b.Release()
-		if err != nil {
-			return err
+		if b.Len() == 0 {
+			b.Release()
+			continue
 		}
-		err = emit(rec)
-		rec.Release()
-		if err != nil {
-			return err
+		co.add(b)
+		if co.rows >= arrowCoalesceRows {
+			if err := send(); err != nil {
+				return err
+			}
 		}
 	}
 }

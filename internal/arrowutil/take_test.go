@@ -26,12 +26,15 @@ func takeByBuilder(t *testing.T, mem memory.Allocator, src arrow.Array, rows []i
 	return b.NewArray()
 }
 
-// takeTypes are the types Take supports, each with a way to append the
-// i-th test value.
-var takeTypes = []struct {
+// takeType is a type with a way to append the i-th test value.
+type takeType struct {
 	dt  arrow.DataType
 	app func(b array.Builder, i int)
-}{
+}
+
+// takeTypes are the types Take supports, each with a way to append the
+// i-th test value.
+var takeTypes = []takeType{
 	{arrow.PrimitiveTypes.Int8, func(b array.Builder, i int) { b.(*array.Int8Builder).Append(int8(i)) }},
 	{arrow.PrimitiveTypes.Int16, func(b array.Builder, i int) { b.(*array.Int16Builder).Append(int16(i * 7)) }},
 	{arrow.PrimitiveTypes.Int32, func(b array.Builder, i int) { b.(*array.Int32Builder).Append(int32(i * 1001)) }},
