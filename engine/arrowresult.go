@@ -145,12 +145,16 @@ func (p *directPortal) arrowNative(sc *arrow.Schema) bool {
 	return true
 }
 
-// arrowCoalesceRows is the size an Arrow result batch of a direct scan is
-// built up to: a merge of many files hands out batches of at most one file
-// batch (1024 rows with more than a few files, fewer once the losers are
-// out), and each record batch costs a Flight stream and its client a
-// message of their own.
-const arrowCoalesceRows = 64 << 10
+// arrowCoalesceRows and arrowCoalesceBytes bound the Arrow result batches
+// of a direct scan, which are built up to whichever comes first: a merge of
+// many files hands out batches of at most one file batch (1024 rows with
+// more than a few files, fewer once the losers are out), and each record
+// batch costs a Flight stream and its client a message of their own; but
+// gRPC clients refuse messages over 4 MiB unless told otherwise.
+const (
+	arrowCoalesceRows  = 64 << 10
+	arrowCoalesceBytes = 2 << 20
+)
 
 // executeArrow streams the direct scan's merged batches as record batches
 // of sc: the output columns of their selected rows, OFFSET and LIMIT
@@ -199,7 +203,7 @@ func (p *directPortal) executeArrow(ctx context.Context, sc *arrow.Schema, emit 
 			continue
 		}
 		co.add(sliceSelected(b, from, to))
-		if int64(co.rows) >= want {
+		if int64(co.rows) >= want || co.bytes >= arrowCoalesceBytes {
 			if err := send(); err != nil {
 				return "", err
 			}
@@ -239,15 +243,28 @@ type arrowCoalescer struct {
 	mem  memory.Allocator
 	sc   *arrow.Schema
 	cols []int // the batch column of each output column
-	// pending are the batches (retained) whose rows the next record holds.
+	// pending are the batches (retained) whose rows the next record holds;
+	// bytes estimates the size of those rows' output columns.
 	pending []reader.Selected
 	rows    int
+	bytes   int
 }
 
 // add takes over b.
 func (c *arrowCoalescer) add(b reader.Selected) {
 	c.pending = append(c.pending, b)
 	c.rows += b.Len()
+	if n := int(b.NumRows()); n > 0 {
+		size := 0
+		for _, col := range c.cols {
+			for _, buf := range b.Column(col).Data().Buffers() {
+				if buf != nil {
+					size += buf.Len()
+				}
+			}
+		}
+		c.bytes += size / n * b.Len()
+	}
 }
 
 // flush returns the pending rows as one record batch (nil when there are
@@ -290,7 +307,7 @@ func (c *arrowCoalescer) release() {
 	for _, b := range c.pending {
 		b.Release()
 	}
-	c.pending, c.rows = c.pending[:0], 0
+	c.pending, c.rows, c.bytes = c.pending[:0], 0, 0
 }
 
 // arrowRows is a pgwire.RowWriter building record batches from the values

@@ -156,7 +156,7 @@ func (r *UnitReader) Run(ctx context.Context, emit func(arrow.RecordBatch) error
 			continue
 		}
 		co.add(b)
-		if co.rows >= arrowCoalesceRows {
+		if co.rows >= arrowCoalesceRows || co.bytes >= arrowCoalesceBytes {
 			if err := send(); err != nil {
 				return err
 			}

@@ -493,6 +493,72 @@ func TestFlightParallelEndpoints(t *testing.T) {
 	}
 }
 
+// TestFlightLargeResults: a merged scan of many megabytes comes back whole
+// to a client with gRPC's default 4 MiB message limit, through the stream
+// of a query (the direct scan gathers merged batches into larger record
+// batches), through the plain scan's unit endpoints, and with a LIMIT
+// that ends inside a gathered batch.
+func TestFlightLargeResults(t *testing.T) {
+	_, addr := flightServerT(t)
+	ctx := testCtx(t)
+	cl, actx := mustFlight(t, ctx, addr, adminRole, sharedPassword)
+	pad := strings.Repeat("x", 90)
+	for _, q := range []string{"CREATE SCHEMA fl_big",
+		"CREATE TABLE fl_big.t (id bigint, v text, PRIMARY KEY (id)) WITH (hash_bucket_num = 2)",
+		"INSERT INTO fl_big.t SELECT i, '" + pad + "' || i FROM range(0, 200000) r(i)",
+		"INSERT INTO fl_big.t SELECT i, 'w' || i FROM range(0, 200000, 3) r(i)"} {
+		if _, err := cl.ExecuteUpdate(actx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	check := func(what string, rows []string, want int) {
+		t.Helper()
+		seen := make(map[string]bool, len(rows))
+		for _, r := range rows {
+			id, v, _ := strings.Cut(r, "|")
+			if seen[id] || (v != "w"+id && v != pad+id) {
+				t.Fatalf("%s: row %q repeated or wrong", what, r)
+			}
+			if n, _ := strconv.Atoi(id); (n%3 == 0) != (v == "w"+id) {
+				t.Fatalf("%s: row %q is not the merged row", what, r)
+			}
+			seen[id] = true
+		}
+		if len(rows) != want {
+			t.Errorf("%s: %d rows, want %d", what, len(rows), want)
+		}
+	}
+	// A prepared statement's FlightInfo has the one stream endpoint.
+	stmt, err := cl.Prepare(actx, "SELECT id, v FROM fl_big.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close(actx)
+	info, err := stmt.Execute(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []string
+	for _, ep := range info.Endpoint {
+		rows, _, err := readEndpoint(actx, cl, ep)
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		streamed = append(streamed, rows...)
+	}
+	check("stream", streamed, 200000)
+	units, _, err := flightRows(actx, cl, "SELECT id, v FROM fl_big.t")
+	if err != nil {
+		t.Fatalf("unit endpoints: %v", err)
+	}
+	check("unit endpoints", units, 200000)
+	limited, _, err := flightRows(actx, cl, "SELECT id, v FROM fl_big.t LIMIT 70001 OFFSET 3")
+	if err != nil {
+		t.Fatalf("limit: %v", err)
+	}
+	check("LIMIT 70001 OFFSET 3", limited, 70001)
+}
+
 // TestFlightMetadata: GetCatalogs, GetDbSchemas, GetTables (with schemas),
 // GetPrimaryKeys, GetSqlInfo and GetXdbcTypeInfo answer from the catalog as
 // the caller's role: a workspace's schema and table are listed to its
