@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
@@ -63,4 +64,46 @@ func BenchmarkWriteCCF(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// BenchmarkMergeRunsCCF measures MergeRuns alone on the runs an ingest of
+// 2 M ccf-shaped rows in 8 batches leaves in 4 buckets (one upsert COPY
+// of `lakesoul bench ccf --scale 1`): reading the runs back, the k-way
+// merge by key, gathering and Parquet encoding.
+func BenchmarkMergeRunsCCF(b *testing.B) {
+	const rows, batches = 2_000_000, 8
+	rec := ccfRecord(rows)
+	defer rec.Release()
+	tbl := testTable(b, rec.Schema().Fields(), []string{"uuid"}, 4)
+	b.ResetTimer()
+	b.StopTimer()
+	for range b.N {
+		w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, Runs: true}
+		var parts []catalog.PartitionCommit
+		for i := range batches {
+			part := rec.NewSlice(int64(i*rows/batches), int64((i+1)*rows/batches))
+			p, err := w.Write(context.Background(), part)
+			part.Release()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if parts == nil {
+				parts = p
+			} else {
+				parts[0].Ops = append(parts[0].Ops, p[0].Ops...)
+			}
+		}
+		b.StartTimer()
+		merged, err := w.MergeRuns(context.Background(), parts)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, op := range merged[0].Ops {
+			if err := w.Store.Delete(context.Background(), op.Path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

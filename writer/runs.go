@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -161,8 +162,12 @@ type runStream struct {
 	rows   int64 // the run's rows and uncompressed bytes
 	bytes  int64
 	b      arrow.RecordBatch // current batch (retained); nil at the end
+	bi     int32             // its index in runMerge.batches
 	keys   []arrow.Array     // its key columns
 	row    int               // its current row
+	// prefix is the current row's key as a number ordered like the keys
+	// (runMerge.prefixed).
+	prefix uint64
 }
 
 // batchReader is what a run is read with: a Parquet file's record reader
@@ -299,14 +304,21 @@ type runMerge struct {
 	heap    []*runStream
 	keyCols []int
 	cmp     arrowutil.RowComparer
+	// prefixed: a single text or integer key, compared by the streams'
+	// prefixes first (stringPrefix, orderedInt) — one integer comparison
+	// for most heap steps; exact: the prefix is the key (integers).
+	prefixed, exact bool
 	// left is the number of rows not yet written; bytes the runs'
 	// uncompressed size (for the file size cap).
 	left, bytes int64
-	// pending are the rows of the next row group, in order; held the
-	// batches they refer to that their streams have moved past.
-	pending []rowRef
+	// pending are the rows of the next row group, in order, as picks of
+	// batches: every batch a pending row is in — the streams' current
+	// batches and held, those their streams have moved past — with its
+	// index in batches (runStream.bi).
+	pending []arrowutil.Pick
+	batches []arrow.RecordBatch
 	held    []arrow.RecordBatch
-	refs    []arrowutil.Ref
+	cols    []arrow.Array
 	// out is the file being written (nil between files), with its rows.
 	out     *dataFile
 	ow      objstore.Writer
@@ -316,10 +328,32 @@ type runMerge struct {
 	written []catalog.FileOp
 }
 
-// rowRef is one row of a run's batch.
-type rowRef struct {
-	b   arrow.RecordBatch
-	row int
+// track gives s's new current batch (if any) its index in m.batches, and
+// its first row's prefix.
+func (m *runMerge) track(s *runStream) {
+	if s.b != nil {
+		s.bi = int32(len(m.batches))
+		m.batches = append(m.batches, s.b)
+		if m.prefixed && s.keys[0].NullN() > 0 {
+			m.prefixed = false // keys are never NULL; if one is, compare whole keys
+		}
+		m.setPrefix(s)
+	}
+}
+
+// setPrefix sets s.prefix from its current row.
+func (m *runMerge) setPrefix(s *runStream) {
+	if !m.prefixed {
+		return
+	}
+	switch a := s.keys[0].(type) {
+	case *array.String:
+		s.prefix = stringPrefix(a.Value(s.row))
+	case *array.Int64:
+		s.prefix = orderedInt(a.Value(s.row))
+	case *array.Int32:
+		s.prefix = orderedInt(int64(a.Value(s.row)))
+	}
 }
 
 func (m *runMerge) run() error {
@@ -336,11 +370,20 @@ func (m *runMerge) run() error {
 	if m.cmp, err = arrowutil.NewRowComparer(types); err != nil {
 		return err
 	}
+	if len(types) == 1 {
+		switch types[0].ID() {
+		case arrow.STRING:
+			m.prefixed = true
+		case arrow.INT64, arrow.INT32:
+			m.prefixed, m.exact = true, true
+		}
+	}
 	for _, s := range m.streams {
 		if err := s.advance(m.keyCols); err != nil {
 			return err
 		}
 		if s.b != nil {
+			m.track(s)
 			m.heap = append(m.heap, s)
 		}
 	}
@@ -354,8 +397,10 @@ func (m *runMerge) run() error {
 	maxRows := m.maxFileRows()
 	for len(m.heap) > 0 {
 		s := m.heap[0]
-		m.pending = append(m.pending, rowRef{s.b, s.row})
-		if s.row++; s.row == int(s.b.NumRows()) {
+		m.pending = append(m.pending, arrowutil.Pick{Arr: s.bi, Row: int32(s.row)})
+		if s.row++; s.row < int(s.b.NumRows()) {
+			m.setPrefix(s)
+		} else {
 			if err := m.ctx.Err(); err != nil {
 				return err
 			}
@@ -363,6 +408,7 @@ func (m *runMerge) run() error {
 			if err := s.advance(m.keyCols); err != nil {
 				return err
 			}
+			m.track(s)
 			if s.b == nil {
 				last := len(m.heap) - 1
 				m.heap[0] = m.heap[last]
@@ -399,6 +445,14 @@ func (m *runMerge) maxFileRows() int {
 
 // less orders streams by their current key, equal keys by run order.
 func (m *runMerge) less(a, b *runStream) bool {
+	if m.prefixed {
+		if a.prefix != b.prefix {
+			return a.prefix < b.prefix
+		}
+		if m.exact {
+			return a.order < b.order
+		}
+	}
 	if c := m.cmp.Compare(a.keys, a.row, b.keys, b.row); c != 0 {
 		return c < 0
 	}
@@ -443,11 +497,11 @@ func (m *runMerge) flush(maxRows int) error {
 		}
 	}
 	err := m.out.writeRowGroup(func(i int) (arrow.Array, error) {
-		m.refs = m.refs[:0]
-		for _, r := range m.pending {
-			m.refs = append(m.refs, arrowutil.Ref{Arr: r.b.Column(i), Row: r.row})
+		m.cols = m.cols[:0]
+		for _, b := range m.batches {
+			m.cols = append(m.cols, b.Column(i))
 		}
-		return arrowutil.Gather(m.w.Mem, m.schema.Field(i).Type, m.refs)
+		return arrowutil.GatherPicks(m.w.Mem, m.schema.Field(i).Type, m.cols, m.pending)
 	})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", m.path, err)
@@ -459,6 +513,11 @@ func (m *runMerge) flush(maxRows int) error {
 		b.Release()
 	}
 	m.held = m.held[:0]
+	// Only the streams' current batches remain to be picked from.
+	m.batches = m.batches[:0]
+	for _, s := range m.heap {
+		m.track(s)
+	}
 	if m.outRows == maxRows {
 		return m.closeFile()
 	}
@@ -493,7 +552,7 @@ func (m *runMerge) release() {
 	for _, b := range m.held {
 		b.Release()
 	}
-	m.held, m.pending = nil, nil
+	m.held, m.pending, m.batches = nil, nil, nil
 	for _, s := range m.streams {
 		s.close()
 	}

@@ -104,3 +104,56 @@ func sampleArray(t *testing.T, mem memory.Allocator, dt arrow.DataType, skip int
 	}
 	return b.NewArray()
 }
+
+// GatherPicks agrees with Gather of the same values, for every type the
+// merge outputs and a list type (the fallback), with and without NULL
+// values, from whole and sliced arrays.
+func TestGatherPicksMatchesGather(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	types := []arrow.DataType{
+		arrow.BinaryTypes.String, arrow.BinaryTypes.Binary, arrow.FixedWidthTypes.Boolean,
+		arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
+		arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Date32,
+		&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, &arrow.Decimal128Type{Precision: 12, Scale: 3},
+	}
+	for _, dt := range types {
+		t.Run(dt.String(), func(t *testing.T) {
+			a := sampleArray(t, mem, dt, 0)
+			defer a.Release()
+			full := sampleArray(t, mem, dt, 3)
+			defer full.Release()
+			b := array.NewSlice(full, 3, int64(full.Len()))
+			defer b.Release()
+			for _, withNulls := range []bool{false, true} {
+				arrs := []arrow.Array{a, b}
+				var picks []Pick
+				var refs []Ref
+				for i := a.Len() - 1; i >= 0; i-- {
+					if !withNulls && a.IsNull(i) {
+						continue
+					}
+					j := (i * 7) % b.Len()
+					if !withNulls && b.IsNull(j) {
+						continue
+					}
+					picks = append(picks, Pick{Arr: 0, Row: int32(i)}, Pick{Arr: 1, Row: int32(j)})
+					refs = append(refs, Ref{Arr: a, Row: i}, Ref{Arr: b, Row: j})
+				}
+				got, err := GatherPicks(mem, dt, arrs, picks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := Gather(mem, dt, refs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !array.Equal(got, want) || got.NullN() != want.NullN() {
+					t.Errorf("nulls=%v:\n got %v (%d nulls)\nwant %v (%d nulls)", withNulls, got, got.NullN(), want, want.NullN())
+				}
+				got.Release()
+				want.Release()
+			}
+		})
+	}
+}
