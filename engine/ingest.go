@@ -174,7 +174,7 @@ func (k *tableSink) send(ctx context.Context, rec arrow.RecordBatch) error {
 		// The first batch sent settles the format: runs when more than
 		// one batch is written (the writer goroutine reads Runs only after
 		// it received that batch, and it never changes).
-		k.w = &writer.Writer{Store: k.s.e.store, Table: k.t, Intent: intent, Runs: k.multi && k.t.HasPK()}
+		k.w = &writer.Writer{Store: k.s.e.store, Table: k.t, Intent: intent, Runs: k.multi && k.t.HasPK(), Mem: k.s.e.scans.mem}
 	}
 	k.sent++
 	select {

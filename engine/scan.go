@@ -82,8 +82,9 @@ func (e *scanEntry) rows() *reader.RowFilter {
 // scanRegistry maps handles to tables and snapshots. Safe for concurrent use.
 type scanRegistry struct {
 	store objstore.Store
-	// mem allocates the Arrow buffers of every scan: a pool, since scans
-	// allocate and free buffers batch after batch (arrowutil.PoolAllocator).
+	// mem allocates the Arrow buffers of every scan and of ingest's writers
+	// (COPY, import, Flight ingest): a pool, since both allocate and free
+	// buffers batch after batch (arrowutil.PoolAllocator).
 	mem *arrowutil.PoolAllocator
 	// meta caches data files' footers, key statistics, page indexes and
 	// bloom filters across all scans.
