@@ -156,10 +156,9 @@ func TestPlainReaderMatchesPqarrow(t *testing.T) {
 	}
 }
 
-// comparePlain reads leaves (nil: all) of rowGroups of the file data through
-// pqarrow and through plainReader in batches of batch rows and fails
-// unless plainReader reads the file and both give the same columns.
-func comparePlain(t *testing.T, data []byte, leaves, rowGroups []int, batch int64, mem memory.Allocator) {
+// openTestFile opens the Parquet file data for pqarrow reads in batches
+// of batch rows, with its Arrow schema.
+func openTestFile(t *testing.T, data []byte, batch int64) (*file.Reader, *pqarrow.FileReader, *arrow.Schema) {
 	t.Helper()
 	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
@@ -173,6 +172,15 @@ func comparePlain(t *testing.T, data []byte, leaves, rowGroups []int, batch int6
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pf, fr, fsch
+}
+
+// comparePlain reads leaves (nil: all) of rowGroups of the file data through
+// pqarrow and through plainReader in batches of batch rows and fails
+// unless plainReader reads the file and both give the same columns.
+func comparePlain(t *testing.T, data []byte, leaves, rowGroups []int, batch int64, mem memory.Allocator) {
+	t.Helper()
+	pf, fr, fsch := openTestFile(t, data, batch)
 	if leaves == nil {
 		leaves = make([]int, fsch.NumFields())
 		for i := range leaves {
@@ -217,18 +225,7 @@ func TestPlainReadableRefuses(t *testing.T) {
 	defer rec.Release()
 	check := func(name string, data []byte, leaves []int, want bool) {
 		t.Helper()
-		pf, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsch, err := fr.Schema()
-		if err != nil {
-			t.Fatal(err)
-		}
+		pf, _, fsch := openTestFile(t, data, 0)
 		if got := plainReadable(pf.MetaData(), fsch, leaves, nil); got != want {
 			t.Errorf("%s: plainReadable = %v, want %v", name, got, want)
 		}
@@ -278,9 +275,8 @@ func TestPlainReadableRefuses(t *testing.T) {
 	comparePlain(t, writePlainTestFile(t, trec), nil, nil, 3, memory.DefaultAllocator)
 }
 
-// TestPlainReaderOnWriterFiles: a file the table writer wrote reads the
-// same through plainReader as through pqarrow (the scan path), with the
-// large pages and row groups of real files and timestamps as time.Time.
+// TestPlainReaderTimeRoundTrip: a timestamp read through plainReader is
+// the instant written, not merely pqarrow's value.
 func TestPlainReaderTimeRoundTrip(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -289,16 +285,7 @@ func TestPlainReaderTimeRoundTrip(t *testing.T) {
 	b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(now.UnixMicro()))
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	data := writePlainTestFile(t, rec)
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsch, _ := fr.Schema()
+	pf, _, fsch := openTestFile(t, writePlainTestFile(t, rec), 0)
 	r, err := newPlainReader("f", pf, fsch, []int{0}, nil, 10, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)

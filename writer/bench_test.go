@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
@@ -79,20 +78,11 @@ func BenchmarkMergeRunsCCF(b *testing.B) {
 	b.StopTimer()
 	for range b.N {
 		w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, Runs: true}
-		var parts []catalog.PartitionCommit
-		for i := range batches {
-			part := rec.NewSlice(int64(i*rows/batches), int64((i+1)*rows/batches))
-			p, err := w.Write(context.Background(), part)
-			part.Release()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if parts == nil {
-				parts = p
-			} else {
-				parts[0].Ops = append(parts[0].Ops, p[0].Ops...)
-			}
+		cuts := make([][2]int64, batches)
+		for i := range cuts {
+			cuts[i] = [2]int64{int64(i * rows / batches), int64((i + 1) * rows / batches)}
 		}
+		parts, _ := writeBatches(b, w, rec, cuts)
 		b.StartTimer()
 		merged, err := w.MergeRuns(context.Background(), parts)
 		b.StopTimer()

@@ -61,24 +61,8 @@ func TestMergeRuns(t *testing.T) {
 			defer all.Release()
 
 			w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, RowGroupRows: 700}
-			var runs []catalog.PartitionCommit
-			firstFiles := 0 // files of the first batch
 			w.Runs = c.allRuns
-			for _, cut := range c.cuts {
-				part := all.NewSlice(cut[0], cut[1])
-				parts, err := w.Write(context.Background(), part)
-				part.Release()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(runs) == 0 {
-					runs = parts
-					firstFiles = len(parts[0].Ops)
-				} else {
-					runs[0].Ops = append(runs[0].Ops, parts[0].Ops...)
-				}
-				w.Runs = true // later batches are runs, as an ingest writes them
-			}
+			runs, firstFiles := writeBatches(t, w, all, c.cuts)
 			merged, err := w.MergeRuns(context.Background(), runs)
 			if err != nil {
 				t.Fatal(err)
@@ -140,6 +124,29 @@ func TestMergeRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeBatches writes the rows [cut[0], cut[1]) of all with w, one Write
+// per cut, in turn, and returns their commits joined (all holds one
+// partition) and the number of files the first Write made. From the second
+// Write on, w writes runs, as an ingest writes its later batches.
+func writeBatches(tb testing.TB, w *Writer, all arrow.RecordBatch, cuts [][2]int64) (runs []catalog.PartitionCommit, firstFiles int) {
+	tb.Helper()
+	for _, cut := range cuts {
+		part := all.NewSlice(cut[0], cut[1])
+		parts, err := w.Write(context.Background(), part)
+		part.Release()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if runs == nil {
+			runs, firstFiles = parts, len(parts[0].Ops)
+		} else {
+			runs[0].Ops = append(runs[0].Ops, parts[0].Ops...)
+		}
+		w.Runs = true
+	}
+	return runs, firstFiles
 }
 
 // fileCodec is the codec of a file's first column chunk and whether it has
@@ -205,20 +212,7 @@ func TestMergeRunsKeyKinds(t *testing.T) {
 			all := b.NewRecordBatch()
 			defer all.Release()
 			w := &Writer{Store: objstore.Local{}, Table: tbl, Intent: layout.RandomNames{}, Runs: true, RowGroupRows: 500}
-			var runs []catalog.PartitionCommit
-			for _, cut := range [][2]int64{{0, 700}, {700, 1900}, {1900, 2000}, {2000, n}} {
-				part := all.NewSlice(cut[0], cut[1])
-				parts, err := w.Write(context.Background(), part)
-				part.Release()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if runs == nil {
-					runs = parts
-				} else {
-					runs[0].Ops = append(runs[0].Ops, parts[0].Ops...)
-				}
-			}
+			runs, _ := writeBatches(t, w, all, [][2]int64{{0, 700}, {700, 1900}, {1900, 2000}, {2000, n}})
 			merged, err := w.MergeRuns(context.Background(), runs)
 			if err != nil {
 				t.Fatal(err)
