@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,8 +36,11 @@ const runReadBufferBytes = 256 << 10
 const runRowsKey = "lakesoul.run_rows"
 
 // writeRunFile writes the given rows and columns of rec to path as a run,
-// runBatchRows rows per batch; it returns the file's size.
-func (w *Writer) writeRunFile(ctx context.Context, path string, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32) (int64, error) {
+// runBatchRows rows per batch; it returns the file's size. With perm (see
+// writeFile), each column of the run is placed in order whole, then
+// written in slices.
+func (w *Writer) writeRunFile(ctx context.Context, path string, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32,
+	perm *arrowutil.Permutation) (int64, error) {
 	ow, err := w.Store.Create(ctx, path)
 	if err != nil {
 		return 0, err
@@ -47,19 +51,35 @@ func (w *Writer) writeRunFile(ctx context.Context, path string, schema *arrow.Sc
 	iw := ipc.NewWriter(bw, ipc.WithSchema(arrow.NewSchema(schema.Fields(), &meta)), ipc.WithAllocator(w.Mem))
 	write := func() error {
 		arrs := make([]arrow.Array, len(cols))
+		var whole []arrow.Array // the run's columns, when placed by perm
 		defer func() {
-			for _, a := range arrs {
+			for _, a := range slices.Concat(arrs, whole) {
 				if a != nil {
 					a.Release()
 				}
 			}
 		}()
-		for start := 0; start < len(rows); start += runBatchRows {
-			chunk := rows[start:min(start+runBatchRows, len(rows))]
+		if perm != nil {
 			for i, c := range cols {
-				a, err := arrowutil.Take(w.Mem, rec.Column(c), chunk)
+				a, err := arrowutil.Permute(w.Mem, rec.Column(c), *perm)
 				if err != nil {
-					return fmt.Errorf("gather column %s: %w", schema.Field(i).Name, err)
+					return fmt.Errorf("place column %s: %w", schema.Field(i).Name, err)
+				}
+				whole = append(whole, a)
+			}
+		}
+		for start := 0; start < len(rows); start += runBatchRows {
+			end := min(start+runBatchRows, len(rows))
+			chunk := rows[start:end]
+			for i, c := range cols {
+				var a arrow.Array
+				if whole != nil {
+					a = array.NewSlice(whole[i], int64(start), int64(end))
+				} else {
+					var err error
+					if a, err = arrowutil.Take(w.Mem, rec.Column(c), chunk); err != nil {
+						return fmt.Errorf("gather column %s: %w", schema.Field(i).Name, err)
+					}
 				}
 				if arrs[i] != nil {
 					arrs[i].Release()

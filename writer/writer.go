@@ -128,6 +128,12 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		files        []writtenFile
 		err          error
 	}
+	// pos[r] is row r's place in its bucket's sorted order: buckets hold
+	// disjoint rows, so their jobs share it (gather.go's Permutation).
+	var pos []int32
+	if t.HasPK() {
+		pos = make([]int32, n)
+	}
 	// Partition directories are escaped and confined to the table's
 	// directory by layout (paths.go), whatever the values are.
 	dirs := make([]string, len(descs))
@@ -151,6 +157,12 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 			}
 		}
 	}
+	// Arrow computes an array's NULL count on first use and stores it (a
+	// slice's is unknown until then): the jobs read rec's columns at once,
+	// so the counts are settled here, before they start.
+	for _, c := range rec.Columns() {
+		c.NullN()
+	}
 	var wg sync.WaitGroup
 	next := make(chan *job)
 	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
@@ -158,9 +170,15 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				var perm *arrowutil.Permutation
 				if t.HasPK() {
+					asc := slices.Clone(j.rows) // arrival order is ascending
 					if j.err = w.sortByPK(rec, j.rows); j.err != nil {
 						continue
+					}
+					if len(j.rows) <= maxRows {
+						p := arrowutil.NewPermutation(j.rows, asc, pos)
+						perm = &p
 					}
 				}
 				// Files over the size cap are split; they stay in key order
@@ -173,7 +191,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 						path = objstore.Join(dirs[j.part], w.fileName(j.bucket))
 					}
 					var size int64
-					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk)
+					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk, perm)
 					if j.err == nil {
 						j.files = append(j.files, writtenFile{path: path, size: size})
 					}
@@ -562,7 +580,11 @@ func (w *Writer) fileName(bucket int) string {
 // one row group and one column at a time: the rows are gathered into a
 // column chunk, encoded and released before the next, which bounds the
 // memory a file adds to the batch's to one column chunk.
-func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBatch, cols []int, rows []int32) (int64, error) {
+//
+// perm, when set, is the permutation putting rows (all of them) in order;
+// the file's columns are then placed in order by it (arrowutil.Permute)
+// rather than gathered from rec at random.
+func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBatch, cols []int, rows []int32, perm *arrowutil.Permutation) (int64, error) {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		f := rec.Schema().Field(c)
@@ -570,7 +592,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 	}
 	sch := arrow.NewSchema(fields, nil)
 	if w.Runs {
-		return w.writeRunFile(ctx, path, sch, rec, cols, rows)
+		return w.writeRunFile(ctx, path, sch, rec, cols, rows, perm)
 	}
 	ow, err := w.Store.Create(ctx, path)
 	if err != nil {
@@ -578,7 +600,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 	}
 	cw := &countingWriter{w: ow}
 	ff := newFileFormat(sch, bloomColumns(w.Table), len(rows), w.RowGroupRows, w.PageBytes)
-	if err := writeRowGroups(cw, sch, rec, cols, rows, ff, w.Mem); err != nil {
+	if err := writeRowGroups(cw, sch, rec, cols, rows, perm, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
 	if err := ow.Close(); err != nil {
@@ -589,8 +611,10 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 }
 
 // writeRowGroups writes rows of rec's columns cols as a Parquet file of
-// the given schema and format to out.
-func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32, ff fileFormat, mem memory.Allocator) error {
+// the given schema and format to out (a file of one row group placed by
+// perm when set, see writeFile).
+func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, cols []int, rows []int32, perm *arrowutil.Permutation,
+	ff fileFormat, mem memory.Allocator) error {
 	df, err := newDataFile(out, schema, mem, ff)
 	if err != nil {
 		return err
@@ -598,6 +622,9 @@ func writeRowGroups(out io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, 
 	for start := 0; start < len(rows); start += ff.rowGroupRows {
 		chunk := rows[start:min(start+ff.rowGroupRows, len(rows))]
 		err := df.writeRowGroup(func(i int) (arrow.Array, error) {
+			if perm != nil && len(chunk) == len(rows) {
+				return arrowutil.Permute(mem, rec.Column(cols[i]), *perm)
+			}
 			return arrowutil.Take(mem, rec.Column(cols[i]), chunk)
 		})
 		if err != nil {
