@@ -1,11 +1,15 @@
 package reader
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
+	"net"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -39,7 +43,8 @@ import (
 // Invariant: a page whose contents contradict its header (lengths past its
 // end, more levels or values than it declares, an encoding the metadata did
 // not announce) is an error naming the file (58030), never a short or
-// shifted batch.
+// shifted batch, and so is a page arrow-go cannot decompress or parse; a
+// storage failure keeps its own error.
 
 // plainKind is how a column's values are laid out in a PLAIN page.
 type plainKind uint8
@@ -233,7 +238,14 @@ func (r *plainReader) Next() bool {
 	for i, c := range r.cols {
 		a, err := c.read(int(n), r.mem)
 		if err != nil {
-			r.err = errCorrupt(r.path, fmt.Sprintf("a data page of column %s", r.sc.Field(i).Name), err)
+			var re pageReadError
+			if errors.As(err, &re) && storageFailure(re.err) {
+				// Not the file's fault: the failure keeps its own SQLSTATE
+				// (sqlerr's storage mapping), as through pqarrow.
+				r.err = fmt.Errorf("read %s: %w", r.path, re.err)
+			} else {
+				r.err = errCorrupt(r.path, fmt.Sprintf("a data page of column %s", r.sc.Field(i).Name), err)
+			}
 			return false
 		}
 		arrs[i] = a
@@ -286,11 +298,30 @@ func (c *plainColumn) closePages() {
 	c.left, c.data = 0, nil
 }
 
+// pageReadError is an error of arrow-go's page reader: a failure to read
+// the bytes (storageFailure), or bytes that do not decompress or parse — a
+// corrupt page, as plainColumn's own findings are.
+type pageReadError struct{ err error }
+
+func (e pageReadError) Error() string { return e.err.Error() }
+func (e pageReadError) Unwrap() error { return e.err }
+
+// storageFailure reports whether err is a failure to reach a file's bytes —
+// a file system or network error, a missing object, a cancelled read —
+// rather than bytes that do not decode.
+func storageFailure(err error) bool {
+	var pathErr *fs.PathError
+	var errno syscall.Errno
+	var netErr net.Error
+	return errors.As(err, &pathErr) || errors.As(err, &errno) || errors.As(err, &netErr) ||
+		errors.Is(err, fs.ErrNotExist) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // nextPage moves to the next data page of the chunk.
 func (c *plainColumn) nextPage() error {
 	if !c.pages.Next() {
 		if err := c.pages.Err(); err != nil {
-			return err
+			return pageReadError{err}
 		}
 		return io.ErrUnexpectedEOF // the chunk has fewer rows than its row group
 	}

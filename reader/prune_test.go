@@ -503,6 +503,67 @@ func TestDamagedIndexesAreErrors(t *testing.T) {
 	}
 }
 
+// TestDamagedDataPagesAreErrors damages a data page of a non-key column —
+// its header, then its compressed values — and reads the file whole (the
+// plain page decoder) and merged with a newer file: 58030 naming the file,
+// never rows.
+func TestDamagedDataPagesAreErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		at   func(loc *metadata.PageLocation) (int64, int)
+	}{
+		{"page header", func(loc *metadata.PageLocation) (int64, int) { return loc.Offset, 6 }},
+		{"compressed values", func(loc *metadata.PageLocation) (int64, int) {
+			return loc.Offset + int64(loc.CompressedPageSize) - 24, 16
+		}},
+	} {
+		for _, merged := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/merged=%v", c.name, merged), func(t *testing.T) {
+				f := newFixture(t, []arrow.Field{idF, nameF}, nil, []string{"id"}, 1)
+				var rows [][]any
+				for i := range 500 {
+					rows = append(rows, []any{i, fmt.Sprint("n", i)})
+				}
+				f.write([]string{"id", "name"}, rows...)
+				file := f.parts[layout.NonPartitioned].Files[0]
+				if merged {
+					f.write([]string{"id", "name"}, []any{7, "newer"})
+				}
+				path := mustLocal(t, file.Path)
+				pf, err := pqfile.OpenParquetFile(path, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				oi, err := pf.GetPageIndexReader().RowGroup(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				idx, err := oi.GetOffsetIndex(1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf.Close()
+				off, n := c.at(idx.GetPageLocations()[0])
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					data[off+int64(i)] ^= 0x5a
+				}
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				scan := &reader.Scan{Store: objstore.Local{}, Table: f.table, Partitions: []catalog.PartitionFiles{*f.parts[layout.NonPartitioned]}}
+				got, err := scanRows(t, scan, 2)
+				if sqlerr.Code(err) != sqlerr.IOError || !strings.Contains(err.Error(), filepath.Base(path)) {
+					t.Fatalf("read with a damaged %s: %v (%v), %d rows", c.name, err, sqlerr.Code(err), len(got))
+				}
+			})
+		}
+	}
+}
+
 func columnChunk(t *testing.T, md *metadata.FileMetaData, col int) *metadata.ColumnChunkMetaData {
 	t.Helper()
 	cc, err := md.RowGroup(0).ColumnChunk(col)
