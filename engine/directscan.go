@@ -340,20 +340,30 @@ func (p *directPortal) setBatch(b reader.Selected, encs []fieldEncoding) {
 		case *array.String:
 			if encs[j].kind == fieldText {
 				// The raw buffers: values are indexed by off + i.
-				v.offsets = arrow.Int32Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
-				v.data = a.Data().Buffers()[2].Bytes()
+				v.offsets = arrow.Int32Traits.CastFromBytes(bufferBytes(a.Data(), 1))
+				v.data = bufferBytes(a.Data(), 2)
 			}
 		case *array.Int64:
-			v.i64 = arrow.Int64Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+			v.i64 = arrow.Int64Traits.CastFromBytes(bufferBytes(a.Data(), 1))
 		case *array.Int32:
-			v.i32 = arrow.Int32Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+			v.i32 = arrow.Int32Traits.CastFromBytes(bufferBytes(a.Data(), 1))
 		case *array.Int16:
-			v.i16 = arrow.Int16Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())
+			v.i16 = arrow.Int16Traits.CastFromBytes(bufferBytes(a.Data(), 1))
 		case *array.Boolean:
-			v.bits = a.Data().Buffers()[1].Bytes()
+			v.bits = bufferBytes(a.Data(), 1)
 		}
 		p.view[j] = v
 	}
+}
+
+// bufferBytes is buffer i of d, or nil when d has none (an array of NULLs
+// or of empty strings may come without a values buffer; only valid rows are
+// read from it).
+func bufferBytes(d arrow.ArrayData, i int) []byte {
+	if b := d.Buffers()[i]; b != nil {
+		return b.Bytes()
+	}
+	return nil
 }
 
 // buildRow sends row i of the current batch (setBatch) through rb.
