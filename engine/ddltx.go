@@ -53,8 +53,17 @@ func (s *Session) holdCatalog(ctx context.Context) error {
 	select {
 	case s.e.held <- struct{}{}:
 	default:
-		return sqlerr.New(sqlerr.TooManyConnections,
-			"too many transaction blocks hold catalog changes; commit or roll back DDL blocks, or run DDL outside a block")
+		if !s.implicit {
+			return sqlerr.New(sqlerr.TooManyConnections,
+				"too many transaction blocks hold catalog changes; commit or roll back DDL blocks, or run DDL outside a block")
+		}
+		// An implicit transaction ends within its query, never waiting
+		// for its client: it waits for a slot (implicittx.go).
+		select {
+		case s.e.held <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	cat, held, err := s.cat.Hold(ctx)
 	if err != nil {

@@ -14,13 +14,21 @@ import (
 )
 
 // LISTEN, UNLISTEN, NOTIFY and pg_notify over the server's hub (package
-// listen). As in PostgreSQL, NOTIFY inside a transaction block is sent at
-// COMMIT and dropped by ROLLBACK; notifications reach the client between
-// transactions (pgwire.SessionNotifications). Unlike PostgreSQL, LISTEN and
-// UNLISTEN take effect at once, also inside a block.
+// listen). As in PostgreSQL, NOTIFY, LISTEN and UNLISTEN inside a
+// transaction block (explicit or implicit) take effect at COMMIT, in order,
+// and ROLLBACK drops them (ROLLBACK TO those after its savepoint);
+// notifications reach the client between transactions
+// (pgwire.SessionNotifications).
 
 // pendingNotify is a NOTIFY of the open block.
 type pendingNotify struct{ channel, payload string }
+
+// pendingListen is a LISTEN (listen true) or UNLISTEN of the open block;
+// an empty channel is UNLISTEN *.
+type pendingListen struct {
+	channel string
+	listen  bool
+}
 
 // notifyPayloadMax is PostgreSQL's limit on a payload (bytes, exclusive).
 const notifyPayloadMax = 8000
@@ -55,43 +63,76 @@ func (s *Session) planListen(n *pg_query.ListenStmt) (pgwire.Statement, error) {
 		if err := checkChannel(n.Conditionname); err != nil {
 			return "", nil, err
 		}
-		if ready, failed := s.listener.Listen(n.Conditionname); ready != nil {
-			// The server's first LISTEN lakesoul_commits waits until
-			// every committer announces (at most a few seconds). A server
-			// whose commit listener cannot reach the catalog says so
-			// rather than listen on a channel nothing arrives on.
-			select {
-			case <-ready:
-			case <-failed:
-				err := s.e.listen.Failure()
-				if err == nil {
-					break // connected again meanwhile
-				}
-				s.listener.Unlisten(n.Conditionname)
-				e := sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "LISTEN %s: the server's commit listener has no catalog connection", n.Conditionname)
-				e.Hint = "the server retries; LISTEN again later (lakesoul.changes catches up on what was committed meanwhile)"
-				s.e.log.Warn("LISTEN lakesoul_commits refused: no catalog listener", "err", err)
-				return "", nil, e
-			case <-ctx.Done():
-				return "", nil, sqlerr.ErrCanceled
-			case <-time.After(listenReadyWait):
-			}
+		if s.inBlock {
+			s.blockListens = append(s.blockListens, pendingListen{channel: n.Conditionname, listen: true})
+			return "LISTEN", nil, nil
 		}
-		return "LISTEN", nil, nil
+		return "LISTEN", nil, s.listenNow(ctx, n.Conditionname)
 	}}, nil
+}
+
+// listenNow starts listening on channel.
+func (s *Session) listenNow(ctx context.Context, channel string) error {
+	if ready, failed := s.listener.Listen(channel); ready != nil {
+		// The server's first LISTEN lakesoul_commits waits until
+		// every committer announces (at most a few seconds). A server
+		// whose commit listener cannot reach the catalog says so
+		// rather than listen on a channel nothing arrives on.
+		select {
+		case <-ready:
+		case <-failed:
+			err := s.e.listen.Failure()
+			if err == nil {
+				break // connected again meanwhile
+			}
+			s.listener.Unlisten(channel)
+			e := sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "LISTEN %s: the server's commit listener has no catalog connection", channel)
+			e.Hint = "the server retries; LISTEN again later (lakesoul.changes catches up on what was committed meanwhile)"
+			s.e.log.Warn("LISTEN lakesoul_commits refused: no catalog listener", "err", err)
+			return e
+		case <-ctx.Done():
+			return sqlerr.ErrCanceled
+		case <-time.After(listenReadyWait):
+		}
+	}
+	return nil
 }
 
 func (s *Session) planUnlisten(n *pg_query.UnlistenStmt) (pgwire.Statement, error) {
 	return &funcStmt{tag: "UNLISTEN", run: func(context.Context, []any) (string, [][]any, error) {
-		if s.listener != nil {
-			if n.Conditionname == "" {
-				s.listener.UnlistenAll()
-			} else {
-				s.listener.Unlisten(n.Conditionname)
-			}
+		if s.inBlock {
+			s.blockListens = append(s.blockListens, pendingListen{channel: n.Conditionname})
+		} else {
+			s.unlistenNow(n.Conditionname)
 		}
 		return "UNLISTEN", nil, nil
 	}}, nil
+}
+
+// unlistenNow stops listening on channel ("": on every channel).
+func (s *Session) unlistenNow(channel string) {
+	switch {
+	case s.listener == nil:
+	case channel == "":
+		s.listener.UnlistenAll()
+	default:
+		s.listener.Unlisten(channel)
+	}
+}
+
+// applyBlockListens carries out a committed block's LISTENs and UNLISTENs.
+// The block has committed: a LISTEN that fails now (the server's commit
+// listener has no catalog connection) is a WARNING, not an error.
+func (s *Session) applyBlockListens(ctx context.Context, ops []pendingListen) {
+	for _, op := range ops {
+		if !op.listen {
+			s.unlistenNow(op.channel)
+			continue
+		}
+		if err := s.listenNow(ctx, op.channel); err != nil {
+			_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING", Code: sqlerr.Code(err), Message: err.Error()})
+		}
+	}
 }
 
 func (s *Session) planNotify(n *pg_query.NotifyStmt) (pgwire.Statement, error) {

@@ -33,6 +33,10 @@ type savepoint struct {
 	ddl     bool
 	seq     int
 	dropped int
+	// settings are the run-time settings (txsettings.go); notifies and
+	// listens how many NOTIFYs and LISTEN/UNLISTENs the block had queued.
+	settings          settingsSavepoint
+	notifies, listens int
 }
 
 // cloneStaged copies staged writes deeply (they are merged into in place).
@@ -69,10 +73,16 @@ func (s *Session) planSavepoint(n *pg_query.TransactionStmt) (pgwire.Statement, 
 		pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:     "RELEASE",
 		pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO: "ROLLBACK",
 	}[n.Kind]
+	shown := map[pg_query.TransactionStmtKind]string{
+		pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:   "SAVEPOINT",
+		pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:     "RELEASE SAVEPOINT",
+		pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT",
+	}[n.Kind]
 	name := n.SavepointName
 	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		if !s.inBlock {
-			return "", nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "%s can only be used in transaction blocks", tag)
+		if !s.explicitBlock() {
+			// Also inside an implicit transaction, as PostgreSQL.
+			return "", nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "%s can only be used in transaction blocks", shown)
 		}
 		var err error
 		switch n.Kind {
@@ -92,7 +102,8 @@ func (s *Session) setSavepoint(ctx context.Context, name string) error {
 		return err
 	}
 	s.spSeq++
-	sp := savepoint{name: name, staged: cloneStaged(s.staged), wrote: s.wroteInBlock, seq: s.spSeq}
+	sp := savepoint{name: name, staged: cloneStaged(s.staged), wrote: s.wroteInBlock, seq: s.spSeq,
+		settings: s.saveSettings(), notifies: len(s.blockNotifies), listens: len(s.blockListens)}
 	if s.ddlTx != nil {
 		if err := s.ddlTx.held.Savepoint(ctx, sp.seq); err != nil {
 			return err
@@ -151,6 +162,9 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 	s.staged = cloneStaged(sp.staged)
 	s.wroteInBlock = sp.wrote
 	s.failed = false
+	s.restoreSettings(sp.settings) // txsettings.go
+	s.blockNotifies = s.blockNotifies[:sp.notifies]
+	s.blockListens = s.blockListens[:sp.listens]
 	switch {
 	case sp.ddl && s.ddlTx != nil:
 		s.ddlTx.dropped = s.ddlTx.dropped[:sp.dropped]

@@ -49,6 +49,9 @@ type Session struct {
 	// inside the block (every statement but ROLLBACK/COMMIT then fails 25P02).
 	inBlock bool
 	failed  bool
+	// implicit marks the open block as the implicit transaction of a
+	// multi-statement simple query (implicittx.go).
+	implicit bool
 	// queriedInBlock: the block ran a query, so its isolation level and
 	// read-write mode are fixed (txmode.go).
 	queriedInBlock bool
@@ -88,9 +91,12 @@ type Session struct {
 	// (ddltx.go); s.cat is pinned to it meanwhile.
 	ddlTx *blockDDL
 	// listener is the session's LISTEN state, blockNotifies the open
-	// block's NOTIFYs (listen.go).
+	// block's NOTIFYs, blockListens its LISTENs and UNLISTENs (listen.go).
 	listener      *listen.Listener
 	blockNotifies []pendingNotify
+	blockListens  []pendingListen
+	// blockSet is what the open block's SETs restore (txsettings.go).
+	blockSet blockSettings
 	// temps are the session's temporary tables by name (temptable.go).
 	temps map[string]tempTable
 }
@@ -100,6 +106,8 @@ var _ pgwire.Session = (*Session)(nil)
 // TxStatus implements pgwire.Session.
 func (s *Session) TxStatus() byte {
 	switch {
+	case s.implicit:
+		return 'I' // ends before ReadyForQuery (implicittx.go)
 	case s.failed:
 		return 'E'
 	case s.inBlock:
@@ -147,19 +155,24 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([
 	if err != nil {
 		return nil, s.fail(parseError(err))
 	}
-	out := make([]pgwire.Statement, 0, len(tree.Stmts))
-	for i, raw := range tree.Stmts {
-		if i > 0 {
-			// Later statements of a simple query are planned when they run,
-			// after the earlier ones took effect (CREATE TABLE t; INSERT INTO t …).
-			out = append(out, &lazyStmt{s: s, node: raw.Stmt})
-			continue
+	if len(tree.Stmts) > 1 {
+		// The statements of a simple query are planned when they run:
+		// after the earlier ones took effect (CREATE TABLE t; INSERT INTO
+		// t …), inside the implicit transaction pgwire opens for them
+		// (implicittx.go).
+		out := make([]pgwire.Statement, len(tree.Stmts))
+		for i, raw := range tree.Stmts {
+			out[i] = &lazyStmt{s: s, node: raw.Stmt}
 		}
+		return out, nil
+	}
+	var out []pgwire.Statement
+	for _, raw := range tree.Stmts { // none or one
 		if s.failed && !isTxEnd(raw.Stmt) {
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 				"current transaction is aborted, commands ignored until end of transaction block")
 		}
-		cacheable := len(tree.Stmts) == 1 && planCacheable(raw.Stmt)
+		cacheable := planCacheable(raw.Stmt) // before plan, which may rewrite the tree
 		st, err := s.plan(ctx, raw.Stmt, paramOIDs)
 		if err != nil {
 			return nil, s.fail(err)

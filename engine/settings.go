@@ -160,8 +160,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 		value = s.defaultSettings(nil)[name].value
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &funcStmt{tag: "RESET", run: func(context.Context, []any) (string, [][]any, error) {
-			s.settings = s.defaultSettings(nil)
-			s.plans.clear() // plans may depend on settings (plancache.go)
+			s.resetAllSettings() // txsettings.go
 			return "RESET", nil, nil
 		}}, nil
 	default:
@@ -178,7 +177,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	if n.Kind == pg_query.VariableSetKind_VAR_RESET {
 		tag = "RESET"
 	}
-	return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) {
+	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		canon := n.Name
 		if cur, ok := s.settings[name]; ok {
 			canon = cur.name
@@ -197,8 +196,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 			}
 			return tag, nil, nil
 		}
-		s.settings[name] = setting{name: canon, value: value}
-		s.plans.clear() // plans may depend on settings (plancache.go)
+		s.assignSetting(ctx, name, setting{name: canon, value: value}, n.IsLocal) // txsettings.go
 		if strings.HasPrefix(name, "default_transaction_") && !s.inBlock {
 			s.resetTx()
 		}
@@ -249,16 +247,38 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 		if err != nil {
 			return nil, err
 		}
-		return run(func(context.Context) (string, error) {
+		return run(func(ctx context.Context) (string, error) {
 			if !s.inBlock {
 				s.beginTx(opts)
+				return "BEGIN", nil
+			}
+			if s.implicit {
+				// The implicit transaction becomes the block, with the
+				// statements before BEGIN in it (implicittx.go).
+				s.implicit = false
+			} else {
+				alreadyInTransactionWarning(ctx)
+			}
+			for _, o := range opts {
+				if err := s.checkTxChange(o); err != nil {
+					return "", err
+				}
+				s.setTx(o.name, o.value)
 			}
 			return "BEGIN", nil
 		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return run(s.commitBlock)
+		return run(func(ctx context.Context) (string, error) {
+			if !s.explicitBlock() {
+				noTransactionWarning(ctx)
+			}
+			return s.commitBlock(ctx)
+		})
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		return run(func(ctx context.Context) (string, error) {
+			if !s.explicitBlock() {
+				noTransactionWarning(ctx)
+			}
 			s.rollbackBlock(ctx)
 			return "ROLLBACK", nil
 		})
@@ -273,41 +293,42 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 // DDL commit together, or not at all; a failed block rolls back. It returns
 // the command tag.
 func (s *Session) commitBlock(ctx context.Context) (string, error) {
-	failed := s.failed
-	notifies := s.blockNotifies
-	s.blockNotifies = nil
-	s.inBlock, s.failed, s.wroteInBlock = false, false, false
-	s.resetTx()
-	s.closeCursors(false)
-	if failed {
+	if s.failed {
 		// COMMIT of a failed block rolls back, as in PostgreSQL.
-		s.endTempTransaction(ctx, false)
-		s.discardStaged(ctx)
-		s.endSavepoints(ctx, nil)
-		_ = s.endBlockDDL(ctx, false, nil)
+		s.rollbackBlock(ctx)
 		return "ROLLBACK", nil
 	}
+	notifies, listens := s.blockNotifies, s.blockListens
+	s.blockNotifies, s.blockListens = nil, nil
+	s.inBlock, s.implicit, s.wroteInBlock = false, false, false
+	s.closeCursors(false)
 	staged, err := s.commitStaged(ctx)
 	s.endSavepoints(ctx, staged) // savepoint.go
 	if err != nil {
 		_ = s.endBlockDDL(ctx, false, nil)
+		s.endTempTransaction(ctx, false)
+		s.endBlockSettings(false)
 		return "", err
 	}
 	// The block's DDL and its staged writes commit together (ddltx.go).
 	if err := s.endBlockDDL(ctx, true, staged); err != nil {
+		s.endTempTransaction(ctx, false)
+		s.endBlockSettings(false)
 		return "", err
 	}
-	s.sendBlockNotifies(notifies)   // listen.go
+	s.endBlockSettings(true)          // txsettings.go
+	s.applyBlockListens(ctx, listens) // listen.go
+	s.sendBlockNotifies(notifies)
 	s.endTempTransaction(ctx, true) // temptable.go
 	return "COMMIT", nil
 }
 
 // rollbackBlock ends the transaction block with ROLLBACK.
 func (s *Session) rollbackBlock(ctx context.Context) {
-	s.inBlock, s.failed, s.wroteInBlock = false, false, false
-	s.blockNotifies = nil
+	s.inBlock, s.implicit, s.failed, s.wroteInBlock = false, false, false, false
+	s.blockNotifies, s.blockListens = nil, nil
 	s.endTempTransaction(ctx, false)
-	s.resetTx()
+	s.endBlockSettings(false)
 	s.closeCursors(false)
 	s.discardStaged(ctx)
 	s.endSavepoints(ctx, nil)

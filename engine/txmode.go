@@ -125,7 +125,8 @@ func (s *Session) checkWritable(tag string) error {
 }
 
 // planSetTransaction plans SET TRANSACTION … (the open block's
-// characteristics; outside a block it has no effect, PostgreSQL only warns)
+// characteristics; outside a block it has no effect but a WARNING, as in
+// PostgreSQL)
 // and SET SESSION CHARACTERISTICS AS TRANSACTION … (the defaults).
 func (s *Session) planSetTransaction(n *pg_query.VariableSetStmt) (pgwire.Statement, error) {
 	opts, err := txOptions(n.Args)
@@ -133,20 +134,24 @@ func (s *Session) planSetTransaction(n *pg_query.VariableSetStmt) (pgwire.Statem
 		return nil, err
 	}
 	session := strings.EqualFold(n.Name, "session characteristics")
-	return &funcStmt{tag: "SET", run: func(context.Context, []any) (string, [][]any, error) {
+	return &funcStmt{tag: "SET", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		if !session && !s.inBlock {
+			_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING", Code: sqlerr.NoActiveSQLTransaction,
+				Message: "SET TRANSACTION can only be used in transaction blocks"})
+			return "SET", nil, nil
+		}
 		for _, o := range opts {
-			switch {
-			case session:
-				s.settings["default_"+o.name] = setting{name: "default_" + o.name, value: o.value}
+			if session {
+				s.assignSetting(ctx, "default_"+o.name, setting{name: "default_" + o.name, value: o.value}, false)
 				if !s.inBlock {
 					s.resetTx()
 				}
-			case s.inBlock:
-				if err := s.checkTxChange(o); err != nil {
-					return "", nil, err
-				}
-				s.setTx(o.name, o.value)
+				continue
 			}
+			if err := s.checkTxChange(o); err != nil {
+				return "", nil, err
+			}
+			s.setTx(o.name, o.value)
 		}
 		return "SET", nil, nil
 	}}, nil

@@ -63,6 +63,25 @@ type Session interface {
 	// transaction block, 'E' in a failed transaction block.
 	TxStatus() byte
 
+	// BeginImplicitTransaction is called before each statement of a simple
+	// query that holds several statements. Outside a transaction block it
+	// opens an implicit one, which groups the statements that follow until
+	// EndImplicitTransaction: their effects become visible together or not
+	// at all, and statements that cannot run inside a transaction block
+	// fail (25001). Inside a block, explicit or implicit, it does nothing.
+	// A BEGIN among the statements turns the implicit transaction into an
+	// explicit block (the statements before it are part of that block); a
+	// COMMIT or ROLLBACK ends it, and the next call opens a new one.
+	// TxStatus reports an implicit transaction as 'I'.
+	BeginImplicitTransaction()
+
+	// EndImplicitTransaction ends the implicit transaction, if one is open:
+	// it commits when commit is true (after the last statement succeeded;
+	// the error is the commit's failure, which rolled everything back) and
+	// rolls back otherwise (a statement failed). An explicit block stays
+	// open, failed or not.
+	EndImplicitTransaction(ctx context.Context, commit bool) error
+
 	// ParameterStatus returns the run-time parameters to report to the client
 	// after startup (server_version, TimeZone, …) and after any statement that
 	// changed one of them (the server calls it after each Execute and sends

@@ -453,3 +453,57 @@ func TestErrorBeforeSyncIsSentAtOnce(t *testing.T) {
 	}
 	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
 }
+
+// A Query of several statements is one implicit transaction: the Session
+// opens it before each statement outside a block (so a COMMIT in the text
+// starts a new one), ends it after the last statement — committing before
+// that statement's CommandComplete, so a failed commit is reported in its
+// place — or rolls it back at the first error. A single statement is never
+// wrapped.
+func TestSimpleQueryImplicitTransaction(t *testing.T) {
+	h := newHarness(t)
+	r := h.raw(t)
+	trace := func() string {
+		t.Helper()
+		got := r.query("TRACE")
+		if len(got) != 4 {
+			t.Fatalf("TRACE: %q", got)
+		}
+		return strings.TrimPrefix(got[1], "DataRow ")
+	}
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	if got := trace(); got != "" {
+		t.Errorf("single statement: %q, want no implicit transaction", got)
+	}
+	expectMsgs(t, r.query("SELECT 1; SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1",
+		"RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	if got := trace(); got != "implicit,commit" {
+		t.Errorf("two statements: %q", got)
+	}
+	expectMsgs(t, r.query("SELECT 1; FAIL; SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1",
+		"ErrorResponse ERROR 22012", "ReadyForQuery I")
+	if got := trace(); got != "implicit,rollback" {
+		t.Errorf("error: %q", got)
+	}
+	// The commit's failure replaces the last CommandComplete.
+	expectMsgs(t, r.query("SELECT 1; COMMITFAIL"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1",
+		"ErrorResponse ERROR 40001", "ReadyForQuery I")
+	if got := trace(); got != "implicit,commit failed" {
+		t.Errorf("failed commit: %q", got)
+	}
+	// BEGIN makes it an explicit block, which the end of the text leaves
+	// open; after COMMIT the rest is a new implicit transaction.
+	expectMsgs(t, r.query("SELECT 1; BEGIN"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1",
+		"CommandComplete BEGIN", "ReadyForQuery T")
+	expectMsgs(t, r.query("COMMIT; SELECT 1"), "CommandComplete COMMIT",
+		"RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	if got := trace(); got != "implicit,implicit,commit" {
+		t.Errorf("BEGIN … COMMIT: %q", got)
+	}
+	// A failed explicit block stays failed.
+	expectMsgs(t, r.query("BEGIN; FAIL; SELECT 1"), "CommandComplete BEGIN", "ErrorResponse ERROR 22012", "ReadyForQuery E")
+	expectMsgs(t, r.query("ROLLBACK"), "CommandComplete ROLLBACK", "ReadyForQuery I")
+	if got := trace(); got != "implicit" {
+		t.Errorf("failed block: %q", got)
+	}
+}

@@ -28,6 +28,8 @@ import (
 //	TYPES                       one row of assorted types
 //	SELECT $1::t, $2::t, …      echoes its parameters, typed t
 //	BIGROW n                    one text row of n bytes
+//	COMMITFAIL                  the open implicit transaction's commit fails (40001)
+//	TRACE                       one text row: the implicit-transaction calls so far
 
 // testDB is what the sessions of one test server share.
 type testDB struct {
@@ -89,9 +91,39 @@ type testSession struct {
 	db     *testDB
 	tx     byte
 	params map[string]string
+	// implicit: an implicit transaction is open; failCommit makes its
+	// commit fail; trace records Begin/EndImplicitTransaction's effects.
+	implicit, failCommit bool
+	trace                []string
 }
 
-func (s *testSession) TxStatus() byte                     { return s.tx }
+func (s *testSession) TxStatus() byte { return s.tx }
+
+func (s *testSession) BeginImplicitTransaction() {
+	if s.tx == 'I' && !s.implicit {
+		s.implicit = true
+		s.trace = append(s.trace, "implicit")
+	}
+}
+
+func (s *testSession) EndImplicitTransaction(_ context.Context, commit bool) error {
+	if !s.implicit {
+		return nil
+	}
+	s.implicit = false
+	switch {
+	case !commit:
+		s.trace = append(s.trace, "rollback")
+	case s.failCommit:
+		s.failCommit = false
+		s.trace = append(s.trace, "commit failed")
+		return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access due to concurrent update")
+	default:
+		s.trace = append(s.trace, "commit")
+	}
+	return nil
+}
+
 func (s *testSession) ParameterStatus() map[string]string { return maps.Clone(s.params) }
 func (s *testSession) Close()                             { s.db.sessions.Add(-1) }
 
@@ -170,9 +202,9 @@ func (s *testSession) parseOne(sql string, paramOIDs []uint32) (*testStatement, 
 		st.name, st.value = strings.TrimSpace(name), strings.Trim(strings.TrimSpace(value), "'")
 		st.noRows = true
 	case len(fields) == 1 && (st.kind == "sleep" || st.kind == "fail" || st.kind == "panic" ||
-		st.kind == "begin" || st.kind == "commit" || st.kind == "rollback"):
+		st.kind == "begin" || st.kind == "commit" || st.kind == "rollback" || st.kind == "commitfail"):
 		st.noRows = true
-	case lower == "types":
+	case lower == "types", lower == "trace":
 	default:
 		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near %q", fields[0])
 	}
@@ -188,7 +220,7 @@ func (st *testStatement) Describe(context.Context) ([]Column, error) {
 		return []Column{{Name: "?column?", TypeOID: pgtype.Int4OID, TypeSize: 4, TypeModifier: -1}}, nil
 	case "generate":
 		return []Column{{Name: "n", TypeOID: pgtype.Int8OID, TypeSize: 8, TypeModifier: -1}}, nil
-	case "bigrow":
+	case "bigrow", "trace":
 		return []Column{{Name: "s", TypeOID: pgtype.TextOID, TypeSize: -1, TypeModifier: -1}}, nil
 	case "echo":
 		cols := make([]Column, len(st.oids))
@@ -314,10 +346,20 @@ func (p *testPortal) Execute(ctx context.Context, maxRows int, w RowWriter) (str
 		return "", false, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
 	case "panic":
 		panic("test session panics")
+	case "trace":
+		if err := w.WriteRow([]any{strings.Join(s.trace, ",")}); err != nil {
+			return "", false, err
+		}
+		s.trace = nil
+		return "SELECT 1", true, nil
+	case "commitfail":
+		s.failCommit = true
 	case "begin":
 		s.tx = 'T'
+		s.implicit = false // the implicit transaction becomes the block
 	case "commit", "rollback":
 		s.tx = 'I'
+		s.implicit = false
 	case "set":
 		s.params[p.st.name] = p.st.value
 	}

@@ -31,6 +31,17 @@ func (c *conn) simpleQuery(query string) error {
 
 // runSimpleQuery does the work of simpleQuery up to, not including, the
 // ReadyForQuery.
+//
+// A text of several statements runs as one implicit transaction, as in
+// PostgreSQL (protocol, "Multiple Statements in a Simple Query"): the
+// Session is told before each statement (BeginImplicitTransaction opens the
+// implicit transaction unless a block is open, so a COMMIT in the text
+// starts a new one for the statements after it) and after the last one or
+// the first error (EndImplicitTransaction commits or rolls it back). The
+// commit comes before the last statement's CommandComplete, so a commit
+// that fails is reported in its place. A single statement is not wrapped:
+// it commits when it executes, and statements that refuse to run inside a
+// transaction block still run alone.
 func (c *conn) runSimpleQuery(query string) error {
 	if !utf8.ValidString(query) {
 		return invalidUTF8Error()
@@ -47,17 +58,52 @@ func (c *conn) runSimpleQuery(query string) error {
 	if len(stmts) == 0 {
 		return c.out.send(&pgproto3.EmptyQueryResponse{})
 	}
-	for _, st := range stmts {
-		if err := c.runSimpleStatement(st); err != nil {
+	implicit := len(stmts) > 1
+	for i, st := range stmts {
+		if implicit {
+			c.sess.BeginImplicitTransaction()
+		}
+		tag, err := c.runSimpleStatement(st)
+		if err != nil {
+			if implicit && !endsConnection(err) {
+				// The statement's error is the one reported; a rollback
+				// has nothing to report (Session.Close cleans up after a
+				// lost connection).
+				_ = c.endImplicitTransaction(false)
+			}
+			return err
+		}
+		if implicit && i == len(stmts)-1 {
+			if err := c.endImplicitTransaction(true); err != nil {
+				return err
+			}
+		}
+		if err := c.out.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// endImplicitTransaction ends the implicit transaction of a multi-statement
+// query (committed, or rolled back) and reports the run-time parameters it
+// changed (a rollback restores what the text SET; SET LOCAL ends).
+func (c *conn) endImplicitTransaction(commit bool) error {
+	err := c.call(c.ctx, func(ctx context.Context) error {
+		return c.sess.EndImplicitTransaction(ctx, commit)
+	})
+	if endsConnection(err) {
+		return err
+	}
+	if perr := c.reportParameterChanges(); perr != nil {
+		return perr
+	}
+	return err
+}
+
 // runSimpleStatement describes, binds and executes one statement of a simple
-// query, all results in text format.
-func (c *conn) runSimpleStatement(st Statement) error {
+// query, all results in text format, and returns its command tag.
+func (c *conn) runSimpleStatement(st Statement) (string, error) {
 	pt := &portal{}
 	err := c.call(c.ctx, func(ctx context.Context) error {
 		var err error
@@ -65,11 +111,11 @@ func (c *conn) runSimpleStatement(st Statement) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if pt.cols != nil {
 		if err := c.out.send(rowDescription(pt.cols, nil)); err != nil {
-			return err
+			return "", err
 		}
 	}
 	pt.formats = make([]int16, len(pt.cols)) // all text
@@ -79,16 +125,16 @@ func (c *conn) runSimpleStatement(st Statement) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer c.releasePortal(pt)
 	for {
 		tag, done, err := c.execute(pt, 0)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if done {
-			return c.out.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return tag, nil
 		}
 		// done=false with no row limit breaks the Portal contract; keep
 		// executing rather than leave the client without a CommandComplete.
