@@ -24,6 +24,9 @@ type cursor struct {
 	cols   []pgwire.Column
 	hold   bool
 	done   bool
+	// inBlock: declared in the open transaction block, so a ROLLBACK
+	// closes it even WITH HOLD (it never existed), as in PostgreSQL.
+	inBlock bool
 }
 
 const (
@@ -39,6 +42,20 @@ func (s *Session) closeCursors(all bool) {
 		if all || !c.hold {
 			c.portal.Close()
 			delete(s.cursors, name)
+		}
+	}
+}
+
+// endBlockCursors ends a transaction block for the cursors: those without
+// WITH HOLD close, and so do those the block declared unless it committed.
+func (s *Session) endBlockCursors(committed bool) {
+	for name, c := range s.cursors {
+		switch {
+		case !c.hold || c.inBlock && !committed:
+			c.portal.Close()
+			delete(s.cursors, name)
+		default:
+			c.inBlock = false
 		}
 	}
 }
@@ -85,7 +102,7 @@ func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt
 			if s.cursors == nil {
 				s.cursors = map[string]*cursor{}
 			}
-			s.cursors[name] = &cursor{name: name, portal: p, cols: cols, hold: hold}
+			s.cursors[name] = &cursor{name: name, portal: p, cols: cols, hold: hold, inBlock: s.inBlock}
 			return "DECLARE CURSOR", nil, nil
 		},
 	}, nil

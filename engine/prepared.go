@@ -53,9 +53,9 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 	if tag == "" {
 		return nil, sqlerr.Unsupported("this DISCARD", "DISCARD ALL | PLANS | SEQUENCES | TEMP")
 	}
-	return &funcStmt{tag: tag, run: func(context.Context, []any) (string, [][]any, error) {
+	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		if n.Target == pg_query.DiscardMode_DISCARD_TEMP {
-			if err := s.closeTemps(); err != nil { // temptable.go
+			if err := s.discardTemps(ctx); err != nil { // temptable.go
 				return "", nil, err
 			}
 		}

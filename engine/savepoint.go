@@ -33,10 +33,11 @@ type savepoint struct {
 	ddl     bool
 	seq     int
 	dropped int
-	// settings are the run-time settings (txsettings.go); notifies and
-	// listens how many NOTIFYs and LISTEN/UNLISTENs the block had queued.
-	settings          settingsSavepoint
-	notifies, listens int
+	// settings are the run-time settings (txsettings.go); notifies,
+	// listens and droppedTemps how many NOTIFYs, LISTEN/UNLISTENs and
+	// dropped temporary tables the block had.
+	settings                        settingsSavepoint
+	notifies, listens, droppedTemps int
 }
 
 // cloneStaged copies staged writes deeply (they are merged into in place).
@@ -103,7 +104,8 @@ func (s *Session) setSavepoint(ctx context.Context, name string) error {
 	}
 	s.spSeq++
 	sp := savepoint{name: name, staged: cloneStaged(s.staged), wrote: s.wroteInBlock, seq: s.spSeq,
-		settings: s.saveSettings(), notifies: len(s.blockNotifies), listens: len(s.blockListens)}
+		settings: s.saveSettings(), notifies: len(s.blockNotifies), listens: len(s.blockListens),
+		droppedTemps: len(s.droppedTemps)}
 	if s.ddlTx != nil {
 		if err := s.ddlTx.held.Savepoint(ctx, sp.seq); err != nil {
 			return err
@@ -165,6 +167,7 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 	s.restoreSettings(sp.settings) // txsettings.go
 	s.blockNotifies = s.blockNotifies[:sp.notifies]
 	s.blockListens = s.blockListens[:sp.listens]
+	s.undropTemps(ctx, sp.droppedTemps) // temptable.go
 	switch {
 	case sp.ddl && s.ddlTx != nil:
 		s.ddlTx.dropped = s.ddlTx.dropped[:sp.dropped]

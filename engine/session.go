@@ -97,8 +97,12 @@ type Session struct {
 	blockListens  []pendingListen
 	// blockSet is what the open block's SETs restore (txsettings.go).
 	blockSet blockSettings
-	// temps are the session's temporary tables by name (temptable.go).
-	temps map[string]tempTable
+	// temps are the session's temporary tables by name, droppedTemps
+	// those the open block dropped, tempSeq numbers their hidden names
+	// (temptable.go).
+	temps        map[string]tempTable
+	droppedTemps []droppedTemp
+	tempSeq      int
 }
 
 var _ pgwire.Session = (*Session)(nil)

@@ -308,14 +308,17 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 		_ = s.endBlockDDL(ctx, false, nil)
 		s.endTempTransaction(ctx, false)
 		s.endBlockSettings(false)
+		s.endBlockCursors(false)
 		return "", err
 	}
 	// The block's DDL and its staged writes commit together (ddltx.go).
 	if err := s.endBlockDDL(ctx, true, staged); err != nil {
 		s.endTempTransaction(ctx, false)
 		s.endBlockSettings(false)
+		s.endBlockCursors(false)
 		return "", err
 	}
+	s.endBlockCursors(true)           // cursor.go
 	s.endBlockSettings(true)          // txsettings.go
 	s.applyBlockListens(ctx, listens) // listen.go
 	s.sendBlockNotifies(notifies)
@@ -329,7 +332,7 @@ func (s *Session) rollbackBlock(ctx context.Context) {
 	s.blockNotifies, s.blockListens = nil, nil
 	s.endTempTransaction(ctx, false)
 	s.endBlockSettings(false)
-	s.closeCursors(false)
+	s.endBlockCursors(false)
 	s.discardStaged(ctx)
 	s.endSavepoints(ctx, nil)
 	_ = s.endBlockDDL(ctx, false, nil)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -56,6 +57,15 @@ type tempTable struct {
 	dropAtCommit, inBlock bool
 }
 
+// droppedTemp is a temporary table the open block dropped: until the block
+// ends it lives on in DuckDB under the name hidden, where no statement
+// finds it; COMMIT drops it, ROLLBACK (or ROLLBACK TO a savepoint before
+// the drop) renames it back.
+type droppedTemp struct {
+	name, hidden string
+	t            tempTable
+}
+
 // planCreateTempTable plans CREATE TEMP TABLE t (…): DuckDB creates it.
 func (s *Session) planCreateTempTable(n *pg_query.CreateStmt) (pgwire.Statement, error) {
 	rel := n.Relation
@@ -101,6 +111,58 @@ func (s *Session) addTemp(name string, dropAtCommit bool) {
 	s.plans.clear() // kept plans may have bound the name to a lake table
 }
 
+// dropTempTx drops a temporary table as a statement of the session:
+// inside a transaction block the drop waits for COMMIT (droppedTemp).
+func (s *Session) dropTempTx(ctx context.Context, name string) error {
+	if !s.inBlock {
+		return s.dropTemp(ctx, name)
+	}
+	s.tempSeq++
+	hidden := fmt.Sprintf("lakesoul_dropped_%d_%s", s.tempSeq, name)
+	if _, err := s.duck.ExecContext(ctx, "ALTER TABLE "+duckTempCatalog+"."+duckTempSchema+"."+quoteIdent(name)+
+		" RENAME TO "+quoteIdent(hidden)); err != nil {
+		return err
+	}
+	s.droppedTemps = append(s.droppedTemps, droppedTemp{name: name, hidden: hidden, t: s.temps[name]})
+	delete(s.temps, name)
+	s.plans.clear()
+	return nil
+}
+
+// undropTemps brings back the temporary tables the block dropped after the
+// first keep of them (ROLLBACK: all; ROLLBACK TO: those after its savepoint).
+func (s *Session) undropTemps(ctx context.Context, keep int) {
+	for i := len(s.droppedTemps) - 1; i >= keep; i-- {
+		d := s.droppedTemps[i]
+		if _, err := s.duck.ExecContext(context.WithoutCancel(ctx), "ALTER TABLE "+duckTempCatalog+"."+duckTempSchema+"."+
+			quoteIdent(d.hidden)+" RENAME TO "+quoteIdent(d.name)); err != nil {
+			// Left hidden, it is dropped with the session's tables.
+			s.e.log.Warn("temporary table not restored at ROLLBACK", "table", d.name, "err", err)
+			continue
+		}
+		s.droppedTemps = slices.Delete(s.droppedTemps, i, i+1)
+		if s.temps == nil {
+			s.temps = map[string]tempTable{}
+		}
+		s.temps[d.name] = d.t
+	}
+	s.plans.clear()
+}
+
+// dropHiddenTemps drops the tables droppedTemps hides (COMMIT, and the end
+// of the session).
+func (s *Session) dropHiddenTemps(ctx context.Context) error {
+	var first error
+	for _, d := range s.droppedTemps {
+		if _, err := s.duck.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+duckTempCatalog+"."+
+			duckTempSchema+"."+quoteIdent(d.hidden)); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.droppedTemps = nil
+	return first
+}
+
 // dropTemp drops a temporary table.
 func (s *Session) dropTemp(ctx context.Context, name string) error {
 	if _, err := s.duck.ExecContext(ctx, "DROP TABLE IF EXISTS "+duckTempCatalog+"."+duckTempSchema+"."+quoteIdent(name)); err != nil {
@@ -135,7 +197,7 @@ func (s *Session) planDropTemp(names [][]string, missingOK bool) (pgwire.Stateme
 				}
 				return "", nil, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", name)
 			}
-			if err := s.dropTemp(ctx, name); err != nil {
+			if err := s.dropTempTx(ctx, name); err != nil {
 				return "", nil, err
 			}
 		}
@@ -144,9 +206,17 @@ func (s *Session) planDropTemp(names [][]string, missingOK bool) (pgwire.Stateme
 }
 
 // endTempTransaction ends a block for the temporary tables: ON COMMIT
-// DROP ones are dropped, and after ROLLBACK those the block created.
+// DROP ones are dropped, and after ROLLBACK those the block created; those
+// the block dropped are dropped at COMMIT and back after ROLLBACK.
 // (Rows a rolled-back block wrote to a temporary table stay.)
 func (s *Session) endTempTransaction(ctx context.Context, committed bool) {
+	if committed {
+		if err := s.dropHiddenTemps(ctx); err != nil {
+			s.e.log.Warn("temporary table dropped in a block not dropped at COMMIT", "err", err)
+		}
+	} else {
+		s.undropTemps(ctx, 0)
+	}
 	for name, t := range s.temps {
 		switch {
 		case t.dropAtCommit || t.inBlock && !committed:
@@ -170,13 +240,27 @@ func (s *Session) endTempTransaction(ctx context.Context, committed bool) {
 // reused by later sessions). It returns the first drop that failed; the
 // others are still tried.
 func (s *Session) closeTemps() error {
-	var first error
+	first := s.dropHiddenTemps(context.Background())
 	for name := range s.temps {
 		if err := s.dropTemp(context.Background(), name); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// discardTemps is DISCARD TEMP: every temporary table dropped, inside a
+// block when the block commits.
+func (s *Session) discardTemps(ctx context.Context) error {
+	if !s.inBlock {
+		return s.closeTemps()
+	}
+	for name := range s.temps {
+		if err := s.dropTempTx(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // planTempDML plans INSERT/UPDATE/DELETE whose target is a temporary table,
