@@ -13,7 +13,7 @@ DROP FUNCTION IF EXISTS lakesoul.xact_lock(bigint);
 
 CREATE OR REPLACE FUNCTION lakesoul.xact_lock(p_key bigint, p_shared boolean DEFAULT false)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog AS $$
+SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF session_user <> current_user AND NOT (SELECT rolsuper FROM pg_roles WHERE rolname = session_user) THEN
         RAISE EXCEPTION 'permission denied: only the LakeSoul server takes commit locks' USING ERRCODE = '42501';

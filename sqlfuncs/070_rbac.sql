@@ -1,6 +1,9 @@
 -- Workspace administration (LakeSoul's meta_rbac_add_domain / add_user).
 -- Callers must be allowed to create roles (the admin role lakesoul is a
 -- superuser); identifiers and passwords are quoted with format(%I / %L).
+-- A workspace is LakeSoul's three roles <ws>, <ws>_admins and <ws>_users,
+-- the latter two members of <ws> (LakeSoul's script makes them unrelated;
+-- create_user grants <ws> too, as LakeSoul's does).
 
 CREATE OR REPLACE FUNCTION lakesoul.create_workspace(p_name text)
 RETURNS text LANGUAGE plpgsql
@@ -22,6 +25,9 @@ BEGIN
     END LOOP;
     EXECUTE format('GRANT base_admin_role TO %I', p_name || '_admins');
     EXECUTE format('GRANT base_user_role TO %I', p_name || '_users');
+    -- Members of <ws>_users or <ws>_admins are members of the workspace
+    -- itself: GRANT <ws>_users TO bob is all it takes to add bob.
+    EXECUTE format('GRANT %I TO %I, %I', p_name, p_name || '_users', p_name || '_admins');
     RETURN p_name;
 END
 $$;

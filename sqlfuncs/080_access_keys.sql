@@ -10,7 +10,7 @@
 CREATE OR REPLACE FUNCTION lakesoul.create_access_key()
 RETURNS TABLE (access_key_id text, secret_access_key text)
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog AS $$
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_role text := CASE WHEN current_setting('role') = 'none' THEN session_user::text
                         ELSE current_setting('role') END;
@@ -52,7 +52,7 @@ $$;
 CREATE OR REPLACE FUNCTION lakesoul.revoke_access_key(p_access_key_id text)
 RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog AS $$
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_role text := CASE WHEN current_setting('role') = 'none' THEN session_user::text
                         ELSE current_setting('role') END;

@@ -80,7 +80,7 @@ $$;
 -- token.
 CREATE OR REPLACE FUNCTION lakesoul.write_intent_consume(p_id text, p_token uuid)
 RETURNS text[] LANGUAGE sql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lakesoul AS $$
+SET search_path = pg_catalog, lakesoul, pg_temp AS $$
     WITH gone AS (
         DELETE FROM lakesoul.write_intent i WHERE i.id = p_id AND i.token = p_token AND i.expires_at > now()
         RETURNING i.paths)

@@ -18,7 +18,7 @@ $$;
 CREATE OR REPLACE FUNCTION lakesoul.sequence_object(p_id bigint, p_start bigint, p_increment bigint,
     p_min bigint, p_max bigint, p_cycle boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog AS $$
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_domain text;
     v_obj text := 's' || p_id;
@@ -37,8 +37,6 @@ BEGIN
         CASE WHEN v_domain IN ('public', 'lake-public') THEN 'PUBLIC' ELSE quote_ident(v_domain) END);
 END
 $$;
-REVOKE ALL ON FUNCTION lakesoul.sequence_object(bigint, bigint, bigint, bigint, bigint, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION lakesoul.sequence_object(bigint, bigint, bigint, bigint, bigint, boolean) TO PUBLIC;
 
 -- create_sequence registers sequence p_name of namespace p_namespace (as the
 -- caller: 3F000 for a namespace it does not see, 42P07 when the name is
@@ -69,7 +67,7 @@ $$;
 -- drop_sequence_object removes the object of a registry row that is gone.
 CREATE OR REPLACE FUNCTION lakesoul.drop_sequence_object(p_id bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog AS $$
+SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM lakesoul.sequence WHERE id = p_id) THEN
         RAISE EXCEPTION 'sequence % is still registered', p_id USING ERRCODE = '42501';

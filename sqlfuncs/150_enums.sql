@@ -180,7 +180,7 @@ $$;
 CREATE OR REPLACE FUNCTION lakesoul.enum_dependents(p_oid bigint)
 RETURNS TABLE (table_id text, table_namespace text, table_name text, column_name text, is_key boolean)
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS $$
+SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT t.table_id, t.table_namespace, t.table_name, f.field->>'name',
            f.field->>'name' = ANY (string_to_array(replace(coalesce(t.partitions, ''), ';', ','), ','))
       FROM public.table_info t,
@@ -188,8 +188,6 @@ SET search_path = pg_catalog, public AS $$
      WHERE f.field->'metadata'->>'pg_type' = 'enum:' || p_oid
      ORDER BY 2, 3, 4
 $$;
-REVOKE ALL ON FUNCTION lakesoul.enum_dependents(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION lakesoul.enum_dependents(bigint) TO base_super_admin_role, base_admin_role, base_user_role;
 
 -- drop_enum drops a visible type no column uses (2BP01 otherwise: the
 -- caller drops the columns first for CASCADE); false when there is none.

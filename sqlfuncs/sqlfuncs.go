@@ -4,6 +4,8 @@
 // The files are idempotent (CREATE OR REPLACE) and applied in name order after
 // the migrations, on every start, so a fixed function ships with the binary
 // without a migration. They never create or alter tables: that is migrations/.
+// The last, 990_privileges.sql, decides who may call every function: none
+// but the catalog owner unless it names the function there.
 package sqlfuncs
 
 import (
