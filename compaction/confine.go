@@ -22,7 +22,9 @@ import (
 //     orphans or its expired files.
 //   - Every file deleted (expired, redundant, discarded, orphaned, a dead
 //     attempt's output) must be inside the directory of the table it belongs
-//     to; the reader refuses input files outside it.
+//     to; the reader refuses input files outside it. A discarded file
+//     belongs to the table its discard row names, and is deleted only if
+//     that table does not know it (collectDiscarded).
 
 // checkTable returns nil if t's path is its own directory.
 func (c *compactor) checkTable(t *catalog.Table) error {
@@ -59,29 +61,6 @@ func (c *compactor) deleteWithin(ctx context.Context, dir string, paths []string
 	for _, p := range paths {
 		if err := layout.CheckWithin(dir, p); err != nil {
 			c.opt.Logger.Warn("lifecycle: refusing to delete a file outside its table's directory", "path", p, "dir", dir)
-			continue
-		}
-		if c.deleteOne(ctx, p) {
-			n++
-		}
-	}
-	return n
-}
-
-// deleteOwned is deleteWithin for paths of any of tables: each must be
-// inside the directory of a table that owns its directory alone (ownDir).
-func (c *compactor) deleteOwned(ctx context.Context, paths []string, tables []*catalog.Table) int {
-	n := 0
-	for _, p := range paths {
-		owned := false
-		for _, t := range tables {
-			if layout.Within(t.Path, p) && c.ownDir(t, tables) == nil {
-				owned = true
-				break
-			}
-		}
-		if !owned {
-			c.opt.Logger.Warn("lifecycle: refusing to delete a file outside the directory of a table", "path", p)
 			continue
 		}
 		if c.deleteOne(ctx, p) {

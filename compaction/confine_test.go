@@ -146,3 +146,93 @@ func filesIn(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestDiscardCollectionConfinement: a discard row is anyone's to write
+// (LakeSoul's clients record their compactions' inputs; a workspace user
+// with a catalog login writes rows of the tables it sees), so collection
+// deletes a file only when it lies inside the directory of the table the
+// row names and that table does not know it — whoever wrote the row. Rows
+// naming another table's live file under the collector's table, the
+// victim's live file under a partition it is not in or in another spelling
+// of its path, a path leaving the directory, the table's own live file in
+// another spelling, or an open writer's file delete nothing, through VACUUM
+// of the table and the lifecycle task alike; a real discarded file goes.
+func TestDiscardCollectionConfinement(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	victim := e.table("victim", cols, false, 1, nil)
+	e.upsert(victim, []any{1, "secret", 1, nil})
+	mine := e.table("mine", cols, false, 1, nil)
+	e.upsert(mine, []any{1, "mine", 1, nil})
+	victimRows, mineRows := e.read(victim), e.read(mine)
+	victimDir, _ := objstore.LocalPath(victim.Path)
+	mineDir, _ := objstore.LocalPath(mine.Path)
+	victimFile := e.files(victim, "-5").Files[0].Path
+	mineFile := e.files(mine, "-5").Files[0].Path
+	respell := func(uri string) string { // file:///x → file:/x
+		p, err := objstore.LocalPath(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "file:" + p
+	}
+	w, err := e.cat.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release(ctx)
+	writing := filepath.Join(mineDir, w.FileName(0))
+	garbage := filepath.Join(mineDir, "part-garbage_0000.parquet")
+	for _, f := range []string{writing, garbage} {
+		if err := os.WriteFile(f, []byte("not yet committed"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victimBefore, mineBefore := filesIn(t, victimDir), filesIn(t, mineDir)
+
+	// The rows, as any writer of the table could file them (here the owner:
+	// row-level security is not what this test relies on). A file has one
+	// row at a time: the second round's row names a file of the first's.
+	fileRows := func(rows ...[3]string) {
+		t.Helper()
+		for _, r := range rows {
+			if _, err := e.cat.Pool().Exec(ctx, `INSERT INTO public.discard_compressed_file_info
+				(file_path, table_path, partition_desc, timestamp, t_date) VALUES ($1, $2, $3, 0, '1970-01-01')`, r[1], r[0], r[2]); err != nil {
+				t.Fatalf("discard row %v: %v", r, err)
+			}
+		}
+	}
+	fileRows([3]string{mine.Path, victimFile, "-5"},
+		[3]string{victim.Path, respell(victimFile), "-5"},
+		[3]string{mine.Path, mine.Path + "/../victim/" + filepath.Base(victimFile), "-5"},
+		[3]string{mine.Path, respell(mineFile), "-5"},
+		[3]string{mine.Path, objstore.LocalURI(writing), "-5"},
+		[3]string{mine.Path, objstore.LocalURI(garbage), "-5"})
+	rep, err := compaction.Vacuum(ctx, e.cat, e.store, mine, compaction.LifecycleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.DiscardedFiles != 1 {
+		t.Errorf("VACUUM of mine deleted %d discarded files, want 1 (its garbage)", rep.DiscardedFiles)
+	}
+	if rep, err = compaction.RunLifecycle(ctx, e.cat, e.store, compaction.LifecycleOptions{OrphanGrace: -1}); err != nil || rep.Deleted() != 0 {
+		t.Errorf("the lifecycle task after VACUUM: %+v, %v; want nothing deleted", rep, err)
+	}
+	fileRows([3]string{victim.Path, victimFile, "d=elsewhere"})
+	if rep, err = compaction.RunLifecycle(ctx, e.cat, e.store, compaction.LifecycleOptions{OrphanGrace: -1}); err != nil || rep.Deleted() != 0 {
+		t.Errorf("the lifecycle task with a row naming the victim's file under another partition: %+v, %v; want nothing deleted", rep, err)
+	}
+	if got := filesIn(t, victimDir); !slices.Equal(got, victimBefore) {
+		t.Errorf("files of the victim: %q, want %q", got, victimBefore)
+	}
+	wantMine := slices.DeleteFunc(slices.Clone(mineBefore), func(f string) bool { return f == filepath.Base(garbage) })
+	if got := filesIn(t, mineDir); !slices.Equal(got, wantMine) {
+		t.Errorf("files of mine: %q, want %q", got, wantMine)
+	}
+	if got := e.read(victim); !slices.Equal(got, victimRows) {
+		t.Errorf("victim reads %q, want %q", got, victimRows)
+	}
+	if got := e.read(mine); !slices.Equal(got, mineRows) {
+		t.Errorf("mine reads %q, want %q", got, mineRows)
+	}
+}

@@ -87,7 +87,7 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 		}
 		errs = append(errs, c.expireTTLs(ctx, t, &rep)...)
 	}
-	if err := c.collectDiscarded(ctx, opt, tables, &rep); err != nil {
+	if err := c.collectDiscarded(ctx, opt, nil, tables, &rep); err != nil {
 		errs = append(errs, err)
 	}
 	if opt.OrphanGrace > 0 {
@@ -210,42 +210,13 @@ func (c *compactor) collectOrphans(ctx context.Context, t *catalog.Table, tables
 	if len(candidates) == 0 {
 		return 0, nil
 	}
-	var known, busy []string
-	writing := map[string]bool{} // live intent ids and claimed paths
-	err = pgx.BeginTxFunc(ctx, c.cat.Pool(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var err error
-		if known, err = queryStrings(ctx, tx, "SELECT lakesoul.table_known_paths($1)", t.ID); err != nil {
-			return err
-		}
-		if busy, err = queryStrings(ctx, tx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT id, paths FROM lakesoul.write_intents_live()")
-		if err != nil {
-			return err
-		}
-		var id string
-		var paths []string
-		_, err = pgx.ForEachRow(rows, []any{&id, &paths}, func() error {
-			writing[id] = true
-			for _, p := range paths {
-				writing[normalizePath(p)] = true
-			}
-			return nil
-		})
-		return err
-	})
+	known, err := c.knownFiles(ctx, t)
 	if err != nil {
 		return 0, err
 	}
-	set := make(map[string]bool, len(known))
-	for _, k := range known {
-		set[normalizePath(k)] = true
-	}
 	n := 0
 	for _, o := range candidates {
-		if set[normalizePath(o.Path)] || underAny(o.Path, busy) || writing[intentOf(o.Path)] || writing[normalizePath(o.Path)] ||
-			underOtherTable(o.Path, t, tables) || !layout.Within(t.Path, o.Path) {
+		if known.has(o.Path) || underOtherTable(o.Path, t, tables) || !layout.Within(t.Path, o.Path) {
 			continue
 		}
 		if err := c.store.Delete(context.WithoutCancel(ctx), o.Path); err != nil {
@@ -321,8 +292,8 @@ func (c *compactor) taskDone(ctx context.Context, task string) {
 }
 
 // Vacuum runs the lifecycle task for one table now (SQL VACUUM): its
-// partition.ttl and compaction.ttl, then the collection of discarded files
-// no version reads any more (of every table: that collection is global).
+// partition.ttl and compaction.ttl, then the collection of its discarded
+// files no version reads any more.
 func Vacuum(ctx context.Context, cat *catalog.Catalog, store objstore.Store, t *catalog.Table, opt LifecycleOptions) (LifecycleReport, error) {
 	c := newCompactor(cat, store, Options{})
 	opt = opt.withDefaults()
@@ -337,7 +308,7 @@ func Vacuum(ctx context.Context, cat *catalog.Catalog, store objstore.Store, t *
 	if errs := c.expireTTLs(ctx, t, &rep); len(errs) > 0 {
 		return rep, errors.Join(errs...)
 	}
-	return rep, c.collectDiscarded(ctx, opt, tables, &rep)
+	return rep, c.collectDiscarded(ctx, opt, []*catalog.Table{t}, tables, &rep)
 }
 
 // expireTTLs applies t's partition.ttl and compaction.ttl.
@@ -356,12 +327,144 @@ func (c *compactor) expireTTLs(ctx context.Context, t *catalog.Table, rep *Lifec
 	return errs
 }
 
-// collectDiscarded deletes the discarded files no version reads any more.
-func (c *compactor) collectDiscarded(ctx context.Context, opt LifecycleOptions, tables []*catalog.Table, rep *LifecycleReport) error {
-	paths, err := c.queryPaths(ctx, "SELECT lakesoul.discard_collect($1)", opt.Now().Add(-opt.DiscardRetention).UnixMilli())
+// collectDiscarded deletes the discarded files no version reads any more
+// of the tables job is for (nil: every table). A discard row is anyone's
+// to write — LakeSoul's own clients record their compactions' inputs, and a
+// workspace user with a catalog login writes rows of the tables it sees —
+// so a row proves nothing by itself: a file is deleted only when it lies
+// inside the directory of the table the row names, that table owns its
+// directory alone, and the table's known files (every commit of every
+// partition, in any spelling of the path; its open writers' intents; its
+// claimed compaction attempts) do not include it. Everything else is
+// logged and left alone.
+func (c *compactor) collectDiscarded(ctx context.Context, opt LifecycleOptions, job, tables []*catalog.Table, rep *LifecycleReport) error {
+	var ids []string
+	if job != nil {
+		ids = make([]string, 0, len(job))
+		for _, t := range job {
+			ids = append(ids, t.ID)
+		}
+	}
+	rows, err := c.cat.Pool().Query(ctx, "SELECT table_id, file_path FROM lakesoul.collect_discarded($1, $2)",
+		opt.Now().Add(-opt.DiscardRetention).UnixMilli(), ids)
 	if err != nil {
 		return fmt.Errorf("discarded files: %w", err)
 	}
-	rep.DiscardedFiles += c.deleteOwned(ctx, paths, tables)
+	byTable := map[string][]string{}
+	var order []string
+	var id, path string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &path}, func() error {
+		if byTable[id] == nil {
+			order = append(order, id)
+		}
+		byTable[id] = append(byTable[id], path)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("discarded files: %w", err)
+	}
+	var errs []error
+	for _, id := range order {
+		n, err := c.deleteDiscarded(ctx, tableByID(tables, id), tables, byTable[id])
+		rep.DiscardedFiles += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("discarded files of %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteDiscarded deletes the files of paths that collectDiscarded may
+// delete for table t (nil: a table the job does not know) and returns how
+// many it deleted.
+func (c *compactor) deleteDiscarded(ctx context.Context, t *catalog.Table, tables []*catalog.Table, paths []string) (int, error) {
+	if t == nil {
+		c.opt.Logger.Warn("lifecycle: refusing to delete discarded files of a table this run is not for", "files", len(paths))
+		return 0, nil
+	}
+	if err := c.ownDir(t, tables); err != nil {
+		c.opt.Logger.Warn("lifecycle: refusing to delete discarded files of a table not in a directory of its own",
+			"table", t.QualifiedName(), "err", err)
+		return 0, nil
+	}
+	known, err := c.knownFiles(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range paths {
+		switch {
+		case !layout.Within(t.Path, p) || underOtherTable(p, t, tables):
+			c.opt.Logger.Warn("lifecycle: refusing to delete a discarded file outside its table's directory",
+				"table", t.QualifiedName(), "path", p)
+		case known.has(p):
+			c.opt.Logger.Warn("lifecycle: refusing to delete a discarded file its table still knows",
+				"table", t.QualifiedName(), "path", p)
+		default:
+			if c.deleteOne(ctx, p) {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+func tableByID(tables []*catalog.Table, id string) *catalog.Table {
+	for _, t := range tables {
+		if t.ID == id {
+			return t
+		}
+	}
 	return nil
+}
+
+// knownSet is what the catalog knows of a table's files at one snapshot:
+// paths its commits or discard rows name, the prefixes its claimed
+// compaction attempts write into, and the files of its open writers (the
+// ids of live write intents and the paths they claimed).
+type knownSet struct {
+	paths   map[string]bool // normalizePath'd
+	busy    []string
+	writing map[string]bool // live intent ids and normalizePath'd claimed paths
+}
+
+// has tells whether p is a file the catalog knows or an open writer may be
+// writing: it must not be deleted as garbage.
+func (k *knownSet) has(p string) bool {
+	n := normalizePath(p)
+	return k.paths[n] || underAny(p, k.busy) || k.writing[intentOf(p)] || k.writing[n]
+}
+
+// knownFiles reads t's knownSet in one snapshot.
+func (c *compactor) knownFiles(ctx context.Context, t *catalog.Table) (*knownSet, error) {
+	k := &knownSet{paths: map[string]bool{}, writing: map[string]bool{}}
+	err := pgx.BeginTxFunc(ctx, c.cat.Pool(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		known, err := queryStrings(ctx, tx, "SELECT lakesoul.table_known_paths($1)", t.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range known {
+			k.paths[normalizePath(p)] = true
+		}
+		if k.busy, err = queryStrings(ctx, tx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT id, paths FROM lakesoul.write_intents_live()")
+		if err != nil {
+			return err
+		}
+		var id string
+		var paths []string
+		_, err = pgx.ForEachRow(rows, []any{&id, &paths}, func() error {
+			k.writing[id] = true
+			for _, p := range paths {
+				k.writing[normalizePath(p)] = true
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
 }

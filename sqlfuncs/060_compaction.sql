@@ -395,26 +395,33 @@ BEGIN
 END
 $$;
 
--- discard_collect removes discard_compressed_file_info rows recorded before
--- p_cutoff_ms whose file no commit of its partition mentions any more (the
--- history that read it was cleaned up) and returns their paths, for the
--- caller to delete after this transaction committed. Rows whose file older
+-- collect_discarded removes the discard_compressed_file_info rows of the
+-- tables p_table_ids (NULL: every table) recorded before p_cutoff_ms whose
+-- file no commit of its partition mentions any more (the history that read
+-- it was cleaned up) and returns each row's table and file, for the caller
+-- to delete after this transaction committed. Rows whose file older
 -- versions still read stay until that history is cleaned up (CALL
 -- lakesoul.cleanup or compaction.ttl), so time travel never meets a missing
--- file. Rows of tables LakeSoul-Go does not know stay untouched.
-CREATE OR REPLACE FUNCTION lakesoul.discard_collect(p_cutoff_ms bigint)
-RETURNS SETOF text LANGUAGE sql VOLATILE
+-- file. Rows of tables LakeSoul-Go does not know stay untouched. A row
+-- proves nothing by itself (LakeSoul's clients write them too): the caller
+-- deletes a file only if it is inside the directory of the row's table and
+-- no commit of that table, in any partition and spelling, mentions it
+-- (compaction/lifecycle.go).
+DROP FUNCTION IF EXISTS lakesoul.discard_collect(bigint);
+CREATE OR REPLACE FUNCTION lakesoul.collect_discarded(p_cutoff_ms bigint, p_table_ids text[] DEFAULT NULL)
+RETURNS TABLE (table_id text, file_path text) LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, public AS $$
     WITH gone AS (
         DELETE FROM public.discard_compressed_file_info x
          USING public.table_info t
          WHERE t.table_path = x.table_path
+           AND (p_table_ids IS NULL OR t.table_id = ANY (p_table_ids))
            AND x.timestamp < p_cutoff_ms
            AND NOT EXISTS (SELECT 1 FROM public.data_commit_info d CROSS JOIN LATERAL unnest(d.file_ops) o
                             WHERE d.table_id = t.table_id AND d.partition_desc = x.partition_desc
                               AND o.path = x.file_path)
-        RETURNING x.file_path)
-    SELECT file_path FROM gone
+        RETURNING t.table_id, x.file_path)
+    SELECT g.table_id, g.file_path FROM gone g
 $$;
 
 -- table_known_paths lists every path the catalog knows for a table: files
