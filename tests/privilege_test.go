@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
 // Issue 13, privilege and isolation: SQL a workspace user writes may reach
@@ -365,4 +367,64 @@ func TestDirectCatalogRowsStayInTheirDomain(t *testing.T) {
 	// Her own table's rows are still hers to write (LakeSoul's clients do).
 	mustExec(t, ctx, alice, "UPDATE public.table_info SET properties = properties WHERE table_id = '"+aliceTable+"'")
 	wantRows(t, "bob's table", queryStrings(t, ctx, f.bob, "SELECT count(*) FROM "+f.tag+"_sb.secret"), []string{"1"})
+}
+
+// TestCatalogBookkeepingIsClosed: the catalog's bookkeeping tables are
+// closed to workspace users, over pgwire (query_to_xml on their catalog
+// login) and with a direct catalog login as LakeSoul's clients have: alice
+// neither reads bob's discarded-file rows nor files one under bob's table,
+// cannot touch the migrations table or the compaction queue nor call the
+// workers' functions; the discard row she may file (under her own table) naming bob's
+// live file makes her VACUUM delete nothing of bob's.
+func TestCatalogBookkeepingIsClosed(t *testing.T) {
+	f := newPrivilegeFixture(t, "pv8")
+	ctx := testCtx(t)
+	cat := f.s.catalogConn(t)
+	var bobPath, bobFile, alicePath, aliceTable string
+	if err := cat.QueryRow(ctx, `SELECT t.table_path, (SELECT o.path FROM data_commit_info d, unnest(d.file_ops) o WHERE d.table_id = t.table_id LIMIT 1)
+		FROM table_info t WHERE t.table_id = $1`, f.bobTableID).Scan(&bobPath, &bobFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.QueryRow(ctx, "SELECT table_path, table_id FROM table_info WHERE table_namespace = $1", f.tag+"_sa").Scan(&alicePath, &aliceTable); err != nil {
+		t.Fatal(err)
+	}
+	bobLocal, err := objstore.LocalPath(bobFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A row of bob's table, as his compactions leave them.
+	mustExec(t, ctx, cat, "INSERT INTO discard_compressed_file_info (file_path, table_path, partition_desc, timestamp, t_date) "+
+		"VALUES ('"+bobPath+"/part-bobs-old_0000.parquet', '"+bobPath+"', 'secret=bob', 0, '1970-01-01')")
+
+	xml := queryStrings(t, ctx, f.alice, "SELECT query_to_xml('SELECT file_path, partition_desc FROM public.discard_compressed_file_info', true, false, '')::text")
+	if strings.Contains(strings.Join(xml, ""), "bob") {
+		t.Errorf("alice reads bob's discarded files: %s", xml)
+	}
+
+	alice := f.s.catalogConnAs(t, f.tag+"_alice")
+	wantRows(t, "discard rows alice sees", queryStrings(t, ctx, alice,
+		"SELECT count(*) FROM public.discard_compressed_file_info WHERE table_path = $1", bobPath), []string{"0"})
+	for _, q := range []string{
+		"INSERT INTO public.discard_compressed_file_info (file_path, table_path, partition_desc, timestamp) VALUES ('" + bobFile + "', '" + bobPath + "', '-5', 0)",
+		"UPDATE public.lakesoul_go_migrations SET dirty = true",
+		"DELETE FROM public.lakesoul_go_migrations",
+		"SELECT count(*) FROM public.lakesoul_go_migrations",
+		"INSERT INTO lakesoul.compaction_job (table_id, partition_desc) VALUES ('" + aliceTable + "', '-5')",
+		"UPDATE lakesoul.compaction_job SET outputs = '{" + alicePath + "}'",
+		"SELECT lakesoul.collect_discarded(0)",
+		"SELECT lakesoul.compaction_claim('w', 1000)",
+	} {
+		if _, err := alice.Exec(ctx, q); pgCode(err) != "42501" {
+			t.Errorf("alice on the catalog: %s: %v, want 42501", q, err)
+		}
+	}
+	// Her own table's row naming bob's file: hers to file, and harmless.
+	mustExec(t, ctx, alice, "INSERT INTO public.discard_compressed_file_info (file_path, table_path, partition_desc, timestamp) "+
+		"VALUES ('"+bobFile+"', '"+alicePath+"', '-5', 0)")
+	mustExec(t, ctx, f.alice, "VACUUM "+f.tag+"_sa.t")
+	if _, err := os.Stat(bobLocal); err != nil {
+		t.Fatalf("bob's live file after alice's VACUUM: %v", err)
+	}
+	wantRows(t, "bob's secret", queryStrings(t, ctx, f.bob, "SELECT v FROM "+f.tag+"_sb.secret"), []string{"bob only"})
+	wantRows(t, "a clean migrations table", queryStrings(t, ctx, cat, "SELECT dirty FROM lakesoul_go_migrations"), []string{"false"})
 }
