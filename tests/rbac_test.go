@@ -2,6 +2,7 @@ package tests
 
 import (
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -120,6 +121,61 @@ func TestGrantWorkspaceMembership(t *testing.T) {
 	if _, err := admin.Exec(ctx, "GRANT base_super_admin_role TO hank"); pgCode(err) != "42501" {
 		t.Fatalf("granting a base role: %v, want 42501", err)
 	}
+}
+
+// TestGrantUsersRoleAddsAMember: GRANT <ws>_users TO carol — the README's
+// way to add a member, without granting <ws> itself — makes the workspace
+// carol's: she sees its schema and tables, reads and writes them, uses its
+// sequences and receives its commit notices. REVOKE takes it all back.
+func TestGrantUsersRoleAddsAMember(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin,
+		"SELECT lakesoul.create_workspace('gu_b')",
+		"SELECT lakesoul.create_user('gu_dora', 'dora-pw', 'gu_b', admin => true)",
+		"SELECT lakesoul.create_workspace('gu_c')",
+		"SELECT lakesoul.create_user('gu_carol', 'carol-pw', 'gu_c')")
+	dora := s.login(t, ctx, "gu_dora", "dora-pw")
+	mustExec(t, ctx, dora, "CREATE SCHEMA gu_bs", "CREATE TABLE gu_bs.t (id bigint PRIMARY KEY, v text)",
+		"INSERT INTO gu_bs.t VALUES (1, 'dora')", "CREATE SEQUENCE gu_bs.seq")
+	carol := s.login(t, ctx, "gu_carol", "carol-pw")
+	outside := func(when string) {
+		t.Helper()
+		for q, code := range map[string]string{
+			"SELECT v FROM gu_bs.t":                "42P01",
+			"INSERT INTO gu_bs.t VALUES (9, 'no')": "42P01",
+			"SELECT nextval('gu_bs.seq')":          "42P01",
+			"CREATE TABLE gu_bs.mine (x int)":      "3F000",
+		} {
+			if _, err := carol.Exec(ctx, q); pgCode(err) != code {
+				t.Errorf("carol %s: %s: %v, want %s", when, q, err, code)
+			}
+		}
+		wantRows(t, "carol's lakesoul.tables "+when, queryStrings(t, ctx, carol,
+			"SELECT count(*) FROM lakesoul.tables WHERE table_schema = 'gu_bs'"), []string{"0"})
+	}
+	outside("before the grant")
+
+	mustExec(t, ctx, admin, "GRANT gu_b_users TO gu_carol")
+	wantRows(t, "carol's lakesoul.tables", queryStrings(t, ctx, carol,
+		"SELECT table_name FROM lakesoul.tables WHERE table_schema = 'gu_bs'"), []string{"t"})
+	wantRows(t, "carol's pg_namespace", queryStrings(t, ctx, carol,
+		"SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = 'gu_bs'"), []string{"1"})
+	mustExec(t, ctx, carol, "INSERT INTO gu_bs.t VALUES (2, 'carol')", "UPDATE gu_bs.t SET v = 'dora!' WHERE id = 1",
+		"CREATE TABLE gu_bs.carols (x int)", "SELECT nextval('gu_bs.seq')")
+	wantRows(t, "carol reads", queryStrings(t, ctx, carol, "SELECT id, v FROM gu_bs.t ORDER BY id"), []string{"1|dora!", "2|carol"})
+	mustExec(t, ctx, carol, "LISTEN lakesoul_commits")
+	mustExec(t, ctx, dora, "INSERT INTO gu_bs.t VALUES (3, 'notice')")
+	if _, _, ok := nextCommit(t, ctx, carol, "gu_bs.t", 30*time.Second); !ok {
+		t.Error("carol got no commit notice of her workspace's table")
+	}
+	mustExec(t, ctx, carol, "UNLISTEN *", "DROP TABLE gu_bs.carols")
+
+	mustExec(t, ctx, admin, "REVOKE gu_b_users FROM gu_carol")
+	outside("after the revoke")
+	wantRows(t, "dora's rows", queryStrings(t, ctx, dora, "SELECT id, v FROM gu_bs.t ORDER BY id"),
+		[]string{"1|dora!", "2|carol", "3|notice"})
 }
 
 // User SQL that reaches the catalog runs with the user's own rights: role
