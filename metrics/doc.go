@@ -14,4 +14,8 @@
 // Invariant: the event metrics are process-wide (several servers in one
 // process, as tests run them, add to the same counters); the scrape-time
 // values are those of the Server that serves them.
+//
+// Invariant: nothing served names a workspace's objects unless the operator
+// asked (Sources.TableLabels): whoever reaches the listener reads it without
+// logging in, so it listens on loopback unless given a host.
 package metrics

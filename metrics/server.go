@@ -36,12 +36,15 @@ func Registry(src Sources) *prometheus.Registry {
 	return reg
 }
 
-// Listen starts serving on addr (host:port). An address that cannot be
-// bound — in use, not ours — fails here, with the address named.
+// Listen starts serving on addr (host:port). Without a host (":9187") it
+// listens on loopback only: the metrics are not authenticated, so serving
+// other machines takes naming an address ("0.0.0.0:9187"). An address that
+// cannot be bound — in use, not ours — fails here, with the address named.
 func Listen(addr string, src Sources, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	addr = loopbackByDefault(addr)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
@@ -75,6 +78,15 @@ func Listen(addr string, src Sources, log *slog.Logger) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// loopbackByDefault gives an address without a host the loopback host.
+func loopbackByDefault(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" {
+		return addr // net.Listen reports a malformed one
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // Addr is the address served.

@@ -20,6 +20,10 @@ type Sources struct {
 	// Ready reports why the server cannot serve (nil: it can): the catalog
 	// unreachable, or its migrations behind the binary's.
 	Ready func(ctx context.Context) error
+	// TableLabels serves per-table series (lakesoul_table_uncompacted_versions
+	// {table}), which name every workspace's tables to whoever reaches the
+	// listener; without it only their maximum is served.
+	TableLabels bool
 }
 
 // ConnectionStats describe the client connections of a pgwire server.
@@ -84,6 +88,7 @@ var (
 	descCatalogUp        = prometheus.NewDesc("lakesoul_catalog_up", "1 when the catalog answered this scrape's queries, 0 otherwise.", nil, nil)
 	descCompactionQueue  = prometheus.NewDesc("lakesoul_compaction_queue_jobs", "Compaction jobs in the catalog's queue, by state (queued, running).", []string{"state"}, nil)
 	descUncompacted      = prometheus.NewDesc("lakesoul_table_uncompacted_versions", "Versions committed since the last compaction, summed over the table's partitions.", []string{"table"}, nil)
+	descUncompactedMax   = prometheus.NewDesc("lakesoul_table_uncompacted_versions_max", "The most versions any one table committed since its last compaction (summed over its partitions).", nil, nil)
 	descSubLagBytes      = prometheus.NewDesc("lakesoul_subscription_lag_bytes", "WAL bytes a PostgreSQL CDC subscription is behind its source.", []string{"subscription"}, nil)
 	descSubLagSeconds    = prometheus.NewDesc("lakesoul_subscription_lag_seconds", "Age of the newest source change of a CDC subscription not yet in the lake.", []string{"subscription"}, nil)
 	descSubscriptionInfo = prometheus.NewDesc("lakesoul_subscription_state", "1 for a CDC subscription's current state.", []string{"subscription", "state"}, nil)
@@ -136,9 +141,14 @@ func (c *sourceCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCatalogUp, 1)
 		gauge(descCompactionQueue, float64(st.CompactionQueued), "queued")
 		gauge(descCompactionQueue, float64(st.CompactionRunning), "running")
+		var most int64
 		for table, n := range st.UncompactedVersions {
-			gauge(descUncompacted, float64(n), table)
+			most = max(most, n)
+			if c.src.TableLabels {
+				gauge(descUncompacted, float64(n), table)
+			}
 		}
+		gauge(descUncompactedMax, float64(most))
 		for _, s := range st.Subscriptions {
 			gauge(descSubscriptionInfo, 1, s.Name, s.State)
 			if s.LagBytes >= 0 {

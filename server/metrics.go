@@ -32,7 +32,8 @@ func (s *Server) metricsSources() metrics.Sources {
 			}
 			return out, nil
 		},
-		Ready: s.cat.Ready,
+		Ready:       s.cat.Ready,
+		TableLabels: s.cfg.MetricsTableLabels,
 	}
 	if s3, ok := s.store.(*objstore.S3); ok {
 		src.ObjectStore = func() (metrics.ObjectStoreStats, bool) {

@@ -84,8 +84,12 @@ type Config struct {
 	// flightsql) on this address, with the same roles, engine and TLS.
 	FlightListen string
 	// MetricsListen, when set, serves Prometheus metrics (/metrics) and
-	// health checks (/healthz, /readyz) on this address (package metrics).
+	// health checks (/healthz, /readyz) on this address (package metrics);
+	// without a host (":9187") on loopback only.
 	MetricsListen string
+	// MetricsTableLabels serves per-table metrics, labelled with every
+	// workspace's table names; off, the metrics name no table.
+	MetricsTableLabels bool
 	// CompactionWorkers is the number of compaction workers to run (0: none;
 	// `lakesoul serve` defaults to 1).
 	CompactionWorkers int

@@ -72,6 +72,31 @@ next:
 	return sum
 }
 
+// scrapeText is /metrics of addr as served.
+func scrapeText(t *testing.T, addr string) string {
+	t.Helper()
+	code, body := httpStatus(t, "http://"+addr+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("scrape: %d", code)
+	}
+	return body
+}
+
+// nonLoopbackIP is an IPv4 address of this machine other than loopback, or
+// "" when it has none.
+func nonLoopbackIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
 func httpStatus(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -83,26 +108,36 @@ func httpStatus(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestMetrics: `serve --metrics-listen` serves Prometheus metrics that move
-// when statements run — statements by kind and SQLSTATE with latency
-// histograms, rows and bytes written and read, commits, sessions by state,
-// per-table versions waiting for compaction, Go runtime — and /healthz and
-// /readyz on the same listener.
+// TestMetrics: `serve --metrics-listen :PORT` serves Prometheus metrics,
+// on loopback only, that move when statements run — statements by kind and
+// SQLSTATE with latency histograms, rows and bytes written and read,
+// commits, sessions by state, the most versions a table has waiting for
+// compaction (naming no table: that takes --metrics-table-labels), Go
+// runtime — and /healthz and /readyz on the same listener.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	requirePG(t)
 	base := testBaseDir(t)
-	maddr, _, err := freeAddr()
+	maddr, port, err := freeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(filepath.Join(base, "data"), "metrics-pw", "--metrics-listen", maddr)
+	srv, err := startServer(filepath.Join(base, "data"), "metrics-pw", "--metrics-listen", fmt.Sprintf(":%d", port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.stopT(t)
 	ctx := testCtx(t)
 	c := srv.connect(t)
+	if !strings.Contains(srv.logTail(1<<20), "metrics serving\" listen="+maddr) {
+		t.Errorf("the metrics listener is not on %s:\n%s", maddr, srv.logTail(4000))
+	}
+	if ip := nonLoopbackIP(); ip != "" {
+		if conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, fmt.Sprint(port)), 2*time.Second); err == nil {
+			conn.Close()
+			t.Errorf("the metrics listener answers on %s", ip)
+		}
+	}
 
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if code, body := httpStatus(t, "http://"+maddr+path); code != http.StatusOK {
@@ -154,8 +189,11 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("connections = %v", v)
 	}
 	// Three commits to the one partition: versions 0, 1, 2, none compacted.
-	if v := metricValue(after, "lakesoul_table_uncompacted_versions", map[string]string{"table": "m.t"}); v != 2 {
-		t.Errorf("uncompacted versions of m.t = %v, want 2", v)
+	if v := metricValue(after, "lakesoul_table_uncompacted_versions_max", nil); v != 2 {
+		t.Errorf("most uncompacted versions = %v, want 2 (m.t's)", v)
+	}
+	if text := scrapeText(t, maddr); after["lakesoul_table_uncompacted_versions"] != nil || strings.Contains(text, "m.t") || strings.Contains(text, "m.a") {
+		t.Errorf("/metrics names tables without --metrics-table-labels:\n%s", text)
 	}
 	for _, name := range []string{"lakesoul_catalog_up", "lakesoul_compaction_queue_jobs", "go_goroutines", "go_memstats_heap_alloc_bytes"} {
 		if after[name] == nil {
@@ -177,8 +215,8 @@ func TestMetrics(t *testing.T) {
 	for {
 		now := scrape(t, maddr)
 		if metricValue(now, "lakesoul_compaction_job_duration_seconds", compacted)-metricValue(after, "lakesoul_compaction_job_duration_seconds", compacted) >= 1 {
-			if v := metricValue(now, "lakesoul_table_uncompacted_versions", map[string]string{"table": "m.t"}); v >= 13 {
-				t.Errorf("uncompacted versions of m.t after its compaction = %v", v)
+			if v := metricValue(now, "lakesoul_table_uncompacted_versions_max", nil); v >= 13 {
+				t.Errorf("most uncompacted versions after m.t's compaction = %v", v)
 			}
 			break
 		}
@@ -222,7 +260,9 @@ func TestMetricsListenInUse(t *testing.T) {
 // TestMetricsS3: with an S3 warehouse, the object store's counters move:
 // requests and bytes both ways, disk-cache misses then hits on a second
 // read of the same file, data bytes read from s3, and errors and retries
-// while the S3 server is down (the INSERT then fails, nothing else does).
+// while the S3 server is down (the INSERT then fails, nothing else does);
+// with --metrics-table-labels the tables' versions waiting for compaction
+// are served by table name.
 func TestMetricsS3(t *testing.T) {
 	requirePG(t)
 	s3srv := s3test.Fake(t)
@@ -230,13 +270,14 @@ func TestMetricsS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startS3Server(t, filepath.Join(testBaseDir(t), "data"), s3srv, "--metrics-listen", maddr)
+	srv := startS3Server(t, filepath.Join(testBaseDir(t), "data"), s3srv, "--metrics-listen", maddr, "--metrics-table-labels")
 	defer srv.stopT(t)
 	ctx := testCtx(t)
 	c := srv.connect(t)
 	before := scrape(t, maddr)
 	mustExec(t, ctx, c, "CREATE SCHEMA ms3", "CREATE TABLE ms3.t (id bigint PRIMARY KEY, a text, b text) WITH (hash_bucket_num = 1)",
-		"INSERT INTO ms3.t SELECT i, md5(i::text), md5((-i)::text) FROM generate_series(1, 50000) AS g(i)")
+		"INSERT INTO ms3.t SELECT i, md5(i::text), md5((-i)::text) FROM generate_series(1, 50000) AS g(i)",
+		"CREATE TABLE ms3.v (id bigint)", "INSERT INTO ms3.v VALUES (1)", "INSERT INTO ms3.v VALUES (2)")
 	const q = "SELECT count(*), count(DISTINCT a), sum(length(b))::bigint FROM ms3.t"
 	wantRows(t, "first read", queryStrings(t, ctx, c, q), []string{"50000|50000|1600000"})
 	mid := scrape(t, maddr)
@@ -271,6 +312,10 @@ func TestMetricsS3(t *testing.T) {
 	}
 	if v := metricValue(after, "lakesoul_cache_bytes", nil); v < 1 {
 		t.Errorf("lakesoul_cache_bytes = %v", v)
+	}
+	// --metrics-table-labels: per-table series, by name.
+	if v := metricValue(after, "lakesoul_table_uncompacted_versions", map[string]string{"table": "ms3.v"}); v != 1 {
+		t.Errorf("uncompacted versions of ms3.v = %v, want 1", v)
 	}
 	wantRows(t, "after S3 came back", queryStrings(t, ctx, c, "SELECT count(*) FROM ms3.t"), []string{"50000"})
 }

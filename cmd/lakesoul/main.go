@@ -106,7 +106,12 @@ func serve(args []string) error {
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", env("LAKESOUL_TLS_CERT", ""), "PEM certificate (chain) for TLS; with --tls-key enables TLS [LAKESOUL_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", env("LAKESOUL_TLS_KEY", ""), "PEM private key for TLS [LAKESOUL_TLS_KEY]")
 	fs.StringVar(&cfg.FlightListen, "flight-listen", env("LAKESOUL_FLIGHT_LISTEN", ""), "also serve Arrow Flight SQL on this address (host:port; off by default; TLS as for pgwire) [LAKESOUL_FLIGHT_LISTEN]")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("LAKESOUL_METRICS_LISTEN", ""), "serve Prometheus metrics (/metrics) and health checks (/healthz, /readyz) on this address (host:port) [LAKESOUL_METRICS_LISTEN]")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("LAKESOUL_METRICS_LISTEN", ""), "serve Prometheus metrics (/metrics) and health checks (/healthz, /readyz), unauthenticated, on this address (host:port; a port alone, :9187, listens on loopback only; name a host such as 0.0.0.0 to serve other machines) [LAKESOUL_METRICS_LISTEN]")
+	tableLabels, err := strconv.ParseBool(env("LAKESOUL_METRICS_TABLE_LABELS", "false"))
+	if err != nil {
+		return fmt.Errorf("LAKESOUL_METRICS_TABLE_LABELS: %q is not true or false", os.Getenv("LAKESOUL_METRICS_TABLE_LABELS"))
+	}
+	fs.BoolVar(&cfg.MetricsTableLabels, "metrics-table-labels", tableLabels, "also serve per-table metrics, labelled with the names of every workspace's tables (off: the metrics name no table) [LAKESOUL_METRICS_TABLE_LABELS]")
 	fs.StringVar(&cfg.S3ProxyListen, "s3proxy-listen", env("LAKESOUL_S3PROXY_LISTEN", ""), "also serve the S3 proxy on this address (host:port; needs an s3:// warehouse) [LAKESOUL_S3PROXY_LISTEN]")
 	passwordAuth := fs.String("password-auth", env("LAKESOUL_PASSWORD_AUTH", "scram"), "scram, or cleartext-tls: ask TLS connections for the password in cleartext (others still use SCRAM) [LAKESOUL_PASSWORD_AUTH]")
 	logLevel := fs.String("log-level", env("LAKESOUL_LOG_LEVEL", "info"), "debug, info, warn or error")
