@@ -48,6 +48,10 @@ type Config struct {
 	// (0 = DuckDB's default, 90% of the free space).
 	TempDir   string
 	TempLimit int64
+	// NotifyQueueLimit bounds the bytes of NOTIFYs queued for this
+	// server's sessions (0 = listen.DefaultQueue; one session may hold an
+	// eighth of it: listen.Limits).
+	NotifyQueueLimit int64
 }
 
 // Engine is shared by all sessions.
@@ -93,7 +97,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.Logger = slog.Default()
 	}
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
-		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger)}
+		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger, listen.Limits{Queue: cfg.NotifyQueueLimit})}
 	e.scans = newScanRegistry(cfg.Store)
 	// Merges of units with more files than one merge reads at once spill
 	// where DuckDB does (reader.Scan.Spill).

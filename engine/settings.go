@@ -298,7 +298,15 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 		s.rollbackBlock(ctx)
 		return "ROLLBACK", nil
 	}
-	notifies, listens := s.blockNotifies, s.blockListens
+	// The block's NOTIFYs must fit the queues before anything commits
+	// (listen.go); sent after the commit, dropped if it fails.
+	pending, err := s.prepareBlockNotifies()
+	if err != nil {
+		s.rollbackBlock(ctx)
+		return "", err
+	}
+	defer pending.Cancel() // nothing after Send
+	listens := s.blockListens
 	s.blockNotifies, s.blockListens = nil, nil
 	s.inBlock, s.implicit, s.wroteInBlock = false, false, false
 	s.closeCursors(false)
@@ -321,7 +329,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	s.endBlockCursors(true)           // cursor.go
 	s.endBlockSettings(true)          // txsettings.go
 	s.applyBlockListens(ctx, listens) // listen.go
-	s.sendBlockNotifies(notifies)
+	pending.Send()
 	s.endTempTransaction(ctx, true) // temptable.go
 	return "COMMIT", nil
 }

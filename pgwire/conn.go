@@ -55,11 +55,12 @@ type conn struct {
 	// ignoreTillSync is set after an error in the extended protocol: messages
 	// are discarded until Sync.
 	ignoreTillSync bool
-	// notes are the notifications not yet sent (notify.go); idle is set
-	// from a ReadyForQuery reporting an idle session until the next message
-	// arrives: then they are sent at once.
-	notes notifyQueue
-	idle  bool
+	// notifier is the session's notification queue, if it has one
+	// (notify.go); idle is set from a ReadyForQuery reporting an idle
+	// session until the next message arrives: then notifications are sent
+	// at once.
+	notifier SessionNotifications
+	idle     bool
 
 	// opened is when the socket was accepted; act what pg_stat_activity
 	// shows of the session (shared with Server.Activity).
@@ -180,9 +181,6 @@ func (c *conn) run() (err error) {
 	// away is noticed while a statement runs (input.go).
 	c.in = startInput(c.nc, c.raw, func(error) { c.cancelConn(errConnLost) })
 	c.rd = msgReader{r: c.in, limit: c.srv.cfg.MaxMessageSize, skipOversized: true}
-	c.notes.mu.Lock()
-	c.notes.poke = c.in.poke
-	c.notes.mu.Unlock()
 	if _, err := c.srv.keys.register(c); err != nil {
 		return fatal(err)
 	}
@@ -192,7 +190,8 @@ func (c *conn) run() (err error) {
 		p.SetBackendPID(c.key.pid)
 	}
 	if n, ok := c.sess.(SessionNotifications); ok {
-		n.SetNotify(c.notes.push)
+		c.notifier = n
+		n.WatchNotifications(c.in.poke)
 	}
 	c.types = pgtype.NewMap()
 	for _, t := range c.srv.cfg.Types {

@@ -309,6 +309,11 @@ func (s *Server) engineLimits() (engine.Config, error) {
 	if budget > 0 {
 		c.MemoryLimit = budget / 2
 		debug.SetMemoryLimit(budget - c.MemoryLimit)
+		// Undelivered NOTIFYs live on the Go heap: a sixteenth of the
+		// budget for all sessions' queues (listen.Limits).
+		c.NotifyQueueLimit = max(budget/16, 8<<20)
+	} else {
+		c.NotifyQueueLimit = 1 << 30
 	}
 	c.TempDir = filepath.Join(s.cfg.DataDir, "tmp")
 	if err := os.RemoveAll(c.TempDir); err != nil {
@@ -323,7 +328,7 @@ func (s *Server) engineLimits() (engine.Config, error) {
 	}
 	c.TempLimit = max(c.TempLimit, 0)
 	s.log.Info("engine limits", "duckdb_memory_limit", c.MemoryLimit, "go_memory_limit", budget-c.MemoryLimit,
-		"temp_dir", c.TempDir, "temp_limit", c.TempLimit)
+		"temp_dir", c.TempDir, "temp_limit", c.TempLimit, "notify_queue_limit", c.NotifyQueueLimit)
 	return c, nil
 }
 
