@@ -64,6 +64,7 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("search_path", catalog.DefaultNamespace)
 	set("extra_float_digits", "1")
 	set("statement_timeout", "0")
+	set(idleInTransactionSetting, formatMillisSetting(s.e.cfg.IdleInTransactionTimeout)) // sessionlimits.go
 	// The current transaction's characteristics follow the defaults
 	// (txmode.go): PostgreSQL's, or the startup parameters'.
 	set("default_transaction_isolation", "read committed")

@@ -61,6 +61,10 @@ type conn struct {
 	// at once.
 	notifier SessionNotifications
 	idle     bool
+	// idleTxTimeout is how long the client may keep the session waiting
+	// inside a transaction block, from the ReadyForQuery that reported the
+	// block to the next message (0 = no bound; SessionIdleTimeout).
+	idleTxTimeout time.Duration
 
 	// opened is when the socket was accepted; act what pg_stat_activity
 	// shows of the session (shared with Server.Activity).
@@ -227,6 +231,9 @@ func (c *conn) loop() error {
 		if err := c.notifyWhileIdle(); err != nil {
 			return err
 		}
+		if err := c.awaitIdleInTransaction(); err != nil {
+			return err
+		}
 		msg, err := c.rd.receive()
 		c.idle = false
 		if tooBig, ok := skippedOversized(err); ok {
@@ -373,7 +380,25 @@ func (c *conn) readyForQuery() error {
 		return err
 	}
 	c.idle = status == 'I'
+	c.idleTxTimeout = 0
+	if t, ok := c.sess.(SessionIdleTimeout); ok && status != 'I' {
+		c.idleTxTimeout = t.IdleInTransactionTimeout()
+	}
 	return c.out.flush()
+}
+
+// awaitIdleInTransaction waits, after a ReadyForQuery that reported a
+// transaction block, for the client's next message at most the session's
+// idle-in-transaction timeout, and ends the connection with FATAL 25P03
+// when it passes, as PostgreSQL's idle_in_transaction_session_timeout does
+// (the session's Close rolls the block back).
+func (c *conn) awaitIdleInTransaction() error {
+	d := c.idleTxTimeout
+	c.idleTxTimeout = 0
+	if d <= 0 || c.in == nil || !c.in.awaitInputFor(d) {
+		return nil
+	}
+	return fatal(sqlerr.New(sqlerr.IdleInTransactionTimeout, "terminating connection due to idle-in-transaction timeout"))
 }
 
 // notifyWhileIdle waits, while the session is idle between transactions,
@@ -440,7 +465,8 @@ func (c *conn) finish(err error) {
 		e := sqlerr.From(fe.err)
 		level := slog.LevelWarn
 		switch e.Code {
-		case sqlerr.InvalidPassword, sqlerr.InvalidAuthorization, sqlerr.AdminShutdown, sqlerr.InvalidCatalogName:
+		case sqlerr.InvalidPassword, sqlerr.InvalidAuthorization, sqlerr.AdminShutdown, sqlerr.InvalidCatalogName,
+			sqlerr.IdleInTransactionTimeout:
 			level = slog.LevelInfo // expected in normal operation
 		}
 		c.log.Log(context.Background(), level, "pgwire: terminating connection", "sqlstate", e.Code, "err", fe.err)
