@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -72,8 +73,8 @@ func wantExhausted(t *testing.T, what string, err error, msg string) {
 }
 
 // TestFlightSessions: a Flight SQL client's session ends with its gRPC
-// connection (bearer tokens too), so 120 handshakes whose connections
-// close at once lock nobody out; a role has at most
+// connection (bearer tokens too), so 120 handshakes and 20 driver
+// connections (Basic credentials) that close at once lock nobody out; a role has at most
 // --max-connections-per-role sessions over Flight SQL and pgwire together
 // (ResourceExhausted / FATAL 53300 "too many connections for role"), while
 // other roles and the admin still get in, the last slot being the admin's;
@@ -112,6 +113,23 @@ func TestFlightSessions(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+		}
+		// Basic credentials on every call (the database/sql driver): one
+		// client per connection, ended with it.
+		for i := range 20 {
+			pollWithin(t, fmt.Sprintf("driver connection %d", i), 10*time.Second, func() bool {
+				db, err := sql.Open("flightsql", fmt.Sprintf("flightsql://fls_a:pw-fls_a@%s", addr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				var who string
+				err = db.QueryRowContext(ctx, "SELECT current_user").Scan(&who)
+				if err != nil && !strings.Contains(err.Error(), "ResourceExhausted") {
+					t.Fatalf("driver connection %d: %v", i, err)
+				}
+				return err == nil && who == "fls_a"
+			})
 		}
 		for _, u := range [][2]string{{"fls_b", "pw-fls_b"}, {adminRole, adminPW}, {"fls_a", "pw-fls_a"}} {
 			cl, actx, err := openFlight(t, ctx, addr, u[0], u[1])

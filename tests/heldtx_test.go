@@ -93,6 +93,17 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 	if got := queryStrings(t, ctx, admin, "SELECT count(*) FROM lakesoul.tables WHERE table_schema = 'iit_s'"); got[0] != "0" {
 		t.Fatalf("the terminated block's CREATE TABLE is visible: %v tables", got)
 	}
+	// Its held slot is free again: the role's four (the per-role bound)
+	// can be held at once.
+	var held []*pgx.Conn
+	for i := range 4 {
+		c := s.login(t, ctx, "iit_u", "pw")
+		mustExec(t, ctx, c, "SET idle_in_transaction_session_timeout = 0", "BEGIN", fmt.Sprintf("CREATE TABLE iit_s.h%d (id bigint)", i))
+		held = append(held, c)
+	}
+	for _, c := range held {
+		mustExec(t, ctx, c, "ROLLBACK")
+	}
 	// A failed block.
 	failed := s.login(t, ctx, "iit_u", "pw")
 	mustExec(t, ctx, failed, "BEGIN")
