@@ -203,7 +203,8 @@ func (s *Session) prepareBlockNotifies() (*listen.Pending, error) {
 	return s.e.listen.Prepare(s.pid, notes, s.listener, after)
 }
 
-// closeListener ends the session's LISTENs and drops its queue.
+// closeListener ends the session's LISTENs and drops its queue, for good:
+// the session ends.
 func (s *Session) closeListener() {
 	if s.listener != nil {
 		s.listener.Close()

@@ -132,7 +132,7 @@ func (h *Hub) Prepare(pid uint32, notes []Note, self *Listener, selfChannels map
 	for _, nt := range notes {
 		n := Notification{Channel: nt.Channel, Payload: nt.Payload, PID: pid}
 		for l := range h.channels[nt.Channel] {
-			if l != self || selfChannels == nil {
+			if !l.closed && (l != self || selfChannels == nil) {
 				charge(l, n)
 			}
 		}

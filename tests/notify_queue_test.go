@@ -75,7 +75,8 @@ func TestNotifyQueueBounded(t *testing.T) {
 	// The listener leaves: its queue is given back, its channel works.
 	slow.Close(ctx)
 	next := s.connect(t)
-	mustExec(t, ctx, next, "LISTEN nq_slow")
+	// DISCARD ALL is UNLISTEN *: the session listens again afterwards.
+	mustExec(t, ctx, next, "LISTEN nq_slow", "DISCARD ALL", "LISTEN nq_slow")
 	poll(t, "NOTIFY nq_slow after the slow listener left", func() bool {
 		_, err := notifier.Exec(ctx, "NOTIFY nq_slow, 'after'")
 		return err == nil
