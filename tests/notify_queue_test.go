@@ -18,7 +18,7 @@ import (
 // the NOTIFY queue", and so does the COMMIT of a block that notified it,
 // which rolls back; the server's peak RSS does not grow with what was
 // sent; other channels go on meanwhile; once the listener disconnects its
-// channel works again. (Without the bound the server queued 64 Ki
+// channel works again; a block's own LISTEN counts for its NOTIFYs. (Without the bound the server queued 64 Ki
 // notifications per listener and never refused one.)
 func TestNotifyQueueBounded(t *testing.T) {
 	s := limitsServer(t, "--memory-limit", "256MiB")
@@ -92,6 +92,17 @@ func TestNotifyQueueBounded(t *testing.T) {
 	})
 	wantNotification(t, ctx, next, "nq_slow", "after")
 	wantAlive(t, ctx, notifier, "the full queue")
+
+	// A block's own LISTEN counts for its NOTIFYs: it takes effect first at
+	// COMMIT, as in PostgreSQL (explicit and implicit blocks).
+	mustExec(t, ctx, other, "BEGIN", "LISTEN nq_self", "NOTIFY nq_self, 'me'", "COMMIT")
+	wantNotification(t, ctx, other, "nq_self", "me")
+	mustExec(t, ctx, other, "UNLISTEN nq_self; LISTEN nq_self2; NOTIFY nq_self, 'not me'; NOTIFY nq_self2, 'me too'")
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if n, err := other.WaitForNotification(wctx); err != nil || n.Channel != "nq_self2" || n.Payload != "me too" {
+		t.Fatalf("after UNLISTEN nq_self; LISTEN nq_self2 in one string: %+v, %v; want only nq_self2/me too", n, err)
+	}
 }
 
 // wantNotification waits for the notification channel/payload on c.
