@@ -39,35 +39,21 @@ type blockDDL struct {
 
 type droppedDir struct{ namespace, path string }
 
-// heldSlots bounds the blocks holding a catalog transaction at once: each
-// holds a connection of the owner's pool, which every session shares.
-type heldSlots chan struct{}
-
-func newHeldSlots(poolSize int32) heldSlots { return make(heldSlots, max(1, poolSize/2)) }
-
 // holdCatalog opens the block's held catalog transaction, if it has none.
 func (s *Session) holdCatalog(ctx context.Context) error {
 	if !s.inBlock || s.ddlTx != nil {
 		return nil
 	}
-	select {
-	case s.e.held <- struct{}{}:
-	default:
-		if !s.implicit {
-			return sqlerr.New(sqlerr.TooManyConnections,
-				"too many transaction blocks hold catalog changes; commit or roll back DDL blocks, or run DDL outside a block")
-		}
-		// An implicit transaction ends within its query, never waiting
-		// for its client: it waits for a slot (implicittx.go).
-		select {
-		case s.e.held <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	// Each held transaction holds a connection of the owner's pool, which
+	// every session shares: bounded in all and per role (sessionlimits.go).
+	// An implicit transaction ends within its query, never waiting for its
+	// client: it waits for a slot (implicittx.go) instead of failing.
+	if err := s.e.held.acquire(ctx, s.user, s.admin(), s.implicit); err != nil {
+		return err
 	}
 	cat, held, err := s.cat.Hold(ctx)
 	if err != nil {
-		<-s.e.held
+		s.e.held.release(s.user)
 		return err
 	}
 	s.ddlTx = &blockDDL{held: held, base: s.cat}
@@ -121,7 +107,7 @@ func (s *Session) endBlockDDL(ctx context.Context, commit bool, staged []stagedW
 	}
 	s.ddlTx = nil
 	s.cat = b.base
-	defer func() { <-s.e.held }()
+	defer s.e.held.release(s.user)
 	// Plans checked while the block's DDL was invisible check again.
 	defer s.e.ddlGen.Add(1)
 	if !commit {

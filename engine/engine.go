@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -48,6 +49,16 @@ type Config struct {
 	// (0 = DuckDB's default, 90% of the free space).
 	TempDir   string
 	TempLimit int64
+	// NotifyQueueLimit bounds the bytes of NOTIFYs queued for this
+	// server's sessions (0 = listen.DefaultQueue; one session may hold an
+	// eighth of it: listen.Limits).
+	NotifyQueueLimit int64
+	// SessionsPerRole bounds the sessions of a role that has no CONNECTION
+	// LIMIT of its own (0 = none; superusers and the admin have none).
+	SessionsPerRole int
+	// IdleInTransactionTimeout is idle_in_transaction_session_timeout's
+	// default (0 = none).
+	IdleInTransactionTimeout time.Duration
 }
 
 // Engine is shared by all sessions.
@@ -73,8 +84,10 @@ type Engine struct {
 	catalogRole string
 	// parsing bounds the statement text parsed at once (parsebudget.go).
 	parsing *parseBudget
-	// held bounds the blocks holding a catalog transaction (ddltx.go).
-	held heldSlots
+	// held bounds the blocks holding a catalog transaction (ddltx.go,
+	// sessionlimits.go); roles counts each role's sessions.
+	held  *heldSlots
+	roles roleSessions
 	// sessions lists the server's sessions (activity.go; nil: none known).
 	sessions SessionRegistry
 	// imports are the running CALL lakesoul.import (importprogress.go).
@@ -93,7 +106,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.Logger = slog.Default()
 	}
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
-		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger)}
+		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger, listen.Limits{Queue: cfg.NotifyQueueLimit})}
 	e.scans = newScanRegistry(cfg.Store)
 	// Merges of units with more files than one merge reads at once spill
 	// where DuckDB does (reader.Scan.Spill).
@@ -159,20 +172,21 @@ func (e *Engine) Privileged(ctx context.Context, role string) (bool, error) {
 	if role == e.catalogRole {
 		return true, nil
 	}
-	return e.isSuperuser(ctx, role)
+	super, _, err := e.roleFacts(ctx, role)
+	return super, err
 }
 
-// isSuperuser reports whether role is a superuser of the catalog.
-func (e *Engine) isSuperuser(ctx context.Context, role string) (bool, error) {
-	var super bool
-	err := e.cat.Pool().QueryRow(ctx, "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = $1", role).Scan(&super)
+// roleFacts reports whether role is a superuser of the catalog and its
+// CONNECTION LIMIT (-1: none; an unknown role is neither).
+func (e *Engine) roleFacts(ctx context.Context, role string) (super bool, connLimit int, err error) {
+	err = e.cat.Pool().QueryRow(ctx, "SELECT rolsuper, rolconnlimit FROM pg_catalog.pg_roles WHERE rolname = $1", role).Scan(&super, &connLimit)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return false, -1, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("look up role %q: %w", role, err)
+		return false, -1, fmt.Errorf("look up role %q: %w", role, err)
 	}
-	return super, nil
+	return super, connLimit, nil
 }
 
 // sessionToken is a fresh random session token: the prefix of the session's
@@ -197,16 +211,22 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 	}
 	// is_superuser reports what the role is in the catalog, as PostgreSQL
 	// does, not what the client claims.
-	super, err := e.isSuperuser(ctx, user)
+	super, connLimit, err := e.roleFacts(ctx, user)
 	if err != nil {
+		return nil, err
+	}
+	// The role's sessions are bounded (sessionlimits.go).
+	if err := e.roles.acquire(user, e.sessionLimit(user, super, connLimit)); err != nil {
 		return nil, err
 	}
 	duck, err := e.duck.Conn(ctx)
 	if err != nil {
+		e.roles.release(user)
 		return nil, fmt.Errorf("open duckdb connection: %w", err)
 	}
 	token, err := sessionToken()
 	if err != nil {
+		e.roles.release(user)
 		duck.Close()
 		return nil, err
 	}
@@ -218,9 +238,11 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		cat:       e.cat.As(user),
 		token:     token,
 		duck:      duck,
+		counted:   true,
 	}
 	s.settings = s.defaultSettings(params)
 	if err := s.claimCatalogVersion(ctx, params); err != nil { // dumpversion.go
+		e.roles.release(user)
 		duck.Close()
 		return nil, err
 	}

@@ -205,7 +205,7 @@ func newImplicitHarness(t *testing.T) *implicitHarness {
 	s := ps.(*Session)
 	t.Cleanup(s.Close)
 	h := &implicitHarness{s: s, wh: wh, notified: new(int)}
-	s.SetNotify(func(pgwire.Notification) { *h.notified++ })
+	s.WatchNotifications(func() {})
 	return h
 }
 
@@ -430,6 +430,7 @@ func (h *implicitHarness) state(t *testing.T) string {
 	for _, ch := range channels {
 		lines = append(lines, "listen "+ch)
 	}
+	*h.notified += len(s.TakeNotifications(1 << 30))
 	lines = append(lines, fmt.Sprintf("notifications %d", *h.notified))
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")

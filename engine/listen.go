@@ -37,11 +37,23 @@ const notifyPayloadMax = 8000
 // catalog listener (a catalog that does not answer does not block it).
 const listenReadyWait = 10 * time.Second
 
-// SetNotify implements pgwire.SessionNotifications.
-func (s *Session) SetNotify(notify func(pgwire.Notification)) {
-	s.listener = s.e.listen.NewListener(s.user, s.pid, func(channel, payload string, pid uint32) {
-		notify(pgwire.Notification{PID: pid, Channel: channel, Payload: payload})
-	})
+// WatchNotifications implements pgwire.SessionNotifications: the session's
+// notifications wait in its listener's queue (bounded, listen/queue.go).
+func (s *Session) WatchNotifications(wake func()) {
+	s.listener = s.e.listen.NewListener(s.user, s.pid, wake)
+}
+
+// TakeNotifications implements pgwire.SessionNotifications.
+func (s *Session) TakeNotifications(maxBytes int) []pgwire.Notification {
+	if s.listener == nil {
+		return nil
+	}
+	q := s.listener.Take(maxBytes)
+	out := make([]pgwire.Notification, len(q))
+	for i, n := range q {
+		out[i] = pgwire.Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload}
+	}
+	return out
 }
 
 // checkChannel validates a channel name as PostgreSQL does.
@@ -158,22 +170,44 @@ func (s *Session) notify(channel, payload string) error {
 		s.blockNotifies = append(s.blockNotifies, pendingNotify{channel, payload})
 		return nil
 	}
-	s.e.listen.Notify(channel, payload, s.pid)
-	return nil
+	return s.e.listen.Notify(s.pid, listen.Note{Channel: channel, Payload: payload}) // 54000 when the queues are full
 }
 
-// sendBlockNotifies sends the NOTIFYs of a block that committed; a block
-// that rolled back drops them (notifies nil).
-func (s *Session) sendBlockNotifies(notifies []pendingNotify) {
-	for _, n := range notifies {
-		s.e.listen.Notify(n.channel, n.payload, s.pid)
+// prepareBlockNotifies charges the NOTIFYs of the block about to commit to
+// the queues of the sessions that will listen on their channels — this
+// session too when the block's own LISTENs make it one — or fails with
+// 54000 when they do not fit (the COMMIT fails, as PostgreSQL's does). The
+// caller sends them after the commit and its LISTENs, or cancels.
+func (s *Session) prepareBlockNotifies() (*listen.Pending, error) {
+	notes := make([]listen.Note, len(s.blockNotifies))
+	for i, n := range s.blockNotifies {
+		notes[i] = listen.Note{Channel: n.channel, Payload: n.payload}
 	}
+	var after map[string]bool // this session's channels after the block's LISTENs
+	if s.listener != nil && len(s.blockListens) > 0 {
+		after = map[string]bool{}
+		for _, c := range s.listener.Channels() {
+			after[c] = true
+		}
+		for _, op := range s.blockListens {
+			switch {
+			case op.listen:
+				after[op.channel] = true
+			case op.channel == "":
+				clear(after)
+			default:
+				delete(after, op.channel)
+			}
+		}
+	}
+	return s.e.listen.Prepare(s.pid, notes, s.listener, after)
 }
 
-// closeListener ends the session's LISTENs.
+// closeListener ends the session's LISTENs and drops its queue, for good:
+// the session ends.
 func (s *Session) closeListener() {
 	if s.listener != nil {
-		s.listener.UnlistenAll()
+		s.listener.Close()
 	}
 }
 

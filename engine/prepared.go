@@ -68,7 +68,7 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 		if err := s.closeTemps(); err != nil {
 			return "", nil, err
 		}
-		s.closeListener() // UNLISTEN *, as PostgreSQL's DISCARD ALL
+		s.unlistenNow("") // UNLISTEN *, as PostgreSQL's DISCARD ALL
 		s.closeCursors(true)
 		s.settings = s.defaultSettings(nil)
 		if s.prepared != nil {

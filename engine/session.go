@@ -32,6 +32,9 @@ type Session struct {
 	cat *catalog.Catalog
 	// superuser is the role's rolsuper when the session started.
 	superuser bool
+	// counted: the session counts among its role's (Engine.roles) until
+	// Close.
+	counted bool
 	// pid is the session's process ID as the client knows it (activity.go).
 	pid   uint32
 	token string
@@ -137,6 +140,10 @@ func (s *Session) Close() {
 		_ = s.duck.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	s.duck.Close()
+	if s.counted {
+		s.counted = false
+		s.e.roles.release(s.user)
+	}
 }
 
 // Parse implements pgwire.Session.

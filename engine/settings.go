@@ -64,6 +64,7 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("search_path", catalog.DefaultNamespace)
 	set("extra_float_digits", "1")
 	set("statement_timeout", "0")
+	set(idleInTransactionSetting, formatMillisSetting(s.e.cfg.IdleInTransactionTimeout)) // sessionlimits.go
 	// The current transaction's characteristics follow the defaults
 	// (txmode.go): PostgreSQL's, or the startup parameters'.
 	set("default_transaction_isolation", "read committed")
@@ -298,7 +299,15 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 		s.rollbackBlock(ctx)
 		return "ROLLBACK", nil
 	}
-	notifies, listens := s.blockNotifies, s.blockListens
+	// The block's NOTIFYs must fit the queues before anything commits
+	// (listen.go); sent after the commit, dropped if it fails.
+	pending, err := s.prepareBlockNotifies()
+	if err != nil {
+		s.rollbackBlock(ctx)
+		return "", err
+	}
+	defer pending.Cancel() // nothing after Send
+	listens := s.blockListens
 	s.blockNotifies, s.blockListens = nil, nil
 	s.inBlock, s.implicit, s.wroteInBlock = false, false, false
 	s.closeCursors(false)
@@ -321,7 +330,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	s.endBlockCursors(true)           // cursor.go
 	s.endBlockSettings(true)          // txsettings.go
 	s.applyBlockListens(ctx, listens) // listen.go
-	s.sendBlockNotifies(notifies)
+	pending.Send()
 	s.endTempTransaction(ctx, true) // temptable.go
 	return "COMMIT", nil
 }

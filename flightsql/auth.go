@@ -26,7 +26,8 @@ import (
 // caller's engine session logs in to the catalog as that role. Every call
 // then runs on its client's engine session (clients.go), so it can do
 // exactly what the role could do over pgwire. Basic credentials make one
-// client per gRPC connection (conns.go), a handshake one per token.
+// client per gRPC connection (conns.go), a handshake one per token; either
+// ends with the connection it was made on.
 
 type clientKey struct{}
 
@@ -41,6 +42,7 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err != nil {
 		return nil, err
 	}
+	defer s.clients.leave(c)
 	return handler(context.WithValue(ctx, clientKey{}, c), req)
 }
 
@@ -50,6 +52,7 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	if err != nil {
 		return err
 	}
+	defer s.clients.leave(c)
 	if handshake {
 		if err := ss.SetHeader(metadata.Pairs("authorization", "Bearer "+token)); err != nil {
 			return err
@@ -65,8 +68,10 @@ type authedStream struct {
 
 func (a *authedStream) Context() context.Context { return a.ctx }
 
-// authenticate finds or makes the client of a call. A Handshake with Basic
-// credentials makes a new client under a new bearer token (returned).
+// authenticate finds or makes the client of a call, with the call counted
+// on it (the caller calls clients.leave when it ends). A Handshake with
+// Basic credentials makes a new client under a new bearer token (returned),
+// bound to the handshake's connection.
 func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, string, error) {
 	var header string
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
@@ -78,7 +83,7 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 	cred = strings.TrimLeft(cred, " ")
 	switch {
 	case strings.EqualFold(scheme, "Bearer") && cred != "" && !handshake:
-		if c := s.clients.byKey("bearer\x00" + cred); c != nil {
+		if c := s.clients.enter("bearer\x00" + cred); c != nil {
 			return c, "", nil
 		}
 		return nil, "", status.Error(codes.Unauthenticated, "invalid or expired bearer token")
@@ -97,7 +102,7 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 		conn := connID(ctx)
 		key := fmt.Sprintf("basic\x00%x\x00%d", sum, conn)
 		if !handshake {
-			if c := s.clients.byKey(key); c != nil {
+			if c := s.clients.enter(key); c != nil {
 				return c, "", nil
 			}
 		}
@@ -112,7 +117,7 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 				return nil, "", err
 			}
 			token = base64.RawURLEncoding.EncodeToString(b[:])
-			key, conn = "bearer\x00"+token, 0
+			key = "bearer\x00" + token
 		}
 		c, err := s.clients.open(ctx, key, conn, user, pc)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -12,18 +13,24 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/engine"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // client is one authenticated Flight SQL client: a bearer token's, or one
-// user's Basic credentials'. It owns an engine session opened with the
-// user's credential, as a pgwire connection does; sem serialises the
-// session's calls (an engine session runs one statement at a time), and
-// stmts are its statement handles (query tickets and prepared statements),
-// which no other client can name.
+// user's Basic credentials' on one connection. It owns an engine session
+// opened with the user's credential, as a pgwire connection does; sem
+// serialises the session's calls (an engine session runs one statement at
+// a time), and stmts are its statement handles (query tickets and prepared
+// statements), which no other client can name.
+//
+// A client lives as long as the gRPC connection it was made on (a bearer
+// token's: the connection of its handshake; the token is accepted on any
+// connection meanwhile), and is closed earlier when unused for the idle
+// timeout, or idle inside a transaction block for its session's
+// idle_in_transaction_session_timeout.
 type client struct {
 	key string
-	// conn is the connection a Basic client is bound to (0 for a bearer
-	// token's, which any connection may use).
+	// conn is the connection the client was made on.
 	conn uint64
 	user string
 	cred pgwire.Credential
@@ -40,68 +47,119 @@ type client struct {
 	runMu   sync.Mutex
 	running map[string]context.CancelFunc
 	order   []string // handle ids, oldest first
-	used    time.Time
+	// calls counts the calls running on the client and used is when the
+	// last one began or ended (under the registry's mu).
+	calls int
+	used  time.Time
 }
 
 // maxHandles bounds a client's open statement handles; the oldest is
 // dropped beyond it.
 const maxHandles = 64
 
-// clientRegistry holds the live clients.
+// clientRegistry holds the live clients: at most max of them, the last
+// reserved of which only superusers and the admin may take (as pgwire's
+// connection slots); a role's sessions are bounded by the engine
+// (engine.Config.SessionsPerRole, CONNECTION LIMIT).
 type clientRegistry struct {
-	eng  *engine.Engine
-	max  int
-	idle time.Duration
-	mu   sync.Mutex
-	m    map[string]*client
+	eng      *engine.Engine
+	log      *slog.Logger
+	max      int
+	reserved int
+	idle     time.Duration
+	mu       sync.Mutex
+	m        map[string]*client
 }
 
-func (r *clientRegistry) byKey(key string) *client {
+// enter returns the client under key with a call counted on it (leave
+// ends it), or nil.
+func (r *clientRegistry) enter(key string) *client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.m[key]
 	if c != nil {
+		c.calls++
 		c.used = time.Now()
 	}
 	return c
 }
 
-// open returns the client under key, making it (and its engine session)
-// when there is none.
+// leave ends a call enter or open counted.
+func (r *clientRegistry) leave(c *client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.calls--
+	c.used = time.Now()
+}
+
+// open returns the client under key, with a call counted on it, making it
+// (and its engine session) when there is none. Beyond the registry's
+// bounds it fails with 53300, PostgreSQL's answers.
 func (r *clientRegistry) open(ctx context.Context, key string, conn uint64, user string, cred pgwire.Credential) (*client, error) {
-	if c := r.byKey(key); c != nil {
+	if c := r.enter(key); c != nil {
 		return c, nil
 	}
 	r.mu.Lock()
-	full := len(r.m) >= r.max
+	n := len(r.m)
 	r.mu.Unlock()
-	if full {
-		return nil, status.Errorf(codes.ResourceExhausted, "too many Flight SQL clients (%d)", r.max)
+	if n >= r.max {
+		return nil, sqlerr.New(sqlerr.TooManyConnections, "sorry, too many clients already")
+	}
+	if n >= r.max-r.reserved {
+		admin, err := r.eng.Privileged(ctx, user)
+		if err != nil {
+			return nil, err
+		}
+		if !admin {
+			return nil, sqlerr.New(sqlerr.TooManyConnections, "remaining connection slots are reserved for roles with the SUPERUSER attribute")
+		}
 	}
 	ps, err := r.eng.NewSession(ctx, map[string]string{"user": user, "database": engine.DatabaseName}, cred)
 	if err != nil {
 		return nil, err
 	}
-	c := &client{key: key, conn: conn, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session), stmts: map[string]*handle{}, used: time.Now()}
+	c := &client{key: key, conn: conn, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session),
+		stmts: map[string]*handle{}, calls: 1, used: time.Now()}
 	r.mu.Lock()
 	if old := r.m[key]; old != nil {
+		old.calls++
+		old.used = time.Now()
 		r.mu.Unlock()
 		c.sess.Close()
 		return old, nil
+	}
+	if len(r.m) >= r.max {
+		r.mu.Unlock()
+		c.sess.Close()
+		return nil, sqlerr.New(sqlerr.TooManyConnections, "sorry, too many clients already")
 	}
 	r.m[key] = c
 	r.mu.Unlock()
 	return c, nil
 }
 
-// reap closes clients idle for longer than r.idle.
+// reap closes the clients no call runs on that were unused for longer
+// than the idle timeout, or than their session's idle-in-transaction
+// timeout while it is in a transaction block.
 func (r *clientRegistry) reap(now time.Time) {
 	r.mu.Lock()
 	var idle []*client
 	for k, c := range r.m {
-		if now.Sub(c.used) > r.idle {
+		if c.calls > 0 {
+			continue
+		}
+		// No call runs, so nothing else touches the session now (calls
+		// begin under r.mu).
+		d := now.Sub(c.used)
+		iit := c.sess.IdleInTransactionTimeout()
+		if d > r.idle || iit > 0 && d > iit {
 			idle = append(idle, c)
 			delete(r.m, k)
+			if iit > 0 && d > iit {
+				r.log.Info("flightsql: terminating client due to idle-in-transaction timeout", "user", c.user)
+			} else {
+				r.log.Debug("flightsql: closing idle client", "user", c.user)
+			}
 		}
 	}
 	r.mu.Unlock()
@@ -110,7 +168,7 @@ func (r *clientRegistry) reap(now time.Time) {
 	}
 }
 
-// closeConn closes the clients bound to connection conn, which ended.
+// closeConn closes the clients made on connection conn, which ended.
 func (r *clientRegistry) closeConn(conn uint64) {
 	if conn == 0 {
 		return

@@ -8,10 +8,12 @@ import (
 )
 
 // connTracker numbers the server's gRPC connections and closes the clients
-// bound to one when it ends. A client that sends Basic credentials on every
+// made on one when it ends. A client that sends Basic credentials on every
 // call (the database/sql driver) gets one client, with its own engine
 // session, per connection — as a pgwire connection has its own session —
-// so transactions and prepared statements of two connections never meet.
+// so transactions and prepared statements of two connections never meet;
+// a handshake's bearer token and its session end with the handshake's
+// connection, so clients that connect, log in and leave leave nothing.
 type connTracker struct {
 	clients *clientRegistry
 	seq     atomic.Uint64

@@ -37,10 +37,12 @@ type Config struct {
 	// Without it every query has one endpoint.
 	TicketKey []byte
 	// MaxClients bounds the clients (engine sessions) alive at once
-	// (default 100); IdleTimeout closes a client unused that long (default
-	// 30 minutes).
-	MaxClients  int
-	IdleTimeout time.Duration
+	// (default 100), the last ReservedClients of them kept for superusers
+	// and the admin; IdleTimeout closes a client unused that long (default
+	// DefaultIdleTimeout). A client also ends with its connection.
+	MaxClients      int
+	ReservedClients int
+	IdleTimeout     time.Duration
 	// MaxMessageSize bounds one gRPC message a client sends (a DoPut
 	// batch), default 64 MiB.
 	MaxMessageSize int
@@ -70,13 +72,15 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxClients = 100
 	}
 	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = 30 * time.Minute
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	cfg.ReservedClients = min(max(cfg.ReservedClients, 0), cfg.MaxClients-1)
 	if cfg.MaxMessageSize <= 0 {
 		cfg.MaxMessageSize = 64 << 20
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mem: memory.DefaultAllocator, stop: make(chan struct{}),
-		clients: &clientRegistry{eng: cfg.Engine, max: cfg.MaxClients, idle: cfg.IdleTimeout, m: map[string]*client{}}}
+		clients: &clientRegistry{eng: cfg.Engine, log: cfg.Logger, max: cfg.MaxClients, reserved: cfg.ReservedClients,
+			idle: cfg.IdleTimeout, m: map[string]*client{}}}
 	s.Alloc = s.mem
 	if err := s.registerSQLInfo(); err != nil {
 		return nil, err
@@ -105,8 +109,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
+// DefaultIdleTimeout is Config.IdleTimeout's default.
+const DefaultIdleTimeout = 10 * time.Minute
+
+// reapIdle closes idle clients (clientRegistry.reap), looking every second
+// (more often for an idle timeout under four seconds), so that an
+// idle-in-transaction timeout is kept to about a second.
 func (s *Server) reapIdle() {
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(min(time.Second, max(s.cfg.IdleTimeout/4, 10*time.Millisecond)))
 	defer t.Stop()
 	for {
 		select {

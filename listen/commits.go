@@ -75,12 +75,14 @@ func (h *Hub) followOnce() error {
 }
 
 // fanOut delivers each notice to the sessions listening on lakesoul_commits
-// whose role sees its table.
+// whose role sees its table; a session whose queue is full misses it
+// (queue.go).
 func (h *Hub) fanOut(notices []catalog.CommitNotice) {
 	ls := h.listenersOf(CommitsChannel)
 	if len(ls) == 0 {
 		return
 	}
+	dropped := 0
 	for _, n := range notices {
 		b, err := json.Marshal(Commit{Table: n.Table, TableID: n.TableID, Partition: n.Partition, Version: n.Version,
 			CommitOp: n.CommitOp, CommittedAt: n.CommittedAt, PartitionTruncated: n.PartitionTruncated})
@@ -88,9 +90,12 @@ func (h *Hub) fanOut(notices []catalog.CommitNotice) {
 			continue
 		}
 		for _, l := range ls {
-			if h.vis.sees(h.ctx, l.role, n.Domain) {
-				l.deliver(CommitsChannel, string(b), l.pid)
+			if h.vis.sees(h.ctx, l.role, n.Domain) && !h.offer(l, Notification{Channel: CommitsChannel, Payload: string(b), PID: l.pid}) {
+				dropped++
 			}
 		}
+	}
+	if dropped > 0 {
+		h.log.Warn("listen: commit notices dropped for sessions whose notification queue is full", "dropped", dropped)
 	}
 }

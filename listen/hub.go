@@ -13,8 +13,11 @@
 //     several servers on one catalog each deliver to their own sessions;
 //   - channels whose names start with "lakesoul_" are the server's: NOTIFY
 //     on them is refused (42501);
-//   - delivery never blocks the notifier: a Listener's deliver function
-//     queues (pgwire.SessionNotifications).
+//   - delivery never blocks the notifier: notifications wait in their
+//     listener's queue until the session's connection takes them
+//     (pgwire.SessionNotifications), and what all queues hold is bounded
+//     (queue.go): a NOTIFY that would exceed a bound fails with 54000, as
+//     PostgreSQL's does when its queue is full, and sends nothing.
 package listen
 
 import (
@@ -58,17 +61,22 @@ type Hub struct {
 	failed    chan struct{}
 	followErr error
 	vis       visibility
+	// lim bounds the queues; queued is what all listeners' queues and
+	// pending reservations hold, in bytes (queue.go; under mu).
+	lim    Limits
+	queued int64
 }
 
 // New returns a hub on the catalog pool (whose role must see every table:
-// the catalog owner). Close stops it.
-func New(pool *pgxpool.Pool, log *slog.Logger) *Hub {
+// the catalog owner), its queues bounded by lim (zero fields: the
+// defaults). Close stops it.
+func New(pool *pgxpool.Pool, log *slog.Logger, lim Limits) *Hub {
 	if log == nil {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Hub{pool: pool, log: log, ctx: ctx, cancel: cancel, channels: map[string]map[*Listener]struct{}{}, ready: make(chan struct{}),
-		failed: make(chan struct{}), vis: visibility{pool: pool, known: map[visKey]visEntry{}}}
+		failed: make(chan struct{}), vis: visibility{pool: pool, known: map[visKey]visEntry{}}, lim: lim.withDefaults()}
 }
 
 // Close stops the catalog listener; it returns when it has stopped.
@@ -78,21 +86,29 @@ func (h *Hub) Close() {
 }
 
 // Listener is one session's side of the hub. Its methods are called by
-// the session's goroutine; deliver by the hub's, concurrently.
+// the session's goroutine (Take by its connection's); the hub queues
+// notifications for it from other goroutines.
 type Listener struct {
 	hub  *Hub
 	role string
 	pid  uint32
-	// deliver queues a notification for the session's client.
-	deliver func(channel, payload string, pid uint32)
-	// listening is guarded by hub.mu.
+	// wake tells the session's connection that notifications are queued;
+	// it never blocks.
+	wake func()
+	// listening, queue, queued and closed are guarded by hub.mu: the
+	// channels, the notifications not yet taken, the bytes charged for
+	// them and for pending reservations (queue.go), and whether Close ran.
 	listening map[string]bool
+	queue     []Notification
+	queued    int64
+	closed    bool
 }
 
 // NewListener registers nothing yet: it returns the handle a session of
-// role (with process ID pid) LISTENs through.
-func (h *Hub) NewListener(role string, pid uint32, deliver func(channel, payload string, pid uint32)) *Listener {
-	return &Listener{hub: h, role: role, pid: pid, deliver: deliver, listening: map[string]bool{}}
+// role (with process ID pid) LISTENs through; wake is called, from any
+// goroutine, when a notification was queued for the session.
+func (h *Hub) NewListener(role string, pid uint32, wake func()) *Listener {
+	return &Listener{hub: h, role: role, pid: pid, wake: wake, listening: map[string]bool{}}
 }
 
 // Listen adds channel to the session's channels (no-op when listening).
@@ -165,7 +181,8 @@ func (l *Listener) Unlisten(channel string) {
 	l.unlistenLocked(channel)
 }
 
-// UnlistenAll removes every channel (UNLISTEN *, the session's end).
+// UnlistenAll removes every channel (UNLISTEN *). Notifications already
+// queued stay queued, as in PostgreSQL.
 func (l *Listener) UnlistenAll() {
 	h := l.hub
 	h.mu.Lock()
@@ -173,6 +190,22 @@ func (l *Listener) UnlistenAll() {
 	for ch := range l.listening {
 		l.unlistenLocked(ch)
 	}
+}
+
+// Close ends the session's side: every channel is unlistened and the
+// notifications queued or reserved for it are dropped, their bytes given
+// back.
+func (l *Listener) Close() {
+	h := l.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range l.listening {
+		l.unlistenLocked(ch)
+	}
+	l.closed = true
+	l.queue = nil
+	h.queued -= l.queued
+	l.queued = 0
 }
 
 func (l *Listener) unlistenLocked(channel string) {
@@ -200,15 +233,6 @@ func (l *Listener) Channels() []string {
 
 // Reserved reports whether channel is one only the server notifies on.
 func Reserved(channel string) bool { return strings.HasPrefix(channel, ReservedPrefix) }
-
-// Notify delivers payload on channel to every session of this server that
-// listens on it, the notifying one included (as PostgreSQL does); pid is
-// the notifying session's. The caller refuses reserved channels.
-func (h *Hub) Notify(channel, payload string, pid uint32) {
-	for _, l := range h.listenersOf(channel) {
-		l.deliver(channel, payload, pid)
-	}
-}
 
 // listenersOf returns a copy of channel's listeners.
 func (h *Hub) listenersOf(channel string) []*Listener {

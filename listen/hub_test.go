@@ -26,8 +26,8 @@ func TestListenCommitsWithoutCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	h := New(pool, nil)
-	l := h.NewListener("someone", 1, func(string, string, uint32) {})
+	h := New(pool, nil, Limits{})
+	l := h.NewListener("someone", 1, func() {})
 	if ready, failed := l.Listen("plain"); ready != nil || failed != nil {
 		t.Fatalf("a user channel has readiness: %v %v", ready, failed)
 	}
@@ -48,7 +48,7 @@ func TestListenCommitsWithoutCatalog(t *testing.T) {
 		t.Fatalf("Channels after UNLISTEN plain: %v", got)
 	}
 	h.Close()
-	l2 := h.NewListener("someone", 2, func(string, string, uint32) {})
+	l2 := h.NewListener("someone", 2, func() {})
 	_, failed = l2.Listen(CommitsChannel)
 	select {
 	case <-failed:

@@ -55,11 +55,16 @@ type conn struct {
 	// ignoreTillSync is set after an error in the extended protocol: messages
 	// are discarded until Sync.
 	ignoreTillSync bool
-	// notes are the notifications not yet sent (notify.go); idle is set
-	// from a ReadyForQuery reporting an idle session until the next message
-	// arrives: then they are sent at once.
-	notes notifyQueue
-	idle  bool
+	// notifier is the session's notification queue, if it has one
+	// (notify.go); idle is set from a ReadyForQuery reporting an idle
+	// session until the next message arrives: then notifications are sent
+	// at once.
+	notifier SessionNotifications
+	idle     bool
+	// idleTxTimeout is how long the client may keep the session waiting
+	// inside a transaction block, from the ReadyForQuery that reported the
+	// block to the next message (0 = no bound; SessionIdleTimeout).
+	idleTxTimeout time.Duration
 
 	// opened is when the socket was accepted; act what pg_stat_activity
 	// shows of the session (shared with Server.Activity).
@@ -180,9 +185,6 @@ func (c *conn) run() (err error) {
 	// away is noticed while a statement runs (input.go).
 	c.in = startInput(c.nc, c.raw, func(error) { c.cancelConn(errConnLost) })
 	c.rd = msgReader{r: c.in, limit: c.srv.cfg.MaxMessageSize, skipOversized: true}
-	c.notes.mu.Lock()
-	c.notes.poke = c.in.poke
-	c.notes.mu.Unlock()
 	if _, err := c.srv.keys.register(c); err != nil {
 		return fatal(err)
 	}
@@ -192,7 +194,8 @@ func (c *conn) run() (err error) {
 		p.SetBackendPID(c.key.pid)
 	}
 	if n, ok := c.sess.(SessionNotifications); ok {
-		n.SetNotify(c.notes.push)
+		c.notifier = n
+		n.WatchNotifications(c.in.poke)
 	}
 	c.types = pgtype.NewMap()
 	for _, t := range c.srv.cfg.Types {
@@ -226,6 +229,9 @@ func (c *conn) loop() error {
 			return fatal(adminShutdownError())
 		}
 		if err := c.notifyWhileIdle(); err != nil {
+			return err
+		}
+		if err := c.awaitIdleInTransaction(); err != nil {
 			return err
 		}
 		msg, err := c.rd.receive()
@@ -374,7 +380,25 @@ func (c *conn) readyForQuery() error {
 		return err
 	}
 	c.idle = status == 'I'
+	c.idleTxTimeout = 0
+	if t, ok := c.sess.(SessionIdleTimeout); ok && status != 'I' {
+		c.idleTxTimeout = t.IdleInTransactionTimeout()
+	}
 	return c.out.flush()
+}
+
+// awaitIdleInTransaction waits, after a ReadyForQuery that reported a
+// transaction block, for the client's next message at most the session's
+// idle-in-transaction timeout, and ends the connection with FATAL 25P03
+// when it passes, as PostgreSQL's idle_in_transaction_session_timeout does
+// (the session's Close rolls the block back).
+func (c *conn) awaitIdleInTransaction() error {
+	d := c.idleTxTimeout
+	c.idleTxTimeout = 0
+	if d <= 0 || c.in == nil || !c.in.awaitInputFor(d) {
+		return nil
+	}
+	return fatal(sqlerr.New(sqlerr.IdleInTransactionTimeout, "terminating connection due to idle-in-transaction timeout"))
 }
 
 // notifyWhileIdle waits, while the session is idle between transactions,
@@ -441,7 +465,8 @@ func (c *conn) finish(err error) {
 		e := sqlerr.From(fe.err)
 		level := slog.LevelWarn
 		switch e.Code {
-		case sqlerr.InvalidPassword, sqlerr.InvalidAuthorization, sqlerr.AdminShutdown, sqlerr.InvalidCatalogName:
+		case sqlerr.InvalidPassword, sqlerr.InvalidAuthorization, sqlerr.AdminShutdown, sqlerr.InvalidCatalogName,
+			sqlerr.IdleInTransactionTimeout:
 			level = slog.LevelInfo // expected in normal operation
 		}
 		c.log.Log(context.Background(), level, "pgwire: terminating connection", "sqlstate", e.Code, "err", fe.err)

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"time"
 )
 
 // This file is the contract between the protocol layer (this package) and the
@@ -90,6 +91,16 @@ type Session interface {
 
 	// Close releases the session's resources; the connection is gone.
 	Close()
+}
+
+// SessionIdleTimeout may be implemented by a Session that bounds how long
+// its client may keep it waiting inside a transaction block (PostgreSQL's
+// idle_in_transaction_session_timeout). The server asks after each
+// ReadyForQuery reporting 'T' or 'E'; when the client sends nothing for that
+// long, the connection ends with FATAL 25P03 and the Session is closed.
+type SessionIdleTimeout interface {
+	// IdleInTransactionTimeout is the bound now (0 = none).
+	IdleInTransactionTimeout() time.Duration
 }
 
 // SessionPID may be implemented by a Session to learn its process ID (the

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // errPeerHungUp is the input's error when the client closed its end while
@@ -181,6 +182,26 @@ func (in *input) awaitInput() (poked bool) {
 		in.buf, in.r = nil, 0
 	}
 	return poked
+}
+
+// awaitInputFor blocks until unread input is buffered or reading ended,
+// for at most d; it reports whether d passed with neither (pokes do not
+// end it: notifications wait while a transaction block is open).
+func (in *input) awaitInputFor(d time.Duration) (timedOut bool) {
+	expired := false // under in.mu
+	t := time.AfterFunc(d, func() {
+		in.mu.Lock()
+		expired = true
+		in.cond.Broadcast()
+		in.mu.Unlock()
+	})
+	defer t.Stop()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for len(in.buf) == in.r && in.err == nil && !in.closed && !expired {
+		in.cond.Wait()
+	}
+	return len(in.buf) == in.r && in.err == nil && !in.closed
 }
 
 // poke wakes the connection goroutine blocked in awaitInput (a

@@ -1,8 +1,6 @@
 package pgwire
 
 import (
-	"sync"
-
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -17,64 +15,48 @@ type Notification struct {
 }
 
 // SessionNotifications may be implemented by a Session whose client can
-// LISTEN. pgwire calls SetNotify once, before the session's first
-// statement, with the function that queues a notification for the client.
-// notify is safe to call from any goroutine and never blocks.
+// LISTEN. The session keeps the notifications queued for its client (and
+// bounds them); the connection takes them when it can send them.
 //
 // As in PostgreSQL, queued notifications reach the client only between
 // transactions: just before a ReadyForQuery that reports an idle session,
 // and at once while the session sits idle waiting for the client; never
 // inside a statement's results or a transaction block.
 type SessionNotifications interface {
-	SetNotify(notify func(Notification))
+	// WatchNotifications is called once, before the session's first
+	// statement, with the function the session calls when it queued a
+	// notification; wake is safe from any goroutine and never blocks.
+	WatchNotifications(wake func())
+	// TakeNotifications removes and returns the oldest queued
+	// notifications, about maxBytes of channel and payload (at least one
+	// when any is queued). It may be called while no other call of the
+	// Session runs.
+	TakeNotifications(maxBytes int) []Notification
 }
 
-// maxQueuedNotifications bounds what a client that never reads can make
-// the server hold; beyond it the oldest are dropped.
-const maxQueuedNotifications = 1 << 16
+// notifyChunk is about how much the connection takes from the session's
+// queue before it writes to the socket: a client that does not read leaves
+// the rest in the session's bounded queue, not in the connection's output.
+const notifyChunk = 32 << 10
 
-// notifyQueue holds a connection's undelivered notifications. It is shared
-// between the notifying goroutines and the connection goroutine.
-type notifyQueue struct {
-	mu      sync.Mutex
-	q       []Notification
-	dropped int
-	// poke wakes the connection goroutine waiting for input (input.poke).
-	poke func()
-}
-
-func (n *notifyQueue) push(m Notification) {
-	n.mu.Lock()
-	if len(n.q) >= maxQueuedNotifications {
-		n.q = n.q[1:]
-		n.dropped++
-	}
-	n.q = append(n.q, m)
-	poke := n.poke
-	n.mu.Unlock()
-	if poke != nil {
-		poke()
-	}
-}
-
-func (n *notifyQueue) take() ([]Notification, int) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	q, d := n.q, n.dropped
-	n.q, n.dropped = nil, 0
-	return q, d
-}
-
-// sendNotifications buffers the queued notifications (not flushed).
+// sendNotifications sends the session's queued notifications, flushing
+// after each chunk taken (the last may stay buffered).
 func (c *conn) sendNotifications() error {
-	q, dropped := c.notes.take()
-	if dropped > 0 {
-		c.log.Warn("pgwire: client did not read its notifications; dropped the oldest", "dropped", dropped)
+	if c.notifier == nil {
+		return nil
 	}
-	for _, m := range q {
-		if err := c.out.send(&pgproto3.NotificationResponse{PID: m.PID, Channel: m.Channel, Payload: m.Payload}); err != nil {
+	for {
+		q := c.notifier.TakeNotifications(notifyChunk)
+		if len(q) == 0 {
+			return nil
+		}
+		for _, m := range q {
+			if err := c.out.send(&pgproto3.NotificationResponse{PID: m.PID, Channel: m.Channel, Payload: m.Payload}); err != nil {
+				return err
+			}
+		}
+		if err := c.out.flush(); err != nil {
 			return err
 		}
 	}
-	return nil
 }

@@ -107,6 +107,16 @@ type Config struct {
 	AuthFailureDelay    time.Duration
 	MaxMessageSize      int
 	MaxRowSize          int
+	// SessionsPerRole bounds the sessions (pgwire and Flight SQL together)
+	// of a role without a CONNECTION LIMIT (0 = none); superusers and the
+	// admin have none (engine.Config.SessionsPerRole).
+	SessionsPerRole int
+	// IdleInTransactionTimeout is idle_in_transaction_session_timeout's
+	// default (0 = none).
+	IdleInTransactionTimeout time.Duration
+	// FlightIdleTimeout closes a Flight SQL client unused that long (0 =
+	// flightsql.DefaultIdleTimeout).
+	FlightIdleTimeout time.Duration
 	// MemoryLimit is the server's memory budget in bytes: half of it is
 	// DuckDB's memory_limit, shared by all sessions' queries (an operator
 	// beyond it spills, a query beyond spilling fails with 53200), half the
@@ -223,6 +233,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	engCfg.Catalog, engCfg.Warehouse, engCfg.Store, engCfg.Logger = s.cat, warehouse, store, cfg.Logger
+	engCfg.SessionsPerRole, engCfg.IdleInTransactionTimeout = cfg.SessionsPerRole, cfg.IdleInTransactionTimeout
 	s.eng, err = engine.New(ctx, engCfg)
 	if err != nil {
 		return nil, err
@@ -313,6 +324,11 @@ func (s *Server) engineLimits() (engine.Config, error) {
 	if budget > 0 {
 		c.MemoryLimit = budget / 2
 		debug.SetMemoryLimit(budget - c.MemoryLimit)
+		// Undelivered NOTIFYs live on the Go heap: a sixteenth of the
+		// budget for all sessions' queues (listen.Limits).
+		c.NotifyQueueLimit = max(budget/16, 8<<20)
+	} else {
+		c.NotifyQueueLimit = 1 << 30
 	}
 	c.TempDir = filepath.Join(s.cfg.DataDir, "tmp")
 	if err := os.RemoveAll(c.TempDir); err != nil {
@@ -327,7 +343,7 @@ func (s *Server) engineLimits() (engine.Config, error) {
 	}
 	c.TempLimit = max(c.TempLimit, 0)
 	s.log.Info("engine limits", "duckdb_memory_limit", c.MemoryLimit, "go_memory_limit", budget-c.MemoryLimit,
-		"temp_dir", c.TempDir, "temp_limit", c.TempLimit)
+		"temp_dir", c.TempDir, "temp_limit", c.TempLimit, "notify_queue_limit", c.NotifyQueueLimit)
 	return c, nil
 }
 
@@ -387,7 +403,8 @@ func (s *Server) startFlight(ctx context.Context, tlsConfig *tls.Config) error {
 		return fmt.Errorf("flight ticket key: %w", err)
 	}
 	fs, err := flightsql.New(flightsql.Config{Engine: s.eng, TLSConfig: tlsConfig, TicketKey: key, AuthFailureDelay: s.cfg.AuthFailureDelay,
-		MaxClients: s.cfg.MaxConnections, MaxMessageSize: s.cfg.MaxMessageSize, Logger: s.log})
+		MaxClients: s.cfg.MaxConnections, ReservedClients: s.cfg.ReservedConnections, IdleTimeout: s.cfg.FlightIdleTimeout,
+		MaxMessageSize: s.cfg.MaxMessageSize, Logger: s.log})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ const (
 	InFailedSQLTransaction     = "25P02"
 	ActiveSQLTransaction       = "25001"
 	ReadOnlySQLTransaction     = "25006"
+	IdleInTransactionTimeout   = "25P03"
 	InvalidSQLStatementName    = "26000"
 	DuplicatePreparedStatement = "42P05"
 	InvalidObjectDefinition    = "42P17"

@@ -119,6 +119,9 @@ func serve(args []string) error {
 	maxConns := fs.String("max-connections", env("LAKESOUL_MAX_CONNECTIONS", "100"), "sessions served at once; the next client gets 53300 [LAKESOUL_MAX_CONNECTIONS]")
 	userConns := fs.String("catalog-conns-per-user", env("LAKESOUL_CATALOG_CONNS_PER_USER", "4"), "catalog connections one role's sessions may hold at once for the catalog queries they send [LAKESOUL_CATALOG_CONNS_PER_USER]")
 	reservedConns := fs.String("reserved-connections", env("LAKESOUL_RESERVED_CONNECTIONS", "3"), "of --max-connections, slots only superusers and the admin may take [LAKESOUL_RESERVED_CONNECTIONS]")
+	perRole := fs.String("max-connections-per-role", env("LAKESOUL_MAX_CONNECTIONS_PER_ROLE", ""), "sessions one role may have at once, over pgwire and Flight SQL together, unless the role has a CONNECTION LIMIT; superusers and the admin have no limit (default a quarter of --max-connections; 0 = no limit) [LAKESOUL_MAX_CONNECTIONS_PER_ROLE]")
+	idleInTx := fs.String("idle-in-transaction-session-timeout", env("LAKESOUL_IDLE_IN_TRANSACTION_SESSION_TIMEOUT", "0"), "default of idle_in_transaction_session_timeout: a session idle that long inside a transaction block is ended (FATAL 25P03) and its block rolled back; 0 = never [LAKESOUL_IDLE_IN_TRANSACTION_SESSION_TIMEOUT]")
+	flightIdle := fs.String("flight-idle-timeout", env("LAKESOUL_FLIGHT_IDLE_TIMEOUT", "10m"), "a Flight SQL client (its session, bearer token and statement handles) unused that long is closed [LAKESOUL_FLIGHT_IDLE_TIMEOUT]")
 	authTimeout := fs.String("authentication-timeout", env("LAKESOUL_AUTHENTICATION_TIMEOUT", "1m"), "time a client has to authenticate [LAKESOUL_AUTHENTICATION_TIMEOUT]")
 	authDelay := fs.String("auth-failure-delay", env("LAKESOUL_AUTH_FAILURE_DELAY", "1s"), "wait before answering a failed authentication; 0 answers at once [LAKESOUL_AUTH_FAILURE_DELAY]")
 	maxMessage := fs.String("max-message-size", env("LAKESOUL_MAX_MESSAGE_SIZE", "64MiB"), "largest client message (a query text, a Bind, a CopyData); larger ones get 54000 [LAKESOUL_MAX_MESSAGE_SIZE]")
@@ -130,6 +133,9 @@ func serve(args []string) error {
 		return err
 	}
 	if err := parseLimits(&cfg, *maxConns, *reservedConns, *authTimeout, *authDelay, *maxMessage, *maxRow, *memoryLimit, *tempLimit); err != nil {
+		return err
+	}
+	if err := parseSessionLimits(&cfg, *perRole, *idleInTx, *flightIdle); err != nil {
 		return err
 	}
 	perUser, err := strconv.Atoi(*userConns)
@@ -220,6 +226,27 @@ func parseLimits(cfg *server.Config, maxConns, reserved, authTimeout, authDelay,
 		if *f.dst = n; n == 0 {
 			*f.dst = -1 // no limit of ours
 		}
+	}
+	return nil
+}
+
+// parseSessionLimits parses serve's per-role session bound and its idle
+// timeouts into cfg (after parseLimits: the per-role default is a quarter
+// of --max-connections).
+func parseSessionLimits(cfg *server.Config, perRole, idleInTx, flightIdle string) error {
+	if perRole == "" {
+		cfg.SessionsPerRole = max(1, cfg.MaxConnections/4)
+	} else if n, err := strconv.Atoi(perRole); err != nil || n < 0 {
+		return fmt.Errorf("--max-connections-per-role: %q is not a number >= 0", perRole)
+	} else {
+		cfg.SessionsPerRole = n
+	}
+	var err error
+	if cfg.IdleInTransactionTimeout, err = time.ParseDuration(idleInTx); err != nil || cfg.IdleInTransactionTimeout < 0 {
+		return fmt.Errorf("--idle-in-transaction-session-timeout: %q is not a duration >= 0", idleInTx)
+	}
+	if cfg.FlightIdleTimeout, err = time.ParseDuration(flightIdle); err != nil || cfg.FlightIdleTimeout <= 0 {
+		return fmt.Errorf("--flight-idle-timeout: %q is not a positive duration", flightIdle)
 	}
 	return nil
 }
