@@ -219,6 +219,8 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 
 	m := p.tx.Conn().TypeMap()
 	row := make([]any, len(p.q.cols))
+	// A spill keeps the catalog's text of the values, decoded when read.
+	_, keepText := w.(interface{ keepsCatalogText() })
 	for n := 0; maxRows == 0 || n < maxRows; n++ {
 		if err := ctx.Err(); err != nil {
 			return "", true, sqlerr.ErrCanceled
@@ -237,6 +239,13 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 		for i, raw := range p.rr.Values() {
 			if p.q.signalled(i) {
 				continue // below
+			}
+			if keepText {
+				row[i] = nil
+				if raw != nil {
+					row[i] = catalogText(raw)
+				}
+				continue
 			}
 			v, err := decodeText(m, p.q.cols[i].TypeOID, raw)
 			if err != nil {

@@ -223,7 +223,7 @@ func (e *Engine) VerifyChecks(ctx context.Context, t *catalog.Table, written []c
 	if err != nil {
 		return err
 	}
-	s := &Session{e: e, superuser: true, cat: e.cat, token: token, duck: duck}
+	s := &Session{e: e, superuser: true, cat: e.cat, token: token, duck: &duckConn{conn: duck}}
 	s.settings = s.defaultSettings(nil)
 	defer e.scans.dropPrefix(s.token + ":")
 	return s.verifyChecks(ctx, t, written, nil)

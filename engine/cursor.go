@@ -14,9 +14,18 @@ import (
 // SQL cursors: DECLARE name CURSOR FOR query, FETCH [FORWARD] n FROM name,
 // MOVE, CLOSE name | ALL. A cursor is a portal of its query that lives in the
 // session; FETCH executes it for at most n more rows, so a cursor streams
-// (psycopg2 named cursors, psql's FETCH_COUNT). Cursors are forward-only.
+// (psycopg2 named cursors, psql's FETCH_COUNT): a DuckDB query produces only
+// the rows fetched (duckPortal). Cursors are forward-only.
+//
 // Without WITH HOLD a cursor exists only inside a transaction block and ends
-// with it; WITH HOLD cursors stay open until CLOSE or the end of the session.
+// with it. A WITH HOLD cursor is materialised when the transaction that
+// declared it commits, as PostgreSQL's are: its remaining rows go to a spill
+// file (spill.go) and its portal — a DuckDB stream, a lake scan's snapshot, a
+// catalog transaction — is closed, so nothing of that transaction outlives
+// it; FETCH then reads the file, until CLOSE or the end of the session. A
+// cursor declared WITH HOLD outside a block is materialised at once (its
+// implicit transaction ends with the DECLARE). If the transaction aborts, the
+// cursors it declared are gone, held or not.
 
 type cursor struct {
 	name   string
@@ -44,6 +53,59 @@ func (s *Session) closeCursors(all bool) {
 			delete(s.cursors, name)
 		}
 	}
+}
+
+// persistCursors materialises the WITH HOLD cursors the block declared,
+// before it commits (a failure aborts the commit, as in PostgreSQL). The
+// one whose DuckDB stream is open goes first, straight into its file; the
+// others' streams are parked already.
+func (s *Session) persistCursors(ctx context.Context) error {
+	todo := make([]*cursor, 0, len(s.cursors))
+	for _, c := range s.cursors {
+		if c.hold && c.inBlock {
+			if h, ok := c.portal.(streamHolder); ok && h == s.duck.holder {
+				todo = append([]*cursor{c}, todo...)
+			} else {
+				todo = append(todo, c)
+			}
+		}
+	}
+	for _, c := range todo {
+		if err := s.persistCursor(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// persistCursor runs c's portal to its end into a spill file and makes the
+// file c's portal (PostgreSQL's PersistHoldablePortal). A DuckDB result
+// already parked in a file keeps that file.
+func (s *Session) persistCursor(ctx context.Context, c *cursor) error {
+	var r *spillReader
+	if p, ok := c.portal.(*duckPortal); ok && !c.done {
+		r = p.takeSpill()
+	}
+	if r == nil {
+		sp, err := s.e.newSpill()
+		if err != nil {
+			return err
+		}
+		for !c.done {
+			_, done, err := c.portal.Execute(ctx, 0, sp)
+			if err != nil {
+				sp.abort()
+				return err
+			}
+			c.done = done
+		}
+		if r, err = sp.finish(); err != nil {
+			return err
+		}
+	}
+	c.portal.Close()
+	c.portal, c.done = newSpillPortal(r, c.cols), false
+	return nil
 }
 
 // endBlockCursors ends a transaction block for the cursors: those without
@@ -102,7 +164,16 @@ func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt
 			if s.cursors == nil {
 				s.cursors = map[string]*cursor{}
 			}
-			s.cursors[name] = &cursor{name: name, portal: p, cols: cols, hold: hold, inBlock: s.inBlock}
+			c := &cursor{name: name, portal: p, cols: cols, hold: hold, inBlock: s.inBlock}
+			s.cursors[name] = c
+			if !s.inBlock {
+				// The DECLARE is its own transaction, which commits now.
+				if err := s.persistCursor(ctx, c); err != nil {
+					c.portal.Close()
+					delete(s.cursors, name)
+					return "", nil, err
+				}
+			}
 			return "DECLARE CURSOR", nil, nil
 		},
 	}, nil

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
 
@@ -10,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/duckstream"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -35,7 +35,7 @@ type duckQuery struct {
 // describeDuck prepares sql in DuckDB without executing it and reports its
 // result columns (with their DuckDB types) and parameter types.
 func (s *Session) describeDuck(ctx context.Context, query string) (cols []pgwire.Column, convs []valueConv, types []duckdb.TypeInfo, params []uint32, err error) {
-	err = s.duck.Raw(func(dc any) error {
+	err = s.duck.Raw(ctx, func(dc any) error {
 		pc, ok := dc.(driver.ConnPrepareContext)
 		if !ok {
 			return fmt.Errorf("duckdb connection cannot prepare")
@@ -245,20 +245,30 @@ func (q *duckQuery) Bind(_ context.Context, params []any) (pgwire.Portal, error)
 	return &duckPortal{q: q, args: args, params: params}, nil
 }
 
-// duckPortal streams a DuckDB result. Its rows live across Execute calls
-// (PortalSuspended), so they run under the portal's own context; each Execute
-// links the caller's context to it for cancellation.
+// duckPortal streams a DuckDB result: DuckDB produces rows as Execute asks
+// for them (internal/duckstream), so a result of any size — a COPY TO, a
+// cursor FETCHing a few rows at a time — costs the memory of a few chunks.
+// The stream lives across Execute calls (PortalSuspended, cursors), so it
+// runs under the portal's own context; each Execute links the caller's
+// context to it for cancellation. When the session's DuckDB connection is
+// needed while the stream is open, the rest of the result is parked in a
+// spill file and read from there (duckconn.go).
 type duckPortal struct {
 	q      *duckQuery
 	args   []any
 	params []any // as decoded, for pruning
 	ctx    context.Context
 	cancel context.CancelFunc
-	rows   *sql.Rows
-	vals   []any
-	ptrs   []any
-	out    []any
-	count  int
+	// started is set by the first Execute. Then rows is the open stream,
+	// or spill the rest of the result after a park, or err what parking
+	// met; all are nil once the result was read to its end.
+	started bool
+	rows    *duckstream.Rows
+	spill   *spillReader
+	err     error
+	vals    []any
+	out     []any
+	count   int
 }
 
 func (p *duckPortal) Describe(context.Context) ([]pgwire.Column, error) { return p.q.cols, nil }
@@ -280,10 +290,15 @@ func (p *duckPortal) start(ctx context.Context) error {
 		query = native
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	// DuckDB may run the whole query inside QueryContext (aggregates): link
-	// the caller's cancellation (CancelRequest, statement_timeout) already.
+	// DuckDB may run much of the query before the first row (aggregates,
+	// sorts): link the caller's cancellation (CancelRequest,
+	// statement_timeout) already.
 	stop := context.AfterFunc(ctx, p.cancel)
-	rows, err := p.q.s.duck.QueryContext(p.ctx, query, p.args...)
+	err := p.q.s.duck.stream(ctx, p, func(c *duckdb.Conn) error {
+		rows, err := duckstream.Query(p.ctx, c, query, p.args)
+		p.rows = rows
+		return err
+	})
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -291,38 +306,55 @@ func (p *duckPortal) start(ctx context.Context) error {
 		}
 		return err
 	}
-	p.rows = rows
 	n := len(p.q.cols)
-	p.vals, p.ptrs, p.out = make([]any, n), make([]any, n), make([]any, n)
-	for i := range p.vals {
-		p.ptrs[i] = &p.vals[i]
-	}
+	p.vals, p.out = make([]any, n), make([]any, n)
 	return nil
 }
 
+// next reads the stream's next row into p.out, converted; false at its end,
+// when the stream is closed and the connection released.
+func (p *duckPortal) next() (bool, error) {
+	ok, err := p.rows.Next(p.ctx, p.vals)
+	if !ok || err != nil {
+		p.rows.Close()
+		p.rows = nil
+		p.q.s.duck.released(p)
+		return false, err
+	}
+	for i, v := range p.vals {
+		p.out[i] = p.q.convs[i](v)
+	}
+	return true, nil
+}
+
 func (p *duckPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
-	if p.rows == nil {
+	if !p.started {
+		p.started = true
 		if err := p.start(ctx); err != nil {
 			return "", true, err
 		}
 	}
+	if p.err != nil {
+		return "", true, p.err
+	}
+	if p.spill != nil {
+		return p.executeSpilled(ctx, maxRows, w)
+	}
+	if p.rows == nil {
+		return fmt.Sprintf("SELECT %d", p.count), true, nil
+	}
 	stop := context.AfterFunc(ctx, p.cancel)
 	defer stop()
 	for n := 0; maxRows == 0 || n < maxRows; n++ {
-		if !p.rows.Next() {
-			if err := p.rows.Err(); err != nil {
-				if ctx.Err() != nil {
-					return "", true, sqlerr.ErrCanceled
-				}
-				return "", true, err
+		ok, err := p.next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", true, sqlerr.ErrCanceled
 			}
-			return fmt.Sprintf("SELECT %d", p.count), true, nil
-		}
-		if err := p.rows.Scan(p.ptrs...); err != nil {
 			return "", true, err
 		}
-		for i, v := range p.vals {
-			p.out[i] = p.q.convs[i](v)
+		if !ok {
+			return fmt.Sprintf("SELECT %d", p.count), true, nil
 		}
 		if err := w.WriteRow(p.out); err != nil {
 			return "", true, err
@@ -332,9 +364,82 @@ func (p *duckPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWrite
 	return "", false, nil
 }
 
+// executeSpilled reads the rest of a parked result.
+func (p *duckPortal) executeSpilled(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
+	for n := 0; maxRows == 0 || n < maxRows; n++ {
+		if n%256 == 0 && ctx.Err() != nil {
+			return "", true, sqlerr.ErrCanceled
+		}
+		ok, err := p.spill.next(p.q.cols, p.out)
+		if err != nil {
+			return "", true, err
+		}
+		if !ok {
+			p.spill.close()
+			p.spill = nil
+			return fmt.Sprintf("SELECT %d", p.count), true, nil
+		}
+		if err := w.WriteRow(p.out); err != nil {
+			return "", true, err
+		}
+		p.count++
+	}
+	return "", false, nil
+}
+
+// park implements streamHolder: the rest of the stream goes to a spill
+// file, which later Executes read. A failure (the query's own error, the
+// temp space limit, a cancel of the statement that needed the connection)
+// is the portal's next Execute's error.
+func (p *duckPortal) park(ctx context.Context) {
+	sp, err := p.q.s.e.newSpill()
+	if err == nil {
+		stop := context.AfterFunc(ctx, p.cancel)
+		for err == nil {
+			var ok bool
+			if ok, err = p.next(); ok {
+				err = sp.WriteRow(p.out)
+			} else if err == nil {
+				break
+			}
+		}
+		stop()
+		if err != nil && ctx.Err() != nil {
+			err = sqlerr.ErrCanceled
+		}
+	}
+	if p.rows != nil {
+		p.rows.Close()
+		p.rows = nil
+	}
+	if err == nil {
+		p.spill, err = sp.finish()
+	} else if sp != nil {
+		sp.abort()
+	}
+	p.err = err
+}
+
+// takeSpill hands over the file of a parked result whose stream is closed
+// (the rest of the result is in it); nil otherwise.
+func (p *duckPortal) takeSpill() *spillReader {
+	if p.rows != nil || p.err != nil {
+		return nil
+	}
+	r := p.spill
+	p.spill = nil
+	return r
+}
+
 func (p *duckPortal) Close() {
 	if p.rows != nil {
 		p.rows.Close()
+		p.rows = nil
+		p.q.s.duck.released(p)
+	}
+	if p.spill != nil {
+		p.spill.close()
+		p.spill = nil
 	}
 	if p.cancel != nil {
 		p.cancel()

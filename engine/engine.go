@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/duckstream"
 	"github.com/lakesoul-go/lakesoul/listen"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -94,6 +95,8 @@ type Engine struct {
 	imports importRegistry
 	// listen is the server's LISTEN/NOTIFY (listen.go).
 	listen *listen.Hub
+	// results bounds the disk of result spills (spill.go).
+	results resultSpace
 	// ddlGen counts this server's changes of relation names and columns
 	// (renames, ALTER TABLE, DROP; rename.go): a plan made at another
 	// generation checks its tables before it runs (checkPlanTables).
@@ -113,6 +116,13 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.scans.spill = cfg.TempDir
 	if e.scans.spill == "" {
 		e.scans.spill = os.TempDir()
+	}
+	// Results that outlive their source (held cursors, parked streams)
+	// spill there too, within the temp space limit (spill.go).
+	e.results.dir, e.results.limit = e.scans.spill, cfg.TempLimit
+	if err := duckstream.Available(); err != nil {
+		// Without streaming, every result would be materialised in memory.
+		return nil, fmt.Errorf("DuckDB results cannot stream: %w", err)
 	}
 	e.snaps = newSnapshotCache()
 	e.vectors = newVectorIndexes(cfg.Catalog, e)
@@ -237,7 +247,7 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 		cred:      catalog.Credential{Password: cred.Password, SCRAMClientKey: cred.SCRAMClientKey, SCRAMServerKey: cred.SCRAMServerKey},
 		cat:       e.cat.As(user),
 		token:     token,
-		duck:      duck,
+		duck:      &duckConn{conn: duck},
 		counted:   true,
 	}
 	s.settings = s.defaultSettings(params)

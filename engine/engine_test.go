@@ -52,14 +52,21 @@ func newSessionAt(t testing.TB, dir string) pgwire.Session {
 // with the warehouse at dir.
 func sessionOn(t testing.TB, dsn, dir string) pgwire.Session {
 	t.Helper()
+	return sessionOnConfig(t, dsn, dir, engine.Config{})
+}
+
+// sessionOnConfig is sessionOn with an engine configured by cfg (its
+// catalog, store, warehouse and logger filled in).
+func sessionOnConfig(t testing.TB, dsn, dir string, cfg engine.Config) pgwire.Session {
+	t.Helper()
 	ctx := context.Background()
 	cat, err := catalog.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cat.Close)
-	e, err := engine.New(ctx, engine.Config{Catalog: cat, Store: objstore.Local{},
-		Warehouse: objstore.LocalURI(dir), Logger: slog.Default()})
+	cfg.Catalog, cfg.Store, cfg.Warehouse, cfg.Logger = cat, objstore.Local{}, objstore.LocalURI(dir), slog.Default()
+	e, err := engine.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

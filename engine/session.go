@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -43,7 +42,7 @@ type Session struct {
 	enumMu sync.Mutex
 	enums  map[uint32]*catalog.Enum
 	// duck is the session's own DuckDB connection.
-	duck     *sql.Conn
+	duck     *duckConn
 	settings settings
 	// claimed is the server_version and server_version_num a dump tool's
 	// session reports instead of ServerVersion (dumpversion.go).
@@ -137,7 +136,7 @@ func (s *Session) Close() {
 		// instead of returned (ErrBadConn from Raw makes database/sql
 		// discard it).
 		s.e.log.Warn("temporary tables not dropped; DuckDB connection discarded", "err", err)
-		_ = s.duck.Raw(func(any) error { return driver.ErrBadConn })
+		_ = s.duck.Raw(context.Background(), func(any) error { return driver.ErrBadConn })
 	}
 	s.duck.Close()
 	if s.counted {

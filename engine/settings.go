@@ -299,6 +299,14 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 		s.rollbackBlock(ctx)
 		return "ROLLBACK", nil
 	}
+	// Cursors without WITH HOLD end with the block; the WITH HOLD cursors
+	// it declared are materialised before it commits, and their failure
+	// aborts it (cursor.go).
+	s.closeCursors(false)
+	if err := s.persistCursors(ctx); err != nil {
+		s.rollbackBlock(ctx)
+		return "", err
+	}
 	// The block's NOTIFYs must fit the queues before anything commits
 	// (listen.go); sent after the commit, dropped if it fails.
 	pending, err := s.prepareBlockNotifies()
@@ -310,7 +318,6 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	listens := s.blockListens
 	s.blockNotifies, s.blockListens = nil, nil
 	s.inBlock, s.implicit, s.wroteInBlock = false, false, false
-	s.closeCursors(false)
 	staged, err := s.commitStaged(ctx)
 	s.endSavepoints(ctx, staged) // savepoint.go
 	if err != nil {

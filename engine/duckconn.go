@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// duckConn is a session's DuckDB connection.
+//
+// Query results stream (duckPortal, internal/duckstream): DuckDB produces
+// rows as they are fetched. DuckDB keeps one streaming result open per
+// connection and ends it when the connection prepares or runs anything
+// else, while a cursor or a suspended portal may stay open across the
+// session's other statements. So the connection knows the holder of its
+// open stream, and every other use of it parks the holder first: the
+// stream's remaining rows move to a spill file the holder reads from then
+// on (spill.go). All DuckDB work of a session goes through these methods;
+// the field of the underlying *sql.Conn is private to this file.
+type duckConn struct {
+	conn *sql.Conn
+	// holder's stream is open on the connection; nil when none is.
+	holder streamHolder
+}
+
+// streamHolder is a portal with a streaming result open on a connection.
+type streamHolder interface {
+	// park moves the rest of the stream off the connection (its rows to a
+	// spill file, or an error the holder reports when it is read next) and
+	// closes the stream.
+	park(ctx context.Context)
+}
+
+// yield parks the open stream, if any: the connection is free afterwards.
+func (d *duckConn) yield(ctx context.Context) {
+	if h := d.holder; h != nil {
+		d.holder = nil
+		h.park(ctx)
+	}
+}
+
+// stream runs start, which opens a streaming result for h, on the driver
+// connection, after parking any other stream; h holds the connection
+// afterwards (until it calls released).
+func (d *duckConn) stream(ctx context.Context, h streamHolder, start func(*duckdb.Conn) error) error {
+	d.yield(ctx)
+	err := d.conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("not a DuckDB connection (%T)", dc)
+		}
+		return start(c)
+	})
+	if err == nil {
+		d.holder = h
+	}
+	return err
+}
+
+// released records that h's stream is closed (ended, parked or dropped).
+func (d *duckConn) released(h streamHolder) {
+	if d.holder == h {
+		d.holder = nil
+	}
+}
+
+func (d *duckConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	d.yield(ctx)
+	return d.conn.ExecContext(ctx, query, args...)
+}
+
+func (d *duckConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	d.yield(ctx)
+	return d.conn.QueryContext(ctx, query, args...)
+}
+
+func (d *duckConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	d.yield(ctx)
+	return d.conn.QueryRowContext(ctx, query, args...)
+}
+
+// Raw runs f on the driver connection (to prepare a statement, or to mark
+// the connection bad).
+func (d *duckConn) Raw(ctx context.Context, f func(driverConn any) error) error {
+	d.yield(ctx)
+	return d.conn.Raw(f)
+}
+
+// Close returns the connection to the pool; the holder's stream, if any,
+// must have been closed.
+func (d *duckConn) Close() error { return d.conn.Close() }
