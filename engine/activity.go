@@ -94,11 +94,60 @@ func (s *Session) activityJSON() string {
 		}
 		rows = append(rows, r)
 	}
+	rows = append(rows, s.buildActivity(ts)...)
 	b, err := json.Marshal(rows)
 	if err != nil {
 		panic(err) // plain strings and numbers always marshal
 	}
 	return string(b)
+}
+
+// backendVectorBuild is the backend_type of a vector index build.
+const backendVectorBuild = "vector index build"
+
+// buildActivity lists the running vector index builds as pg_stat_activity
+// lists PostgreSQL's background workers: a build for a role shows as that
+// role's; one of the server's own (after a compaction) has no user, and
+// only administrators see its details.
+func (s *Session) buildActivity(ts func(time.Time) *string) []activityRow {
+	var rows []activityRow
+	for _, b := range s.e.vectors.builder.Running() {
+		r := activityRow{Datname: DatabaseName, PID: b.PID, Usename: b.User, Query: insufficientPrivilege}
+		if s.admin() || b.User != "" && b.User == s.user {
+			backendType, state := backendVectorBuild, "active"
+			r.BackendType, r.State = &backendType, &state
+			r.Query = fmt.Sprintf("CREATE INDEX %s ON %s", b.Index, b.Table)
+			r.BackendStart, r.XactStart, r.QueryStart, r.StateChange = ts(b.Started), ts(b.Started), ts(b.Started), ts(b.Started)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// signalBuild cancels the vector index build pid (pg_cancel_backend and
+// pg_terminate_backend alike); false when pid is no build. Its role and
+// administrators may.
+func (s *Session) signalBuild(pid uint32, terminate bool) (bool, error) {
+	for _, b := range s.e.vectors.builder.Running() {
+		if b.PID != pid {
+			continue
+		}
+		if !s.admin() && (b.User == "" || b.User != s.user) {
+			return false, signalDenied(terminate)
+		}
+		return s.e.vectors.builder.Cancel(pid), nil
+	}
+	return false, nil
+}
+
+// signalDenied is PostgreSQL's error for signalling another role's backend.
+func signalDenied(terminate bool) error {
+	if terminate {
+		return &sqlerr.Error{Code: sqlerr.InsufficientPrivilege, Message: "permission denied to terminate process",
+			Detail: "Only roles with privileges of the role whose process is being terminated or with privileges of the \"pg_signal_backend\" role may terminate this process."}
+	}
+	return &sqlerr.Error{Code: sqlerr.InsufficientPrivilege, Message: "permission denied to cancel query",
+		Detail: "Only roles with privileges of the role whose query is being canceled or with privileges of the \"pg_signal_backend\" role may cancel this query."}
 }
 
 // Session functions the engine answers itself rather than the catalog:
@@ -219,18 +268,18 @@ func (s *Session) signal(ctx context.Context, v any, terminate bool) (any, error
 			}
 		}
 	}
+	if target == nil && pid > 0 {
+		if ok, err := s.signalBuild(uint32(pid), terminate); ok || err != nil {
+			return ok, err
+		}
+	}
 	if target == nil {
 		_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING",
 			Message: fmt.Sprintf("PID %d is not a PostgreSQL backend process", pid)})
 		return false, nil
 	}
 	if !s.admin() && target.User != s.user {
-		if terminate {
-			return nil, &sqlerr.Error{Code: sqlerr.InsufficientPrivilege, Message: "permission denied to terminate process",
-				Detail: "Only roles with privileges of the role whose process is being terminated or with privileges of the \"pg_signal_backend\" role may terminate this process."}
-		}
-		return nil, &sqlerr.Error{Code: sqlerr.InsufficientPrivilege, Message: "permission denied to cancel query",
-			Detail: "Only roles with privileges of the role whose query is being canceled or with privileges of the \"pg_signal_backend\" role may cancel this query."}
+		return nil, signalDenied(terminate)
 	}
 	return s.e.sessions.Signal(uint32(pid), terminate), nil
 }

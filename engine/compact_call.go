@@ -90,7 +90,7 @@ func (s *Session) compactTargets(ctx context.Context, targets [][]any) ([][]any,
 	out := make([][]any, 0, len(results))
 	for _, r := range results {
 		if r.Status == compaction.Compacted {
-			s.e.rebuildVectorIndexes(ctx, t, r.Partition) // vectorindex.go
+			s.e.rebuildVectorIndexes(ctx, t, r.Partition, s.user) // vectorindex.go
 		}
 		var version any
 		if r.Version >= 0 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 
@@ -19,7 +20,13 @@ import (
 // (lakesoul.vector_index) and returns; its segments (one per partition ×
 // bucket, vector/segment.go) are built in the background, and rebuilt by
 // the compaction workers for partitions they rewrote. Until a
-// unit has a segment it is searched exactly.
+// unit has a segment it is searched exactly. Columns of more than
+// vector.MaxIndexDims dimensions cannot be indexed (pgvector's bound).
+//
+// The builds of a server share one vector.Builder: a few at once, taken
+// in turn by workspace. Each shows in pg_stat_activity as a backend of
+// type "vector index build" (activity.go) that pg_cancel_backend stops,
+// and stops when its index or table is dropped or the server shuts down.
 
 // vectorIndexes runs the engine's background index builds.
 type vectorIndexes struct {
@@ -31,7 +38,8 @@ type vectorIndexes struct {
 
 func newVectorIndexes(cat *catalog.Catalog, e *Engine) *vectorIndexes {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &vectorIndexes{builder: &vector.Builder{Cat: cat, Store: e.store, Log: e.log}, ctx: ctx, cancel: cancel}
+	return &vectorIndexes{builder: &vector.Builder{Cat: cat, Store: e.store, Log: e.log, Slots: vector.NewBuildSlots(0)},
+		ctx: ctx, cancel: cancel}
 }
 
 // close stops the builds and waits for them.
@@ -40,40 +48,51 @@ func (v *vectorIndexes) close() {
 	v.wg.Wait()
 }
 
-// build builds the missing or stale segments of t's index ix (of the
-// partitions descs, all when nil) in the background.
-func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, descs []string) {
+// buildVectorIndex builds the missing or stale segments of t's index ix
+// (of the partitions descs, all when nil) in the background, for user.
+func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, descs []string, user string) {
 	v := e.vectors
 	v.wg.Add(1)
 	go func() {
 		defer v.wg.Done()
-		n, err := v.builder.BuildTable(v.ctx, t, ix, descs)
-		if err != nil && v.ctx.Err() == nil {
+		n, err := v.builder.BuildTable(v.ctx, t, ix, descs, user)
+		switch {
+		case errors.Is(err, vector.ErrBuildCanceled):
+			e.log.Info("vector index build canceled", "table", t.QualifiedName(), "index", ix.Name, "segments", n)
+		case err != nil && v.ctx.Err() == nil && !errors.Is(err, context.Canceled):
 			e.log.Warn("vector index build failed", "table", t.QualifiedName(), "index", ix.Name, "err", err)
-			return
+		case err != nil:
+			e.log.Info("vector index build stopped", "table", t.QualifiedName(), "index", ix.Name, "segments", n, "err", err)
+		default:
+			e.log.Info("vector index built", "table", t.QualifiedName(), "index", ix.Name, "segments", n)
 		}
-		e.log.Info("vector index built", "table", t.QualifiedName(), "index", ix.Name, "segments", n)
 	}()
 }
 
 // rebuildVectorIndexes rebuilds, in the background, the segments of t's
 // vector indexes for partition desc, which a compaction rewrote.
-func (e *Engine) rebuildVectorIndexes(ctx context.Context, t *catalog.Table, desc string) {
+func (e *Engine) rebuildVectorIndexes(ctx context.Context, t *catalog.Table, desc, user string) {
 	ixs, err := e.cat.VectorIndexes(ctx, t.ID)
 	if err != nil {
 		e.log.Warn("vector indexes: cannot list", "table", t.QualifiedName(), "err", err)
 		return
 	}
 	for _, ix := range ixs {
-		e.buildVectorIndex(t, ix, []string{desc})
+		e.buildVectorIndex(t, ix, []string{desc}, user)
 	}
+}
+
+// RebuildVectorIndexes rebuilds the stale segments of partition desc of
+// table tableID's vector indexes, after a compaction of the server's
+// workers rewrote it (compaction.Config.AfterCompaction): on the engine's
+// builder, so these builds share its slots and show in pg_stat_activity.
+func (e *Engine) RebuildVectorIndexes(ctx context.Context, tableID, desc string) error {
+	return e.vectors.builder.Rebuild(ctx, tableID, desc)
 }
 
 // planVectorIndex plans CREATE INDEX … USING ivfflat (index.go routes it).
 func (s *Session) planVectorIndex(st *pg_query.IndexStmt, method string) (pgwire.Statement, error) {
 	switch {
-	case method == "hnsw":
-		return nil, sqlerr.Unsupported("CREATE INDEX … USING hnsw", "CREATE INDEX … USING ivfflat (column vector_l2_ops|vector_cosine_ops|vector_ip_ops) WITH (lists = N)")
 	case st.Unique || st.WhereClause != nil || len(st.IndexIncludingParams) > 0 || st.Concurrent:
 		return nil, sqlerr.Unsupported("UNIQUE, partial, INCLUDE or CONCURRENTLY vector indexes", "CREATE INDEX name ON table USING ivfflat (column opclass) WITH (lists = N)")
 	case len(st.IndexParams) != 1 || st.IndexParams[0].GetIndexElem().GetName() == "":
@@ -91,11 +110,14 @@ func (s *Session) planVectorIndex(st *pg_query.IndexStmt, method string) (pgwire
 		opclass = parts[len(parts)-1]
 	}
 	metric, ok := vector.MetricOfOpclass(opclass)
-	if !ok {
+	if !ok && method != "hnsw" {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "operator class %q does not exist for access method \"ivfflat\"", opclass)
 	}
 	lists := 100 // pgvector's default
 	for _, o := range st.Options {
+		if method == "hnsw" {
+			break // hnsw's own options (m, ef_construction); refused below
+		}
 		d := o.GetDefElem()
 		if d.Defname != "lists" {
 			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q", d.Defname)
@@ -116,9 +138,16 @@ func (s *Session) planVectorIndex(st *pg_query.IndexStmt, method string) (pgwire
 			return sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", elem.Name)
 		}
 		f := t.Schema.Field(idx[0])
-		if schema.VectorDims(f) == 0 {
+		dims := schema.VectorDims(f)
+		if dims == 0 {
 			return sqlerr.New(sqlerr.DatatypeMismatch, "column %q is of type %s, not vector: operator class %q accepts only vectors",
 				elem.Name, lakeFieldTypeName(f), opclass)
+		}
+		if dims > vector.MaxIndexDims { // pgvector's check and words, for both methods
+			return sqlerr.New(sqlerr.ProgramLimitExceeded, "column cannot have more than %d dimensions for %s index", vector.MaxIndexDims, method)
+		}
+		if method == "hnsw" {
+			return sqlerr.Unsupported("CREATE INDEX … USING hnsw", "CREATE INDEX … USING ivfflat (column vector_l2_ops|vector_cosine_ops|vector_ip_ops) WITH (lists = N)")
 		}
 		if !vector.IndexableKey(t) {
 			return sqlerr.Unsupported("a vector index on a table without a one-column integer or text primary key",
@@ -137,7 +166,7 @@ func (s *Session) planVectorIndex(st *pg_query.IndexStmt, method string) (pgwire
 			}
 			return err
 		}
-		s.afterDDL(func() { s.e.buildVectorIndex(t, ix, nil) })
+		s.afterDDL(func() { s.e.buildVectorIndex(t, ix, nil, s.user) })
 		return nil
 	}), nil
 }

@@ -321,3 +321,71 @@ func TestVectorIndexRelations(t *testing.T) {
 	mustRun(t, s, `DROP INDEX a.x`)
 	expectRows(t, s, `SELECT schemaname FROM pg_catalog.pg_indexes WHERE indexname = 'x'`, "b")
 }
+
+// Vector columns of more than 2000 dimensions cannot be indexed, with
+// pgvector's error for either method; 2000 can.
+func TestVectorIndexDimensionCap(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA cap; CREATE TABLE cap.wide (id bigint, emb vector(2001), PRIMARY KEY (id));
+		CREATE TABLE cap.ok (id bigint, emb vector(2000), PRIMARY KEY (id))`)
+	for _, method := range []string{"ivfflat", "hnsw"} {
+		_, err := run(t, s, `CREATE INDEX w_`+method+` ON cap.wide USING `+method+` (emb vector_l2_ops)`)
+		want := "column cannot have more than 2000 dimensions for " + method + " index"
+		if sqlerr.Code(err) != sqlerr.ProgramLimitExceeded || err.Error() != want {
+			t.Errorf("%s on vector(2001): %v, want 54000 %q", method, err, want)
+		}
+	}
+	mustRun(t, s, `CREATE INDEX ok_idx ON cap.ok USING ivfflat (emb vector_l2_ops) WITH (lists = 4)`)
+}
+
+// buildPIDs are the vector index builds pg_stat_activity shows.
+func buildPIDs(t *testing.T, s pgwire.Session) []string {
+	t.Helper()
+	return mustRun(t, s, `SELECT pid FROM pg_stat_activity WHERE backend_type = 'vector index build'`)
+}
+
+// waitBuilds waits until pg_stat_activity shows n builds, up to limit.
+func waitBuilds(t *testing.T, s pgwire.Session, n int, limit time.Duration, what string) []string {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		pids := buildPIDs(t, s)
+		if len(pids) == n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d builds after %s, want %d", what, len(pids), limit, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A build of a 2000-dimension index (seconds of work: its rotation alone
+// is O(D³)) shows in pg_stat_activity and stops at once when
+// pg_cancel_backend is called on it, when its index is dropped and when
+// its table is dropped.
+func TestVectorBuildStops(t *testing.T) {
+	s := newSession(t)
+	const dims = 2000
+	mustRun(t, s, `CREATE SCHEMA bs; CREATE TABLE bs.t (id bigint, cat int, emb vector(2000), PRIMARY KEY (id)) WITH (hash_bucket_num = 1)`)
+	rng := rand.New(rand.NewPCG(5, 6))
+	center := make([]float32, dims)
+	insertClustered(t, s, "bs.t", 0, 400, dims, rng, [][]float32{center})
+	const prompt = 5 * time.Second // the index is checked every second
+
+	mustRun(t, s, `CREATE INDEX i1 ON bs.t USING ivfflat (emb vector_l2_ops) WITH (lists = 8)`)
+	pids := waitBuilds(t, s, 1, time.Minute, "CREATE INDEX")
+	expectRows(t, s, "SELECT pg_cancel_backend("+pids[0]+")", "true")
+	waitBuilds(t, s, 0, prompt, "pg_cancel_backend")
+
+	mustRun(t, s, `DROP INDEX bs.i1`)
+	mustRun(t, s, `CREATE INDEX i2 ON bs.t USING ivfflat (emb vector_l2_ops) WITH (lists = 8)`)
+	waitBuilds(t, s, 1, time.Minute, "CREATE INDEX")
+	mustRun(t, s, `DROP INDEX bs.i2`)
+	waitBuilds(t, s, 0, prompt, "DROP INDEX")
+
+	mustRun(t, s, `CREATE INDEX i3 ON bs.t USING ivfflat (emb vector_l2_ops) WITH (lists = 8)`)
+	waitBuilds(t, s, 1, time.Minute, "CREATE INDEX")
+	mustRun(t, s, `DROP TABLE bs.t`)
+	waitBuilds(t, s, 0, prompt, "DROP TABLE")
+}

@@ -241,7 +241,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.CompactionWorkers > 0 {
 		s.compactor, err = compaction.Start(ctx, compaction.Config{Catalog: s.cat, Store: store,
 			Workers: cfg.CompactionWorkers, Options: compaction.Options{Logger: cfg.Logger, Warehouse: warehouse},
-			AfterCompaction: (&vector.Builder{Cat: s.cat, Store: store, Log: cfg.Logger}).Rebuild})
+			AfterCompaction: s.eng.RebuildVectorIndexes})
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"container/heap"
+	"context"
 	"iter"
 	"math"
 	"math/bits"
@@ -42,12 +43,15 @@ func (c *codes) memoryBytes() int {
 
 // randomRotation is a seeded random orthogonal D × D matrix (Gram–Schmidt
 // on a Gaussian matrix).
-func randomRotation(D int, rng *rand.Rand) []float32 {
+func randomRotation(ctx context.Context, D int, rng *rand.Rand) ([]float32, error) {
 	m := make([]float64, D*D)
 	for i := range m {
 		m[i] = rng.NormFloat64()
 	}
 	for i := range D {
+		if err := ctx.Err(); err != nil {
+			return nil, err // a row costs O(i·D): at most 4 M steps
+		}
 		row := m[i*D : (i+1)*D]
 		for j := range i {
 			prev := m[j*D : (j+1)*D]
@@ -72,7 +76,7 @@ func randomRotation(D int, rng *rand.Rand) []float32 {
 	for i, x := range m {
 		out[i] = float32(x)
 	}
-	return out
+	return out, nil
 }
 
 // rotate writes rot·x (x zero-padded to D) into y.
@@ -89,11 +93,15 @@ func rotate(rot []float32, D int, x, y []float32) {
 
 // encodeCodes codes vecs (rows × dims, in list order) against their lists'
 // centroids.
-func encodeCodes(vecs []float32, dims int, cent []float32, offsets []uint32, metric Metric, rng *rand.Rand) codes {
+func encodeCodes(ctx context.Context, vecs []float32, dims int, cent []float32, offsets []uint32, metric Metric, rng *rand.Rand) (codes, error) {
 	D := (dims + 7) &^ 7
 	lists := len(offsets) - 1
 	n := int(offsets[lists])
-	c := codes{dim: D, rot: randomRotation(D, rng), rcent: make([]float32, lists*D),
+	rot, err := randomRotation(ctx, D, rng)
+	if err != nil {
+		return codes{}, err
+	}
+	c := codes{dim: D, rot: rot, rcent: make([]float32, lists*D),
 		bits: make([]byte, n*D/8), norm: make([]float32, n), fac: make([]float32, n)}
 	for l := range lists {
 		rotate(c.rot, D, cent[l*dims:(l+1)*dims], c.rcent[l*D:(l+1)*D])
@@ -105,7 +113,7 @@ func encodeCodes(vecs []float32, dims int, cent []float32, offsets []uint32, met
 		}
 	}
 	sqrtD := float32(math.Sqrt(float64(D)))
-	parallel(n, func(lo, hi int) {
+	err = parallel(ctx, n, func(lo, hi int) {
 		res, y := make([]float32, dims), make([]float32, D)
 		for r := lo; r < hi; r++ {
 			l := int(listOf[r])
@@ -130,7 +138,7 @@ func encodeCodes(vecs []float32, dims int, cent []float32, offsets []uint32, met
 			}
 		}
 	})
-	return c
+	return c, err
 }
 
 // estimate offers every row of the lists to h with its estimated distance

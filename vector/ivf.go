@@ -2,6 +2,7 @@ package vector
 
 import (
 	"container/heap"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // IVF is an inverted-file index of one partition × bucket: k-means
@@ -66,12 +68,22 @@ type BuildOptions struct {
 	Seed       uint64
 }
 
+// MaxIndexDims is the most dimensions an indexed vector column may have:
+// pgvector's bound for ivfflat and hnsw indexes of vector columns. It also
+// bounds a build's cost, whose rotation (codes.go) is D × D and built in
+// O(D³).
+const MaxIndexDims = 2000
+
 // Build indexes rows: keys[i] has vector vecs[i·dims : (i+1)·dims]. vecs
-// is modified for Cosine (normalized).
-func Build(keys []string, vecs []float32, dims int, metric Metric, opt BuildOptions) (*IVF, error) {
+// is modified for Cosine (normalized). It stops with ctx's error when ctx
+// ends, checking between blocks of work of at most a few milliseconds.
+func Build(ctx context.Context, keys []string, vecs []float32, dims int, metric Metric, opt BuildOptions) (*IVF, error) {
 	n := len(keys)
 	if dims <= 0 || len(vecs) != n*dims {
 		return nil, fmt.Errorf("ivf build: %d keys, %d floats of %d dimensions", n, len(vecs), dims)
+	}
+	if dims > MaxIndexDims {
+		return nil, fmt.Errorf("ivf build: %d dimensions, at most %d can be indexed", dims, MaxIndexDims)
 	}
 	if metric == Cosine {
 		for i := range n {
@@ -95,13 +107,19 @@ func Build(keys []string, vecs []float32, dims int, metric Metric, opt BuildOpti
 	if len(sample) > sampleN*lists {
 		sample = sample[:sampleN*lists]
 	}
-	cent := kmeans(vecs, dims, sample, lists, iters, metric, rng)
+	cent, err := kmeans(ctx, vecs, dims, sample, lists, iters, metric, rng)
+	if err != nil {
+		return nil, err
+	}
 	assign := make([]int32, n)
-	parallel(n, func(lo, hi int) {
+	err = parallel(ctx, n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			assign[i] = int32(nearest(cent, dims, vecs[i*dims:(i+1)*dims], metric))
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
 	ix := &IVF{Dims: dims, Metric: metric, Centroids: cent, Offsets: make([]uint32, lists+1),
 		keyOff: make([]uint32, n+1), vecs: make([]float32, n*dims)}
 	for _, a := range assign {
@@ -121,14 +139,16 @@ func Build(keys []string, vecs []float32, dims int, metric Metric, opt BuildOpti
 		ix.keyBlob = append(ix.keyBlob, keys[i]...)
 		ix.keyOff[at+1] = uint32(len(ix.keyBlob))
 	}
-	ix.codes = encodeCodes(ix.vecs, dims, cent, ix.Offsets, metric, rng)
+	if ix.codes, err = encodeCodes(ctx, ix.vecs, dims, cent, ix.Offsets, metric, rng); err != nil {
+		return nil, err
+	}
 	return ix, nil
 }
 
 // kmeans trains k centroids on the sampled rows (Lloyd's algorithm,
 // initialized with distinct sample rows; an empty cluster takes a random
 // sample row).
-func kmeans(vecs []float32, dims int, sample []int, k, iters int, metric Metric, rng *rand.Rand) []float32 {
+func kmeans(ctx context.Context, vecs []float32, dims int, sample []int, k, iters int, metric Metric, rng *rand.Rand) ([]float32, error) {
 	cent := make([]float32, k*dims)
 	for c := range k {
 		src := 0
@@ -138,16 +158,19 @@ func kmeans(vecs []float32, dims int, sample []int, k, iters int, metric Metric,
 		}
 	}
 	if len(sample) == 0 {
-		return cent
+		return cent, nil
 	}
 	assign := make([]int32, len(sample))
 	for range iters {
-		parallel(len(sample), func(lo, hi int) {
+		err := parallel(ctx, len(sample), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				s := sample[i]
 				assign[i] = int32(nearest(cent, dims, vecs[s*dims:(s+1)*dims], metric))
 			}
 		})
+		if err != nil {
+			return nil, err
+		}
 		sums := make([]float64, k*dims)
 		counts := make([]int, k)
 		for i, a := range assign {
@@ -172,7 +195,7 @@ func kmeans(vecs []float32, dims int, sample []int, k, iters int, metric Metric,
 			}
 		}
 	}
-	return cent
+	return cent, nil
 }
 
 // nearest is the centroid nearest to v.
@@ -186,23 +209,34 @@ func nearest(cent []float32, dims int, v []float32, metric Metric) int {
 	return best
 }
 
-// parallel runs f over [0, n) in GOMAXPROCS chunks.
-func parallel(n int, f func(lo, hi int)) {
+// parallelBlock is the most rows parallel gives f at once: ctx is checked
+// between blocks.
+const parallelBlock = 256
+
+// parallel runs f over [0, n) in blocks on GOMAXPROCS goroutines, and
+// stops taking blocks once ctx ends (returning its error).
+func parallel(ctx context.Context, n int, f func(lo, hi int)) error {
+	var next atomic.Int64
+	work := func() {
+		for ctx.Err() == nil {
+			lo := int(next.Add(parallelBlock)) - parallelBlock
+			if lo >= n {
+				return
+			}
+			f(lo, min(n, lo+parallelBlock))
+		}
+	}
 	w := runtime.GOMAXPROCS(0)
 	if n < 1024 || w == 1 {
-		f(0, n)
-		return
+		work()
+		return ctx.Err()
 	}
 	var wg sync.WaitGroup
-	step := (n + w - 1) / w
-	for lo := 0; lo < n; lo += step {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(n, lo+step))
+	for range w {
+		wg.Go(work)
 	}
 	wg.Wait()
+	return ctx.Err()
 }
 
 // Candidate is a row a search found, with its approximate distance.

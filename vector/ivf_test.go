@@ -2,6 +2,7 @@ package vector
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -54,7 +55,7 @@ func TestIVFRecall(t *testing.T) {
 		for i := range keys {
 			keys[i] = fmt.Sprint(i)
 		}
-		ix, err := Build(keys, vecs, dims, m, BuildOptions{Lists: 100, Seed: 1})
+		ix, err := Build(context.Background(), keys, vecs, dims, m, BuildOptions{Lists: 100, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestSegmentMemory(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprint(i)
 	}
-	ix, err := Build(keys, slices.Clone(base), dims, L2, BuildOptions{Lists: 64, Seed: 2})
+	ix, err := Build(context.Background(), keys, slices.Clone(base), dims, L2, BuildOptions{Lists: 64, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func BenchmarkProbe(b *testing.B) {
 	for i := range keys {
 		keys[i] = fmt.Sprint(i)
 	}
-	ix, err := Build(keys, base, dims, L2, BuildOptions{Lists: 100, Seed: 1})
+	ix, err := Build(context.Background(), keys, base, dims, L2, BuildOptions{Lists: 100, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -146,16 +148,51 @@ func NeededColumns(t *catalog.Table, column string) []bool {
 	return need
 }
 
-// Builder builds and rebuilds segments.
+// Builder builds and rebuilds segments. Its builds take turns for its
+// slots, a segment at a time (BuildSlots); each is listed while it runs
+// (Running, shown in pg_stat_activity) and stops when it is cancelled
+// (Cancel: pg_cancel_backend), when its index or table no longer exists
+// (checked every second, whoever dropped it), or when its context ends
+// (shutdown).
 type Builder struct {
 	Cat   *catalog.Catalog
 	Store objstore.Store
 	Log   *slog.Logger
-	// mu serializes the builds of this Builder (they are CPU-bound). A server
-	// has two (the engine's and the compaction workers'), which may build at
-	// once; a segment they race on is superseded or searched exactly.
-	mu sync.Mutex
+	// Slots bounds the segment builds running at once (nil: one).
+	Slots *BuildSlots
+
+	once    sync.Once
+	mu      sync.Mutex
+	running map[uint32]*build
 }
+
+// BuildInfo describes a running build.
+type BuildInfo struct {
+	// PID identifies the build as pg_stat_activity's pid does a session.
+	PID uint32
+	// User is the role the build runs for ("" for the server's own work,
+	// as after a compaction).
+	User         string
+	Table, Index string
+	Started      time.Time
+	// Waiting is set while the build waits for a slot.
+	Waiting bool
+}
+
+type build struct {
+	info   BuildInfo
+	cancel context.CancelCauseFunc
+}
+
+// ErrBuildCanceled ends a build that Cancel stopped.
+var ErrBuildCanceled = errors.New("vector index build canceled")
+
+// errIndexGone ends a build whose index or table was dropped.
+var errIndexGone = errors.New("vector index dropped")
+
+// indexCheckInterval is how often a running build checks that its index
+// still exists.
+const indexCheckInterval = time.Second
 
 // segmentExt ends the names of segment files of the current format
 // (format.go); a segment of an older format is rebuilt by the next build
@@ -166,15 +203,121 @@ const segmentExt = ".ivf2"
 // fewer for small segments (at least 16 rows per list on average).
 func segmentLists(lists, n int) int { return max(1, min(lists, n/16)) }
 
-// BuildTable builds the segments of every unit of t whose segment is
-// missing or stale (its files are no longer exactly the unit's live files).
-// It returns the number of segments built.
-func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, descs []string) (int, error) {
+func (b *Builder) init() {
+	b.once.Do(func() {
+		if b.Slots == nil {
+			b.Slots = NewBuildSlots(1)
+		}
+		b.running = map[uint32]*build{}
+	})
+}
+
+// Running lists the builds in progress.
+func (b *Builder) Running() []BuildInfo {
+	b.init()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	out := make([]BuildInfo, 0, len(b.running))
+	for _, r := range b.running {
+		out = append(out, r.info)
+	}
+	return out
+}
+
+// Cancel stops the build pid; false when there is none.
+func (b *Builder) Cancel(pid uint32) bool {
+	b.init()
+	b.mu.Lock()
+	r := b.running[pid]
+	b.mu.Unlock()
+	if r != nil {
+		r.cancel(ErrBuildCanceled)
+	}
+	return r != nil
+}
+
+// start registers a build under a fresh pid.
+func (b *Builder) start(info BuildInfo, cancel context.CancelCauseFunc) *build {
+	b.init()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		var p [4]byte
+		_, _ = rand.Read(p[:])
+		info.PID = binary.BigEndian.Uint32(p[:]) & 0x7fffffff
+		if _, taken := b.running[info.PID]; info.PID != 0 && !taken {
+			break
+		}
+	}
+	r := &build{info: info, cancel: cancel}
+	b.running[info.PID] = r
+	return r
+}
+
+func (b *Builder) setWaiting(r *build, waiting bool) {
+	b.mu.Lock()
+	r.info.Waiting = waiting
+	b.mu.Unlock()
+}
+
+func (b *Builder) end(r *build) {
+	b.mu.Lock()
+	delete(b.running, r.info.PID)
+	b.mu.Unlock()
+}
+
+// watch cancels the build when ix no longer exists, until ctx ends.
+func (b *Builder) watch(ctx context.Context, ix catalog.VectorIndex, cancel context.CancelCauseFunc) {
+	tick := time.NewTicker(indexCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ixs, err := b.Cat.VectorIndexes(ctx, ix.TableID)
+		if err != nil {
+			continue // the catalog is asked again at the next tick
+		}
+		if !slices.Contains(ixs, ix) {
+			cancel(errIndexGone)
+			return
+		}
+	}
+}
+
+// BuildTable builds the segments of every unit of t whose segment is
+// missing or stale (its files are no longer exactly the unit's live files),
+// for user. It returns the number of segments built; a build stopped by
+// Cancel fails with ErrBuildCanceled, one whose index was dropped with
+// context.Canceled.
+func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, descs []string, user string) (int, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r := b.start(BuildInfo{User: user, Table: t.QualifiedName(), Index: ix.Name, Started: time.Now()}, cancel)
+	defer b.end(r)
+	go b.watch(ctx, ix, cancel)
+	n, err := b.buildTable(ctx, r, t, ix, descs)
+	if err != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrBuildCanceled) {
+			err = cause
+		}
+	}
+	return n, err
+}
+
+func (b *Builder) buildTable(ctx context.Context, r *build, t *catalog.Table, ix catalog.VectorIndex, descs []string) (int, error) {
 	metric, err := ParseMetric(ix.Metric)
 	if err != nil {
 		return 0, err
+	}
+	field := t.Schema.FieldIndices(ix.Column)
+	if len(field) == 0 {
+		return 0, fmt.Errorf("vector index %s: no column %s", ix.Name, ix.Column)
+	}
+	if dims := schema.VectorDims(t.Schema.Field(field[0])); dims > MaxIndexDims {
+		return 0, fmt.Errorf("vector index %s: column %s has %d dimensions, at most %d can be indexed", ix.Name, ix.Column, dims, MaxIndexDims)
 	}
 	parts, err := b.Cat.LiveFiles(ctx, t.ID, descs)
 	if err != nil {
@@ -199,16 +342,29 @@ func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.V
 		if s, ok := have[u.Desc+"\x00"+strconv.Itoa(u.Bucket)]; ok && slices.Equal(s.DataFiles, paths) && strings.HasSuffix(s.Path, segmentExt) {
 			continue
 		}
-		rows, err := ReadRows(ctx, scan, u, ix.Column)
+		b.setWaiting(r, true)
+		release, err := b.Slots.Acquire(ctx, t.Domain)
+		b.setWaiting(r, false)
 		if err != nil {
 			return built, err
 		}
-		if err := b.writeSegment(ctx, t, ix, metric, u, paths, rows); err != nil {
+		err = b.buildSegment(ctx, scan, t, ix, metric, u, paths)
+		release()
+		if err != nil {
 			return built, err
 		}
 		built++
 	}
 	return built, nil
+}
+
+// buildSegment reads unit u's rows and writes its segment.
+func (b *Builder) buildSegment(ctx context.Context, scan *reader.Scan, t *catalog.Table, ix catalog.VectorIndex, metric Metric, u reader.Unit, paths []string) error {
+	rows, err := ReadRows(ctx, scan, u, ix.Column)
+	if err != nil {
+		return err
+	}
+	return b.writeSegment(ctx, t, ix, metric, u, paths, rows)
 }
 
 // Rebuild rebuilds the stale segments of partition desc of every vector
@@ -223,7 +379,7 @@ func (b *Builder) Rebuild(ctx context.Context, tableID, desc string) error {
 		return err
 	}
 	for _, ix := range ixs {
-		if _, err := b.BuildTable(ctx, t, ix, []string{desc}); err != nil {
+		if _, err := b.BuildTable(ctx, t, ix, []string{desc}, ""); err != nil {
 			return fmt.Errorf("rebuild vector index %s: %w", ix.Name, err)
 		}
 	}
@@ -241,7 +397,7 @@ func FilePaths(files []catalog.DataFile) []string {
 
 func (b *Builder) writeSegment(ctx context.Context, t *catalog.Table, ix catalog.VectorIndex, metric Metric, u reader.Unit, paths []string, rows *Rows) error {
 	dims := schema.VectorDims(t.Schema.Field(t.Schema.FieldIndices(ix.Column)[0]))
-	idx, err := Build(rows.Keys, rows.Vecs, dims, metric, BuildOptions{Lists: segmentLists(ix.Lists, len(rows.Keys)), Seed: 1})
+	idx, err := Build(ctx, rows.Keys, rows.Vecs, dims, metric, BuildOptions{Lists: segmentLists(ix.Lists, len(rows.Keys)), Seed: 1})
 	if err != nil {
 		return err
 	}
