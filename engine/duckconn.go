@@ -6,6 +6,9 @@ import (
 	"fmt"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakesoul-go/lakesoul/internal/duckstream"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // duckConn is a session's DuckDB connection.
@@ -64,6 +67,56 @@ func (d *duckConn) released(h streamHolder) {
 	if d.holder == h {
 		d.holder = nil
 	}
+}
+
+// query runs query as a stream its statement reads to the end (the rows an
+// INSERT … SELECT writes): DuckDB produces them as they are read. Nothing
+// else may use the connection meanwhile; if something did, the read fails
+// rather than end early.
+func (d *duckConn) query(ctx context.Context, query string, args []any) (*stmtStream, error) {
+	st := &stmtStream{d: d}
+	err := d.stream(ctx, st, func(c *duckdb.Conn) error {
+		var err error
+		st.rows, err = duckstream.Query(ctx, c, query, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// stmtStream is a stream query opened.
+type stmtStream struct {
+	d    *duckConn
+	rows *duckstream.Rows
+	err  error
+}
+
+// park implements streamHolder: the statement reading the stream fails.
+func (st *stmtStream) park(context.Context) {
+	st.rows.Close()
+	st.err = &sqlerr.Error{Code: sqlerr.InternalError, Message: "the statement's rows were cut off: its DuckDB connection was used while they were read"}
+}
+
+// Next reads the next row's values (as duckdb-go's rows give them) into
+// dst; false after the last. The stream is closed after its last row or
+// an error.
+func (st *stmtStream) Next(ctx context.Context, dst []any) (bool, error) {
+	if st.err != nil {
+		return false, st.err
+	}
+	ok, err := st.rows.Next(ctx, dst)
+	if !ok || err != nil {
+		st.Close()
+	}
+	return ok, err
+}
+
+// Close ends the stream and frees the connection.
+func (st *stmtStream) Close() {
+	st.rows.Close()
+	st.d.released(st)
 }
 
 func (d *duckConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {

@@ -278,8 +278,11 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 // keysExist tells that every key query yields is one the table has (UPDATE),
 // so columns it leaves out need no NOT NULL check (ingest.go).
 func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string, args []any, sch *arrow.Schema, keysExist bool) (int64, error) {
-	rows, err := s.duck.QueryContext(ctx, query, args...)
+	rows, err := s.duck.query(ctx, query, args)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0, sqlerr.ErrCanceled
+		}
 		return 0, err
 	}
 	defer rows.Close()
@@ -287,12 +290,7 @@ func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string
 	sink.keysExist = keysExist
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
 	defer b.Release()
-	n := sch.NumFields()
-	vals := make([]any, n)
-	ptrs := make([]any, n)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals := make([]any, sch.NumFields())
 	fail := func(err error) (int64, error) {
 		sink.abort(context.WithoutCancel(ctx))
 		if ctx.Err() != nil {
@@ -301,9 +299,13 @@ func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string
 		return 0, err
 	}
 	pending := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
+	for {
+		ok, err := rows.Next(ctx, vals)
+		if err != nil {
 			return fail(err)
+		}
+		if !ok {
+			break
 		}
 		for i, v := range vals {
 			if err := appendDuckValue(b.Field(i), v); err != nil {
@@ -316,9 +318,6 @@ func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string
 			}
 			pending = 0
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fail(err)
 	}
 	if err := sink.write(ctx, b.NewRecordBatch()); err != nil {
 		return fail(err)
