@@ -200,9 +200,9 @@ func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
 	for k, v := range t.Properties {
 		props[k] = v
 	}
-	props["hashBucketNum"] = strconv.Itoa(t.HashBucketNum)
+	props[HashBucketNumProperty] = strconv.Itoa(t.HashBucketNum)
 	if t.HasPK() {
-		props["hashPartitions"] = strings.Join(t.PKCols, ",")
+		props[HashPartitionsProperty] = strings.Join(t.PKCols, ",")
 	}
 	propsJSON, err := json.Marshal(props)
 	if err != nil {
@@ -259,7 +259,7 @@ func scanTable(row pgx.Row) (*Table, error) {
 		return nil, fmt.Errorf("table %s: %w", t.ID, err)
 	}
 	t.HashBucketNum = -1
-	if v, ok := t.Properties["hashBucketNum"]; ok {
+	if v, ok := t.Properties[HashBucketNumProperty]; ok {
 		if n, err := strconv.Atoi(v); err == nil {
 			t.HashBucketNum = n
 		}
@@ -392,6 +392,6 @@ func tableDefinition(t *Table) (schemaJSON string, props map[string]string, err 
 	for k, v := range t.Properties {
 		props[k] = v
 	}
-	props["hashBucketNum"] = strconv.Itoa(t.HashBucketNum)
+	props[HashBucketNumProperty] = strconv.Itoa(t.HashBucketNum)
 	return schemaJSON, props, nil
 }

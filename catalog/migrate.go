@@ -124,7 +124,8 @@ func MigrateVersion(catalogURL string) (version uint, dirty bool, err error) {
 }
 
 // ApplyFunctions creates or replaces every function of sqlfuncs, in order, in
-// one transaction under an advisory lock.
+// one transaction under an advisory lock, after the functions made from the
+// binary's lists of internal keys (properties.go).
 func ApplyFunctions(ctx context.Context, catalogURL string) error {
 	scripts, err := sqlfuncs.Scripts()
 	if err != nil {
@@ -142,6 +143,10 @@ func ApplyFunctions(ctx context.Context, catalogURL string) error {
 	defer tx.Rollback(ctx) //nolint:errcheck // after Commit this is a no-op
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(sqlfuncsLockKey)); err != nil {
 		return fmt.Errorf("lock sqlfuncs: %w", err)
+	}
+	// The internal key lists first: the scripts' functions ask them.
+	if _, err := tx.Exec(ctx, internalKeyFunctions()); err != nil { // properties.go
+		return fmt.Errorf("apply internal key lists: %w", err)
 	}
 	for _, s := range scripts {
 		if _, err := tx.Exec(ctx, s.SQL); err != nil {

@@ -76,6 +76,7 @@ var designRelations = map[string]grant{
 	"lakesoul.enum_label":             {public: "r", user: "rawd", admin: "rawd", super: "rawd"},
 	"lakesoul.enum_type":              {public: "r", user: "rawd", admin: "rawd", super: "rawd"},
 	"lakesoul.flight_ticket_key":      {},
+	"lakesoul.namespace_grant":        {public: "r"},
 	"lakesoul.namespace_oid":          workspace("rawd"),
 	"lakesoul.object_oid_seq":         workspace("rU"),
 	"lakesoul.partition_registry":     workspace("rawd"),
@@ -127,6 +128,10 @@ var workspaceFunctions = []string{
 	"seq_id", "seq_namespace", "seq_nextval", "seq_setval", "sequence_object", "set_view_definition",
 	"snapshot_files", "table_domain", "table_label", "truncate", "write_intent_consume",
 	"write_intent_verify", "xact_lock",
+	// The namespace rights' trigger predicates and GRANT … ON SCHEMA
+	// (sqlfuncs/170_namespace_rights.sql, catalog/properties.go).
+	"face_namespace", "grant_namespace", "internal_column_key", "internal_property", "may_create",
+	"server_session",
 }
 
 // securityDefiners are the functions that run as their owner. Each checks
@@ -143,6 +148,7 @@ var securityDefiners = []string{
 	"lakesoul.register_partition",       // trigger
 	"lakesoul.compaction_enqueue",       // trigger
 	"lakesoul.compaction_table_dropped", // trigger
+	"lakesoul.server_session",           // reads only who the session logged in as
 }
 
 // designTypes is every type the catalog defines (besides the row and array

@@ -21,7 +21,7 @@ const OpColumn = "rowKinds"
 
 // droppedColumnProperty is LakeSoul's property listing dropped columns
 // (the engine's ALTER TABLE … DROP COLUMN keeps the same list).
-const droppedColumnProperty = "droppedColumn"
+const droppedColumnProperty = catalog.DroppedColumnProperty
 
 // tableState is one source table as the apply loop knows it.
 type tableState struct {

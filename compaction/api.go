@@ -194,6 +194,6 @@ func (c *compactor) rebucketOnce(ctx context.Context, t *catalog.Table, n int) (
 		}
 	}
 	t.HashBucketNum = n
-	t.Properties["hashBucketNum"] = fmt.Sprint(n)
+	t.Properties[catalog.HashBucketNumProperty] = fmt.Sprint(n)
 	return results, nil
 }

@@ -90,7 +90,7 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 }
 
 // droppedColumnProperty is LakeSoul's property listing dropped column names.
-const droppedColumnProperty = "droppedColumn"
+const droppedColumnProperty = catalog.DroppedColumnProperty
 
 func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTableCmd) ([]arrow.Field, error) {
 	find := func(name string) int {
@@ -227,8 +227,11 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 			if d.Defnamespace != "" {
 				key = d.Defnamespace + "." + key
 			}
-			if key == optHashBucketNum || key == "hashBucketNum" {
+			if key == optHashBucketNum || key == catalog.HashBucketNumProperty {
 				return nil, sqlerr.Unsupported("changing hash_bucket_num", "re-bucketing comes with compaction (newBucketNum)")
+			}
+			if err := checkUserOption(key); err != nil { // ddl.go
+				return nil, err
 			}
 			if key == "cdc_column" {
 				key = catalog.CDCColumnProperty

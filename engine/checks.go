@@ -25,7 +25,7 @@ import (
 // primary-key table) is checked on the merged rows of the partitions it
 // wrote, since a condition may name a column it kept.
 
-const checkPropertyPrefix = "pg_check."
+const checkPropertyPrefix = catalog.CheckPropertyPrefix
 
 // tableCheck is one CHECK constraint.
 type tableCheck struct {

@@ -7,6 +7,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -19,7 +20,7 @@ import (
 // PostgreSQL.
 
 // commentProperty is the table property holding a table's comment.
-const commentProperty = "comment"
+const commentProperty = catalog.CommentProperty
 
 // planComment plans COMMENT ON TABLE and COMMENT ON COLUMN.
 func (s *Session) planComment(n *pg_query.CommentStmt) (pgwire.Statement, error) {

@@ -203,7 +203,7 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			key = d.Defnamespace + "." + key
 		}
 		switch key {
-		case optHashBucketNum, "hashBucketNum":
+		case optHashBucketNum, catalog.HashBucketNumProperty:
 			nb, err := strconv.Atoi(val)
 			if err != nil || nb < 1 {
 				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "hash_bucket_num must be a positive integer, got %q", val)
@@ -216,6 +216,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			t.Properties[reader.CDCColumnProperty] = val
 			t.Properties["use_cdc"] = "true"
 		default:
+			if err := checkUserOption(key); err != nil {
+				return nil, err
+			}
 			t.Properties[key] = val
 		}
 	}
@@ -297,6 +300,20 @@ func columnField(cd *pg_query.ColumnDef) (arrow.Field, error) {
 		f.Metadata = arrow.NewMetadata([]string{schema.MetaPGType}, []string{pgType})
 	}
 	return f, nil
+}
+
+// checkUserOption refuses key as a table option a statement names
+// (CREATE TABLE … WITH, ALTER TABLE … SET/RESET) when the server writes it
+// itself (catalog.InternalProperties: CHECK constraints, comments, the key
+// and buckets, …), with the statement that sets it as the hint.
+func checkUserOption(key string) error {
+	p, ok := catalog.InternalPropertyOf(key)
+	if !ok {
+		return nil
+	}
+	e := sqlerr.New(sqlerr.InvalidParameterValue, "table property %q cannot be set or reset as an option", key)
+	e.Hint = "The server maintains it: " + p.Use + "."
+	return e
 }
 
 // checkTableOptions validates the options with meaning for merge-on-read:

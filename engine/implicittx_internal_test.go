@@ -92,6 +92,10 @@ var implicitSamples = map[reflect.Type][]kindSample{
 	},
 	reflect.TypeOf((*pg_query.Node_GrantRoleStmt)(nil)): {{setup: []string{"catalog:CREATE ROLE {s}_a", "catalog:CREATE ROLE {s}_b"},
 		sql: "GRANT {s}_a TO {s}_b", refused: sqlerr.ActiveSQLTransaction}},
+	// GRANT CREATE ON SCHEMA is a row of lakesoul.namespace_grant, written
+	// in the block's catalog transaction like other DDL.
+	reflect.TypeOf((*pg_query.Node_GrantStmt)(nil)): {{setup: []string{"catalog:CREATE ROLE {s}_g"},
+		sql: "GRANT CREATE ON SCHEMA {s} TO {s}_g"}},
 	reflect.TypeOf((*pg_query.Node_CallStmt)(nil)): {
 		{sql: "CALL lakesoul.drop_partition('{s}.t', '-5')", refused: sqlerr.ActiveSQLTransaction},
 		{sql: "CALL lakesoul.compact('{s}.t')", refused: sqlerr.ActiveSQLTransaction},

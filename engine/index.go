@@ -52,7 +52,7 @@ func (s *Session) checkIndexName(ctx context.Context, ns, name string) error {
 
 // namespaceTableIDs lists the ids of the tables of namespace ns.
 func (s *Session) namespaceTableIDs(ctx context.Context, ns string) ([]string, error) {
-	ts, err := s.cat.Tables(ctx, ns)
+	ts, err := s.cat.Tables(ctx, seqNamespace(ns)) // "public" is the default namespace
 	if err != nil {
 		return nil, err
 	}

@@ -179,8 +179,8 @@ func renamedColumnTable(t *catalog.Table, from, to string) (*catalog.Table, erro
 	nt.Properties = maps.Clone(t.Properties)
 	nt.PKCols = replaceName(t.PKCols, from, to)
 	nt.IndexedCols = replaceName(t.IndexedCols, from, to)
-	if _, ok := nt.Properties["hashPartitions"]; ok {
-		nt.Properties["hashPartitions"] = strings.Join(nt.PKCols, ",")
+	if _, ok := nt.Properties[catalog.HashPartitionsProperty]; ok {
+		nt.Properties[catalog.HashPartitionsProperty] = strings.Join(nt.PKCols, ",")
 	}
 	for _, prefix := range []string{reader.MergeOpPrefix, commentProperty + "."} {
 		if v, ok := nt.Properties[prefix+from]; ok {

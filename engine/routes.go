@@ -96,6 +96,9 @@ var routes = []route{
 	{(*pg_query.Node_GrantRoleStmt)(nil), "GRANT/REVOKE role", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planGrantRole(n.GetGrantRoleStmt())
 	}},
+	{(*pg_query.Node_GrantStmt)(nil), "GRANT/REVOKE CREATE ON SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planGrant(n.GetGrantStmt()) // schemagrant.go
+	}},
 	{(*pg_query.Node_CallStmt)(nil), "CALL lakesoul.*", true, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planCall(ctx, n.GetCallStmt(), p)
 	}},

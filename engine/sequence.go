@@ -477,3 +477,12 @@ func (s *Session) planAlterSequence(n *pg_query.AlterSeqStmt) (pgwire.Statement,
 func sameSequenceNamespace(seqNS, tableNS string) bool {
 	return seqNS == tableNS || seqNS == "public" && tableNS == "default"
 }
+
+// seqNamespace is the namespace a schema name means for lake objects other
+// than tables: "public" is the default namespace (lakesoul.seq_namespace).
+func seqNamespace(ns string) string {
+	if ns == "public" {
+		return catalog.DefaultNamespace
+	}
+	return ns
+}

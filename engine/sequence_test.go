@@ -1,8 +1,14 @@
 package engine_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -164,13 +170,31 @@ func TestCheckConstraints(t *testing.T) {
 	wantCode(t, s, `CREATE TABLE bad (x int CHECK (nope > 0))`, sqlerr.UndefinedColumn)
 }
 
-// A CHECK condition stored as a table property (here written by WITH, not
-// by CHECK) is placed in the check query as one parsed expression: text that
-// closes its parenthesis early is refused, not spliced into the query where
-// it would turn the check off.
+// A CHECK condition is a table property only the server writes: WITH and
+// SET refuse the key (22023). Text stored there anyway (a row written
+// before that rule, or by hand as the catalog's owner) is placed in the
+// check query as one parsed expression: text that closes its parenthesis
+// early is refused, not spliced into the query where it would turn the
+// check off.
 func TestCheckPropertyIsOneExpression(t *testing.T) {
-	s := newSession(t)
-	mustRun(t, s, `CREATE TABLE w (x int) WITH (pg_check.w_chk = 'false) IS NULL AND (true')`)
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := catalog.MigrateUp(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	s := sessionOn(t, dsn, filepath.Join(t.TempDir(), "wh"))
+	wantCode(t, s, `CREATE TABLE w (x int) WITH (pg_check.w_chk = 'false) IS NULL AND (true')`, sqlerr.InvalidParameterValue)
+	mustRun(t, s, `CREATE TABLE w (x int)`)
+	wantCode(t, s, `ALTER TABLE w SET (pg_check.w_chk = 'false')`, sqlerr.InvalidParameterValue)
+	owner, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close(ctx)
+	if _, err := owner.Exec(ctx, `UPDATE public.table_info SET properties = (properties::jsonb || '{"pg_check.w_chk": "false) IS NULL AND (true"}')::json
+		WHERE table_namespace = 'default' AND table_name = 'w'`); err != nil {
+		t.Fatal(err)
+	}
 	wantCode(t, s, `INSERT INTO w VALUES (1)`, sqlerr.SyntaxError)
 	expectRows(t, s, `SELECT count(*) FROM w`, "0")
 }

@@ -31,6 +31,12 @@ const (
 	MetaIdentity = "pg_identity"
 )
 
+// InternalMetadata lists every field metadata key the server writes (all
+// "pg_"): the catalog refuses a new or changed value of one from any login
+// but the server's (catalog.internalKeyFunctions), so a default expression
+// or a column's type is always one the server validated.
+var InternalMetadata = []string{MetaPGType, MetaDefault, MetaIdentity, MetaFormerNames}
+
 type sparkStruct struct {
 	Type   string       `json:"type"`
 	Fields []sparkField `json:"fields"`

@@ -48,6 +48,7 @@ const (
 	InvalidSchemaName          = "3F000"
 	SyntaxError                = "42601"
 	InsufficientPrivilege      = "42501"
+	InvalidGrantOperation      = "0LP01"
 	UndefinedColumn            = "42703"
 	UndefinedFunction          = "42883"
 	UndefinedTable             = "42P01"
