@@ -56,6 +56,15 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		if t == nil || err != nil {
 			return err
 		}
+		// A new default's names are bound now, with the creator's
+		// search_path and rights (storedrefs.go).
+		for _, c := range n.Cmds {
+			if cmd := c.GetAlterTableCmd(); cmd.Subtype == pg_query.AlterTableType_AT_ColumnDefault && cmd.Def != nil {
+				if err := s.defaultDefinition(ctx, cmd.Def); err != nil { // columndefault.go
+					return err
+				}
+			}
+		}
 		nt := *t
 		nt.Properties = maps.Clone(t.Properties)
 		fields := slices.Clone(t.Schema.Fields())
@@ -70,7 +79,7 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 			if cmd := c.GetAlterTableCmd(); cmd.Subtype == pg_query.AlterTableType_AT_ColumnDefault && cmd.Def != nil {
 				f := fields[slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == cmd.Name })]
 				if def, _ := columnDefault(f); def != "" && !callsSequenceFunctions(cmd.Def) {
-					if _, err := s.defaultSQL(ctx, def, f); err != nil {
+					if _, err := s.defaultSQL(ctx, t.Namespace, def, f); err != nil {
 						return err
 					}
 				}
@@ -193,11 +202,7 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		}
 		def := ""
 		if cmd.Def != nil {
-			var refs bool
-			walk(cmd.Def, func(n *pg_query.Node) { refs = refs || n.GetColumnRef() != nil })
-			if refs {
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cannot use column reference in DEFAULT expression")
-			}
+			// Checked and bound by defaultDefinition first (planAlterTable).
 			text, err := deparseExpr(cmd.Def)
 			if err != nil {
 				return nil, err

@@ -64,6 +64,11 @@ func (s *Session) addCheck(ctx context.Context, t *catalog.Table, con *pg_query.
 	if con.IsNoInherit || con.SkipValidation {
 		return sqlerr.Unsupported("CHECK … NO INHERIT / NOT VALID", "CHECK (condition)")
 	}
+	// Its names are bound now, with the creator's search_path and rights
+	// (storedrefs.go).
+	if err := s.storedDefinition(ctx, con.RawExpr); err != nil {
+		return err
+	}
 	text, err := deparseExpr(con.RawExpr)
 	if err != nil {
 		return err
@@ -95,7 +100,7 @@ func (s *Session) checkQuery(ctx context.Context, t *catalog.Table, handle strin
 		handle = s.token + ":check:" + t.ID
 		s.e.scans.putFixed(handle, t, nil)
 	}
-	cond, err := parseStoredExpr(check.expr, "check constraint "+check.name)
+	cond, err := s.storedExpr(ctx, check.expr, "check constraint "+check.name, t.Namespace) // storedrefs.go
 	if err != nil {
 		return "", err
 	}
@@ -103,9 +108,6 @@ func (s *Session) checkQuery(ctx context.Context, t *catalog.Table, handle strin
 		Arg: cond, Booltesttype: pg_query.BoolTestType_IS_FALSE, Location: -1}}}
 	sel := selectNode([]*pg_query.Node{resTarget("", countStar())},
 		[]*pg_query.Node{scanFromClause(handle, &pg_query.Alias{Aliasname: t.Name})}, isFalse)
-	if err := s.rewriteSequenceCalls(sel); err != nil {
-		return "", err
-	}
 	var sub bool
 	walk(sel, func(n *pg_query.Node) { sub = sub || n.GetSubLink() != nil })
 	if sub {

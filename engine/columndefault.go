@@ -54,10 +54,8 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 			if def != "" {
 				return arrow.Field{}, nil, sqlerr.New(sqlerr.SyntaxError, "multiple default values specified for column %q of table %q", cd.Colname, table)
 			}
-			var refs bool
-			walk(con.RawExpr, func(n *pg_query.Node) { refs = refs || n.GetColumnRef() != nil })
-			if refs {
-				return arrow.Field{}, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cannot use column reference in DEFAULT expression")
+			if err := s.defaultDefinition(ctx, con.RawExpr); err != nil {
+				return arrow.Field{}, nil, err
 			}
 			text, err := deparseExpr(con.RawExpr)
 			if err != nil {
@@ -88,11 +86,29 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 	}
 	if seq == nil {
 		// The expression must translate (its errors are CREATE TABLE's).
-		if _, err := s.defaultSQL(ctx, def, f); err != nil {
+		if _, err := s.defaultSQL(ctx, ns, def, f); err != nil {
 			return arrow.Field{}, nil, err
 		}
 	}
 	return withIdentity(withDefault(f, def), identity), seq, nil
+}
+
+// defaultDefinition checks a DEFAULT expression being created, as
+// PostgreSQL does (no column references, no subqueries: 0A000), and binds
+// its names with the creator's search_path and rights (storedrefs.go).
+func (s *Session) defaultDefinition(ctx context.Context, expr *pg_query.Node) error {
+	var refs, sub bool
+	walk(expr, func(n *pg_query.Node) {
+		refs = refs || n.GetColumnRef() != nil
+		sub = sub || n.GetSubLink() != nil
+	})
+	if refs {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot use column reference in DEFAULT expression")
+	}
+	if sub {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot use subquery in DEFAULT expression")
+	}
+	return s.storedDefinition(ctx, expr)
 }
 
 // identityKind is the schema.MetaIdentity value of an identity constraint:
@@ -117,7 +133,7 @@ func withIdentity(f arrow.Field, identity string) arrow.Field {
 // sequenceDefault is the default text of a column numbered by sequence
 // ns.name (SERIAL, IDENTITY).
 func sequenceDefault(ns, name string) string {
-	return fmt.Sprintf("nextval(%s)", quoteLiteral(quoteIdent(ns)+"."+quoteIdent(name)))
+	return fmt.Sprintf("nextval(%s::regclass)", quoteLiteral(quoteIdentifier(storedNamespace(ns))+"."+quoteIdentifier(name)))
 }
 
 // withDefault is f with default expression text def ("" drops it).
@@ -150,7 +166,7 @@ func columnDefault(f arrow.Field) (def string, always bool) {
 // replaceSetToDefault replaces each DEFAULT of an INSERT's VALUES lists by
 // the default expression of its target column (NULL without one); it
 // reports the target columns some row gives a value other than DEFAULT.
-func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) (map[string]bool, error) {
+func (s *Session) replaceSetToDefault(ctx context.Context, src *pg_query.Node, target []string, t *catalog.Table) (map[string]bool, error) {
 	explicit := map[string]bool{}
 	sel := src.GetSelectStmt()
 	if sel == nil || len(sel.ValuesLists) == 0 {
@@ -174,7 +190,7 @@ func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) 
 				item.Node = &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}
 				continue
 			}
-			expr, err := parseStoredExpr(def, "default of column "+f.Name)
+			expr, err := s.storedExpr(ctx, def, "default of column "+f.Name, t.Namespace) // storedrefs.go
 			if err != nil {
 				return nil, err
 			}
@@ -184,10 +200,11 @@ func replaceSetToDefault(src *pg_query.Node, target []string, t *catalog.Table) 
 	return explicit, nil
 }
 
-// defaultSQL is the DuckDB expression of default expression text def,
-// written into column f, for this session (nextval bound to it).
-func (s *Session) defaultSQL(ctx context.Context, def string, f arrow.Field) (string, error) {
-	val, err := parseStoredExpr(def, "default of column "+f.Name)
+// defaultSQL is the DuckDB expression of default expression text def of
+// column f of a table in namespace ns, for this session (nextval bound to
+// it).
+func (s *Session) defaultSQL(ctx context.Context, ns, def string, f arrow.Field) (string, error) {
+	val, err := s.storedExpr(ctx, def, "default of column "+f.Name, ns) // storedrefs.go
 	if err != nil {
 		return "", err
 	}

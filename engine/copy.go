@@ -315,7 +315,7 @@ func (s *Session) newCopyFrom(ctx context.Context, t *catalog.Table, target []st
 		i := slices.Index(target, f.Name)
 		def, _ := columnDefault(f)
 		if i < 0 && def != "" {
-			expr, err := s.defaultSQL(ctx, def, f)
+			expr, err := s.defaultSQL(ctx, t.Namespace, def, f)
 			if err != nil {
 				return nil, err
 			}

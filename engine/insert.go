@@ -76,7 +76,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	}
 	// DEFAULT in VALUES is the column's default expression (NULL without
 	// one), as PostgreSQL reads it (columndefault.go).
-	explicit, err := replaceSetToDefault(n.SelectStmt, target, t)
+	explicit, err := s.replaceSetToDefault(ctx, n.SelectStmt, target, t)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		if def == "" || slices.Contains(target, f.Name) {
 			continue
 		}
-		expr, err := s.defaultSQL(ctx, def, f)
+		expr, err := s.defaultSQL(ctx, t.Namespace, def, f)
 		if err != nil {
 			return nil, err
 		}

@@ -211,16 +211,18 @@ func callsSequenceFunctions(stmt *pg_query.Node) bool {
 }
 
 // sequenceName splits a sequence name as regclass text reads it ("s.q",
-// "q", quoted parts) and qualifies it with the session's first schema.
+// "q", quoted parts) and qualifies it with the session's first schema;
+// "public" is the default namespace (seqNamespace), so currval finds what
+// nextval('public.q') remembered.
 func (s *Session) sequenceName(text string) (ns, name string, err error) {
 	parts, err := splitQualifiedName(text)
 	if err != nil || len(parts) == 0 || len(parts) > 2 {
 		return "", "", sqlerr.New(sqlerr.InvalidName, "invalid name syntax: %q", text)
 	}
 	if len(parts) == 1 {
-		return s.searchPath()[0], parts[0], nil
+		return seqNamespace(s.searchPath()[0]), parts[0], nil
 	}
-	return parts[0], parts[1], nil
+	return seqNamespace(parts[0]), parts[1], nil
 }
 
 // splitQualifiedName splits a dotted name, folding unquoted parts to lower

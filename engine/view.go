@@ -19,7 +19,8 @@ import (
 // information_schema.views/tables and pg_class (psql's \dv). A statement
 // naming a view reads its definition in place of the name, bound like any
 // query written there (bindLakeTables), with the querying role's rights on
-// what it reads — a view grants nothing its reader does not have.
+// what it reads — a view grants nothing its reader does not have. Its names
+// were bound when it was created (storedrefs.go).
 
 // maxViewExpansions bounds the views one statement expands (a view may name
 // a view; OR REPLACE can make them name each other).
@@ -34,6 +35,11 @@ func (s *Session) planCreateView(ctx context.Context, n *pg_query.ViewStmt) (pgw
 	}
 	if n.Query.GetSelectStmt() == nil {
 		return nil, sqlerr.Unsupported("a view of this statement", "CREATE VIEW … AS SELECT")
+	}
+	// Its names are bound now, with the creator's search_path and rights
+	// (storedrefs.go): the stored text names each object qualified.
+	if err := s.storedDefinition(ctx, n.Query); err != nil {
+		return nil, err
 	}
 	text, err := deparseNode(n.Query)
 	if err != nil {
@@ -107,6 +113,12 @@ func (s *Session) expandView(ctx context.Context, n *pg_query.Node, rv *pg_query
 	}
 	sub, err := viewSubquery(v, rv)
 	if err != nil {
+		return err
+	}
+	// Names the stored text leaves unqualified (views stored before names
+	// were qualified at creation) are the view's namespace's, never the
+	// reader's search_path's.
+	if err := s.qualifyStoredRefs(ctx, sub, storedPath(v.Namespace), false); err != nil {
 		return err
 	}
 	for r, c := range cteRefs(sub) {
