@@ -73,7 +73,8 @@ type tableSink struct {
 	done    chan struct{}
 	err     error // the writer goroutine's first error; read after done
 	rows    int64
-	// schema is the first batch's; every batch of one ingest has it.
+	// schema is the first batch's; every batch of one ingest has it (nil
+	// while no row was written).
 	schema *arrow.Schema
 	// keysExist: every key written already exists in the table (UPDATE,
 	// CDC delete markers), so columns left out cannot end up NULL.
@@ -206,8 +207,13 @@ func (k *tableSink) finish() error {
 // commit waits for the last batch and commits every file written, as one
 // commit of the table (MergeCommit on primary-key tables, AppendCommit
 // otherwise), or stages it inside a transaction block, where a small write
-// is buffered instead.
+// is buffered instead. An ingest of no rows wrote nothing and commits
+// nothing: everything below it (schema, w, parts) exists only once a row
+// was written.
 func (k *tableSink) commit(ctx context.Context) error {
+	if k.rows == 0 {
+		return k.finish()
+	}
 	omitted := k.omittedNotNull()
 	checked := len(tableChecks(k.t)) > 0 // checks.go: verified on written files
 	if len(omitted) == 0 && !checked && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
