@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/server"
 )
 
@@ -92,21 +93,19 @@ func endpointsChecksum(ctx context.Context, cl *flightsql.Client, info *flight.F
 		n    int64
 		sum  uint64
 		errs []error
-		wg   sync.WaitGroup
+		g    safego.Group
 	)
 	for range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Start(func() {
 			for ep := range next {
 				en, es, err := endpointChecksum(ctx, cl, ep)
 				mu.Lock()
 				n, sum, errs = n+en, sum+es, append(errs, err)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return n, sum, errors.Join(errs...)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/server"
 )
@@ -264,7 +265,7 @@ func startWeed(ctx context.Context, o Options, bin, bucket string) (stop func(),
 		return nil, "", fmt.Errorf("start %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	safego.Go(func() { cmd.Wait(); close(exited) })
 	stop = func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/cdc"
 	"github.com/lakesoul-go/lakesoul/compaction"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 	"github.com/lakesoul-go/lakesoul/reader"
@@ -309,12 +310,16 @@ func cdcLoad(ctx context.Context, srcConn, subConn *pgx.Conn, env *cdc.Env, rate
 	}
 	defer obsConn.Close(context.WithoutCancel(ctx))
 	wg.Add(2)
-	go observe("postgres", func(ctx context.Context) (time.Time, error) {
-		var t time.Time
-		err := obsConn.QueryRow(ctx, "SELECT stamp FROM probe WHERE id = 1").Scan(&t)
-		return t, err
+	safego.Go(func() {
+		observe("postgres", func(ctx context.Context) (time.Time, error) {
+			var t time.Time
+			err := obsConn.QueryRow(ctx, "SELECT stamp FROM probe WHERE id = 1").Scan(&t)
+			return t, err
+		})
 	})
-	go observe("lakesoul", func(ctx context.Context) (time.Time, error) { return lakeProbe(ctx, env) })
+	safego.Go(func() {
+		observe("lakesoul", func(ctx context.Context) (time.Time, error) { return lakeProbe(ctx, env) })
+	})
 
 	tick := time.NewTicker(time.Second / ticks)
 	defer tick.Stop()
@@ -381,7 +386,7 @@ func cdcLoad(ctx context.Context, srcConn, subConn *pgx.Conn, env *cdc.Env, rate
 	out["source"].caughtUp = time.Since(start)
 	mu.Unlock()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	safego.Go(func() { wg.Wait(); close(done) })
 	select {
 	case <-done:
 	case <-time.After(10 * time.Minute):

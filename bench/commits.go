@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 func init() { Register("commits", runCommits) }
@@ -92,7 +93,7 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 	var lat []float64
 	errs := 0
 	var firstErr error
-	var wg sync.WaitGroup
+	var g safego.Group
 	start := time.Now()
 	for w := range writers {
 		count := n / writers
@@ -111,7 +112,7 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 			}
 			mu.Unlock()
 		}
-		wg.Go(func() {
+		g.Start(func() {
 			local := make([]float64, 0, count)
 			for range count {
 				// A writer registers its intent before it writes files;
@@ -142,7 +143,7 @@ func commitLoad(ctx context.Context, cat *catalog.Catalog, tbl *catalog.Table, w
 			mu.Unlock()
 		})
 	}
-	wg.Wait()
+	g.Wait()
 	took := time.Since(start)
 	if ctx.Err() != nil {
 		return nil, 0, 0, ctx.Err()

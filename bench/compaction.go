@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/compaction"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/writer"
@@ -285,15 +286,13 @@ func morRead(ctx context.Context, cat *catalog.Catalog, store objstore.Store, tb
 	}
 	var (
 		rows, sum atomic.Uint64
-		wg        sync.WaitGroup
+		g         safego.Group
 		mu        sync.Mutex
 		firstErr  error
 		next      atomic.Int64
 	)
 	for range min(len(units), runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Start(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(units) {
@@ -309,9 +308,9 @@ func morRead(ctx context.Context, cat *catalog.Catalog, store objstore.Store, tb
 				rows.Add(n)
 				sum.Add(s)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return int64(rows.Load()), sum.Load(), files, firstErr
 }
 

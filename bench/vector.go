@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coder/hnsw"
@@ -22,6 +21,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/server"
 	"github.com/lakesoul-go/lakesoul/vector"
 )
@@ -298,12 +298,14 @@ func gaussians(rng *rand.Rand, n, d int, sigma float64, centers []float32) []flo
 func groundTruth(base, queries []float32, d, k int) [][]int64 {
 	nq := len(queries) / d
 	out := make([][]int64, nq)
-	var wg sync.WaitGroup
-	next := make(chan int)
+	var g safego.Group
+	next := make(chan int, nq) // filled first: a worker that panics leaves no sender waiting
+	for i := range nq {
+		next <- i
+	}
+	close(next)
 	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Start(func() {
 			for i := range next {
 				top := vector.NewTopK(k)
 				q := queries[i*d : (i+1)*d]
@@ -315,13 +317,9 @@ func groundTruth(base, queries []float32, d, k int) [][]int64 {
 					out[i] = append(out[i], id)
 				}
 			}
-		}()
+		})
 	}
-	for i := range nq {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	return out
 }
 

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // CommitChannel is the catalog's NOTIFY channel of committed versions
@@ -104,7 +106,7 @@ func (n *commitNotifier) enqueue(c *Catalog, vs []committedVersion) {
 	n.running = true
 	n.mu.Unlock()
 	if start {
-		go n.drain(c)
+		safego.Go(func() { n.drain(c) })
 	}
 }
 
@@ -124,21 +126,29 @@ func (n *commitNotifier) drain(c *Catalog) {
 			return
 		}
 		n.mu.Unlock()
-		if !n.listenersExist(c) {
-			continue
-		}
-		b, err := json.Marshal(batch)
-		if err != nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if _, err := c.pool.Exec(ctx, "SELECT lakesoul.notify_commits($1::jsonb)", string(b)); err != nil {
+		// A panic loses this batch's notices like a failed send; the
+		// sender goes on with the next.
+		if err := safego.Call(func() error { return n.send(c, batch) }); err != nil {
 			// Notices are hints (followers catch up at the next one), but a
 			// failing sender must show.
 			slog.Warn("commit notices not sent", "versions", len(batch), "err", err)
 		}
-		cancel()
 	}
+}
+
+// send sends one batch of notices, if a commit listener is connected.
+func (n *commitNotifier) send(c *Catalog, batch []committedVersion) error {
+	if !n.listenersExist(c) {
+		return nil
+	}
+	b, err := json.Marshal(batch)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = c.pool.Exec(ctx, "SELECT lakesoul.notify_commits($1::jsonb)", string(b))
+	return err
 }
 
 // listenersExist reports whether a commit listener (CommitListenerApp) is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/layout"
 )
 
@@ -52,7 +53,7 @@ func (c *Catalog) BeginWrite(ctx context.Context) (*WriteIntent, error) {
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.stop = cancel
-	go w.heartbeat(hctx)
+	safego.Go(func() { w.heartbeat(hctx) })
 	return w, nil
 }
 
@@ -89,6 +90,9 @@ func (w *WriteIntent) Lost() bool { return w.lost.Load() }
 
 func (w *WriteIntent) heartbeat(ctx context.Context) {
 	defer close(w.done)
+	// Without renewals the intent expires: a panic counts as losing it,
+	// so the commit fails at once instead of after the TTL.
+	defer safego.RecoverTo(func(error) { w.lost.Store(true) })
 	tick := time.NewTicker(max(IntentTTL/3, 10*time.Millisecond))
 	defer tick.Stop()
 	for {

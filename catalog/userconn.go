@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // User sessions on the catalog.
@@ -105,7 +107,7 @@ func (u *userPools) pool(role string, cred Credential) (*pgxpool.Pool, error) {
 		u.lastSweep = now
 		for k, p := range u.pools {
 			if now.Sub(p.lastUsed) > userPoolIdle && p.pool.Stat().AcquiredConns() == 0 {
-				go p.pool.Close()
+				safego.Go(p.pool.Close)
 				delete(u.pools, k)
 			}
 		}

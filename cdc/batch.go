@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
 
@@ -277,7 +278,8 @@ func (b *batch) handOver(ctx context.Context, tb *tableBatch, r *run) error {
 	}
 	if b.jobs == nil {
 		b.jobs = make(chan writeJob, 1)
-		go b.writeFiles(context.WithoutCancel(ctx), b.jobs)
+		jobs := b.jobs
+		safego.Go(func() { b.writeFiles(context.WithoutCancel(ctx), jobs) })
 	}
 	b.pending.Add(1)
 	select {
@@ -297,11 +299,16 @@ type writeJob struct {
 }
 
 // writeFiles writes runs in the order they came (so later rows' files come
-// later); after its first error it only releases them.
+// later); after its first error it only releases them. A panic of a write
+// is that write's error.
 func (b *batch) writeFiles(ctx context.Context, jobs <-chan writeJob) {
 	for j := range jobs {
 		if b.writeErr() == nil {
-			parts, err := j.w.Write(ctx, j.rec)
+			var parts []catalog.PartitionCommit
+			err := safego.Call(func() (err error) {
+				parts, err = j.w.Write(ctx, j.rec)
+				return err
+			})
 			if err != nil {
 				b.mu.Lock()
 				b.err = fmt.Errorf("write %s: %w", j.w.Table.QualifiedName(), err)

@@ -12,6 +12,7 @@ import (
 	"vitess.io/vitess/go/mysql/sqlerror"
 	"vitess.io/vitess/go/sqltypes"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -84,8 +85,8 @@ func mysqlError(what string, err error) error {
 		}
 		return &sqlerr.Error{Code: code, Message: fmt.Sprintf("MySQL source: %s: %s", what, me.Message), Err: err}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*safego.PanicError)) {
+		return err // not the source's failure: a panic stays an internal error
 	}
 	return &sqlerr.Error{Code: sqlerr.ConnectionFailure, Message: fmt.Sprintf("MySQL source: %s: %v", what, err), Err: err}
 }

@@ -13,6 +13,8 @@ import (
 	"vitess.io/vitess/go/mysql/binlog"
 	querypb "vitess.io/vitess/go/vt/proto/query"
 	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // Streaming a MySQL/MariaDB binary log (ROW format) from the stored
@@ -64,7 +66,14 @@ func (a *applier) myStream(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	items := make(chan binlogItem, 256)
-	go func() {
+	safego.Go(func() {
+		// A panic of the reader ends the stream with that error.
+		defer safego.RecoverTo(func(err error) {
+			select {
+			case items <- binlogItem{nil, err}:
+			case <-rctx.Done():
+			}
+		})
 		for {
 			ev, err := c.ReadBinlogEvent()
 			select {
@@ -76,8 +85,8 @@ func (a *applier) myStream(ctx context.Context) error {
 				return
 			}
 		}
-	}()
-	go func() { <-rctx.Done(); c.Close() }() // unblocks the reader
+	})
+	safego.Go(func() { <-rctx.Done(); c.Close() }) // unblocks the reader
 	parser, err := sqlparser.New(sqlparser.Options{MySQLServerVersion: "8.0.30"})
 	if err != nil {
 		return err

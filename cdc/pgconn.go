@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -114,8 +115,8 @@ func sourceError(what string, err error) error {
 	if errors.As(err, &pe) {
 		return &sqlerr.Error{Code: pe.Code, Message: fmt.Sprintf("publisher: %s: %s", what, pe.Message), Detail: pe.Detail, Err: err}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*safego.PanicError)) {
+		return err // not the source's failure: a panic stays an internal error
 	}
 	return &sqlerr.Error{Code: sqlerr.ConnectionFailure, Message: fmt.Sprintf("publisher: %s: %v", what, err), Err: err}
 }

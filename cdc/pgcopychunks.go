@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/sync/errgroup"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // The initial copy of a large table is read in page ranges over several
@@ -123,32 +124,45 @@ func (a *applier) copyTableChunks(ctx context.Context, sc *snapshotConns, st sou
 	// every chunk and is the copy's error, as is, so the table alone stops.
 	var mu sync.Mutex
 	var rowErr error
-	g, gctx := errgroup.WithContext(ctx)
+	// The first error of a chunk (a panic too) cancels the others and is
+	// the copy's, as errgroup would have it.
+	gctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	if len(ranges) > 1 {
 		copiedChunks.Add(int64(len(ranges)))
 	}
+	var g safego.Group
 	for i, where := range ranges {
 		nc := conns[i]
-		g.Go(func() error {
-			w := &copyBinaryWriter{cols: ts.cols, row: func(vals []value) error {
-				mu.Lock()
-				defer mu.Unlock()
-				if rowErr != nil {
+		g.Start(func() {
+			err := safego.Call(func() error {
+				w := &copyBinaryWriter{cols: ts.cols, row: func(vals []value) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if rowErr != nil {
+						return rowErr
+					}
+					rowErr = a.batch.add(gctx, ts, opInsert, vals)
 					return rowErr
+				}}
+				_, err := nc.PgConn().CopyTo(gctx, w, "COPY (SELECT "+strings.Join(exprs, ", ")+" FROM ONLY "+st.ident()+where+") TO STDOUT (FORMAT binary)")
+				if err == nil {
+					err = w.finish()
 				}
-				rowErr = a.batch.add(gctx, ts, opInsert, vals)
-				return rowErr
-			}}
-			_, err := nc.PgConn().CopyTo(gctx, w, "COPY (SELECT "+strings.Join(exprs, ", ")+" FROM ONLY "+st.ident()+where+") TO STDOUT (FORMAT binary)")
-			if err == nil {
-				err = w.finish()
+				return err
+			})
+			if err != nil {
+				cancel(err)
 			}
-			return err
 		})
 	}
-	err := g.Wait()
+	g.Wait()
 	if rowErr != nil {
 		return rowErr
+	}
+	var err error
+	if gctx.Err() != nil {
+		err = context.Cause(gctx)
 	}
 	return sourceError("copy "+st.key(), err)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -90,7 +91,7 @@ func (a *applier) pgStream(ctx context.Context) error {
 	defer cancel()
 	msgs := make(chan walMsg, 256)
 	recvErr := make(chan error, 1)
-	go func() { recvErr <- receive(rctx, rc, msgs, &flushed) }()
+	safego.Go(func() { recvErr <- safego.Call(func() error { return receive(rctx, rc, msgs, &flushed) }) })
 
 	s := &pgState{a: a, rels: map[uint32]*tableState{}, pos: start}
 	tick := time.NewTicker(50 * time.Millisecond)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -45,13 +46,13 @@ func Start(ctx context.Context, env *Env, n int) *Service {
 		poll: min(5*time.Second, env.lease()/2), wake: make(chan struct{}, n)}
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.wg.Add(1)
-	go s.listen(ctx)
+	safego.Go(func() { s.listen(ctx) })
 	for i := 0; i < n; i++ {
 		s.wg.Add(1)
-		go func() {
+		safego.Go(func() {
 			defer s.wg.Done()
 			s.work(ctx)
-		}()
+		})
 	}
 	return s
 }
@@ -71,7 +72,8 @@ func (s *Service) listen(ctx context.Context) {
 	defer s.wg.Done()
 	wait := time.Second
 	for ctx.Err() == nil {
-		err := s.listenOnce(ctx)
+		// A panic is a failure like another: reconnect.
+		err := safego.Call(func() error { return s.listenOnce(ctx) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -123,7 +125,11 @@ func (s *Service) work(ctx context.Context) {
 			continue
 		}
 		log.Info("subscription claimed", "subscription", name, "worker", s.id)
-		s.hold(ctx, name, token)
+		// A panic ends this hold alone; the subscription is released and
+		// the worker goes on.
+		if err := safego.Call(func() error { s.hold(ctx, name, token); return nil }); err != nil {
+			log.Error("subscription worker panicked", "subscription", name, "err", err)
+		}
 		_ = s.env.Catalog.ReleaseSubscription(context.WithoutCancel(ctx), name, token)
 		log.Info("subscription released", "subscription", name, "worker", s.id)
 	}
@@ -142,7 +148,9 @@ func (s *Service) hold(ctx context.Context, name string, token uuid.UUID) {
 	hctx, lost := context.WithCancel(ctx)
 	defer lost()
 	restart := make(chan struct{}, 1)
-	go func() { // the lease: renewed every lease/3; lost or stale ends the hold
+	safego.Go(func() { // the lease: renewed every lease/3; lost or stale ends the hold
+		// Without renewals the lease is as good as lost.
+		defer safego.RecoverTo(func(error) { lost() })
 		t := time.NewTicker(lease / 3)
 		defer t.Stop()
 		failures := 0
@@ -176,12 +184,13 @@ func (s *Service) hold(ctx context.Context, name string, token uuid.UUID) {
 				}
 			}
 		}
-	}()
+	})
 	backoff := time.Second
 	for hctx.Err() == nil {
 		rctx, cancel := context.WithCancel(hctx)
 		done := make(chan error, 1)
-		go func() { done <- s.run(rctx, name, token) }()
+		// A panic fails the run like an error: retried after the backoff.
+		safego.Go(func() { done <- safego.Call(func() error { return s.run(rctx, name, token) }) })
 		var err error
 		select {
 		case err = <-done:

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
 
@@ -36,7 +37,14 @@ func (c *compactor) runClaimed(ctx context.Context, table *catalog.Table, j job,
 	jctx, stop := c.heartbeat(ctx, j.token)
 	defer stop()
 	forget := c.cleanOutputs(jctx, table, j.outputs)
-	res, err := c.compactPartition(jctx, table, j.desc, &j.token, forget, false)
+	var res Result
+	// A panic fails the compaction like an error: the claim is released
+	// below (with the backoff of a failure) instead of being held until
+	// its lease runs out.
+	err := safego.Call(func() (err error) {
+		res, err = c.compactPartition(jctx, table, j.desc, &j.token, forget, false)
+		return err
+	})
 	switch {
 	case errors.Is(err, ErrClaimLost):
 		return res, err
@@ -76,8 +84,10 @@ func backoff(attempts int) time.Duration {
 func (c *compactor) heartbeat(ctx context.Context, token uuid.UUID) (context.Context, func()) {
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() {
+	safego.Go(func() {
 		defer close(done)
+		// Without renewals the claim is as good as lost.
+		defer safego.RecoverTo(func(error) { cancel() })
 		tick := time.NewTicker(max(c.opt.Lease/3, 10*time.Millisecond))
 		defer tick.Stop()
 		for {
@@ -98,7 +108,7 @@ func (c *compactor) heartbeat(ctx context.Context, token uuid.UUID) (context.Con
 				return
 			}
 		}
-	}()
+	})
 	return hctx, func() { cancel(); <-done }
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
@@ -89,14 +90,14 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	s.wg.Add(1)
-	go s.listen(runCtx)
+	safego.Go(func() { s.listen(runCtx) })
 	for i := range cfg.Workers {
 		s.wg.Add(1)
-		go s.worker(runCtx, i)
+		safego.Go(func() { s.worker(runCtx, i) })
 	}
 	if cfg.LifecycleInterval > 0 {
 		s.wg.Add(1)
-		go s.lifecycle(runCtx)
+		safego.Go(func() { s.lifecycle(runCtx) })
 	}
 	s.c.opt.Logger.Info("compaction workers started", "workers", cfg.Workers, "worker_id", s.c.opt.WorkerID)
 	return s, nil
@@ -133,7 +134,8 @@ func (s *Service) listen(ctx context.Context) {
 	log := s.c.opt.Logger
 	wait := time.Second
 	for ctx.Err() == nil {
-		err := s.listenOnce(ctx)
+		// A panic is a failure like another: reconnect.
+		err := safego.Call(func() error { return s.listenOnce(ctx) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -184,7 +186,13 @@ func (s *Service) worker(ctx context.Context, n int) {
 			continue
 		}
 		s.count(func(st *Stats) { st.Claimed++ })
-		s.run(ctx, j)
+		// A panic fails this job alone (runClaimed releases the claim of
+		// a compaction that panicked; elsewhere the lease runs out) and the
+		// worker goes on.
+		if err := safego.Call(func() error { s.run(ctx, j); return nil }); err != nil {
+			s.count(func(st *Stats) { st.Failed++ })
+			log.Error("compaction job panicked", "table", j.tableID, "partition", j.desc, "err", err)
+		}
 	}
 }
 
@@ -274,7 +282,12 @@ func (s *Service) lifecycle(ctx context.Context) {
 			log.Warn("compaction: lifecycle claim failed", "err", err)
 		}
 		if ok {
-			rep, err := runLifecycle(ctx, s.c, s.cfg.Lifecycle)
+			var rep LifecycleReport
+			// A panic fails this run of the task like an error.
+			err := safego.Call(func() (err error) {
+				rep, err = runLifecycle(ctx, s.c, s.cfg.Lifecycle)
+				return err
+			})
 			if err != nil && ctx.Err() == nil {
 				log.Warn("compaction: lifecycle task failed", "err", err)
 			} else if rep.Deleted() > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -29,11 +30,13 @@ func (s *Session) IngestArrow(ctx context.Context, namespace, name string, next 
 		s.statementEnded(ctx)
 		err = s.fail(stop(err))
 	}()
+	defer safego.Recover(&err) // a panic fails the ingest above like an error
 	t, err := s.resolveTable(ctx, namespace, name)
 	if err != nil {
 		return 0, err
 	}
 	sink := s.newTableSink(ctx, t)
+	defer sink.release(ctx)
 	var (
 		sc      *arrow.Schema
 		pending []arrow.RecordBatch

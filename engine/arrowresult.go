@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -96,7 +97,8 @@ func arrowTypeOf(oid uint32, typmod int32) arrow.DataType {
 // st.Describe reports (emit is not called for statements without rows). The
 // batches are released after emit returns. It returns the command tag, as
 // pgwire would send it ("SELECT 3", "INSERT 0 5").
-func (s *Session) ExecuteArrow(ctx context.Context, st pgwire.Statement, params []any, emit func(arrow.RecordBatch) error) (string, error) {
+func (s *Session) ExecuteArrow(ctx context.Context, st pgwire.Statement, params []any, emit func(arrow.RecordBatch) error) (_ string, err error) {
+	defer safego.RecoverTo(s.panicked(&err))
 	cols, err := st.Describe(ctx)
 	if err != nil {
 		return "", err
@@ -167,7 +169,7 @@ func (p *directPortal) executeArrow(ctx context.Context, sc *arrow.Schema, emit 
 	if err := p.start(ctx); err != nil {
 		return "", err
 	}
-	stop := context.AfterFunc(ctx, p.cancel)
+	stop := context.AfterFunc(ctx, safego.Guard(p.cancel))
 	defer stop()
 	co := arrowCoalescer{mem: p.q.s.e.scans.mem, sc: sc, cols: p.d.cols}
 	defer co.release()

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -209,7 +210,7 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 	// Registered before the query is sent: PostgreSQL runs an extended-
 	// protocol statement before it flushes the RowDescription, so sending
 	// it (start) already waits for the whole execution.
-	stop := context.AfterFunc(ctx, p.cancel)
+	stop := context.AfterFunc(ctx, safego.Guard(p.cancel))
 	defer stop()
 	if p.rr == nil {
 		if err := p.start(ctx); err != nil {

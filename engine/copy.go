@@ -16,6 +16,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -399,6 +400,7 @@ func (p *copyFromPortal) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) 
 		return "", err
 	}
 	sink := s.newTableSink(ctx, c.t)
+	defer sink.release(ctx)
 	n, err := c.ingest(ctx, rows, convs, sink)
 	if err != nil {
 		sink.abort(ctx)
@@ -503,11 +505,16 @@ func (c *copyFromStmt) ingest(ctx context.Context, rows pgwire.CopyRowReader, co
 	stopped := make(chan struct{})
 	var total int64
 	var convErr error
-	go func() {
+	// A panic of either half fails the COPY like an error of that half,
+	// and the other half still ends.
+	safego.Go(func() {
 		defer close(stopped)
-		total, convErr = c.convert(ctx, blocks, free, convs, sink)
-	}()
-	readErr := c.readBlocks(ctx, rows, blocks, free, stopped)
+		convErr = safego.Call(func() (err error) {
+			total, err = c.convert(ctx, blocks, free, convs, sink)
+			return err
+		})
+	})
+	readErr := safego.Call(func() error { return c.readBlocks(ctx, rows, blocks, free, stopped) })
 	close(blocks)
 	<-stopped
 	// The converter saw every row before the reader's failing one, so its

@@ -19,6 +19,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -495,18 +496,21 @@ func (p *directPortal) start(ctx context.Context) error {
 	close(next)
 	p.wg.Add(workers)
 	for range workers {
-		go p.work(scan, next)
+		safego.Go(func() { p.work(scan, next) })
 	}
-	go func() {
+	safego.Go(func() {
 		p.wg.Wait()
 		close(p.batches)
-	}()
+	})
 	return nil
 }
 
 // work merges units until none is left, the portal is closed or one fails.
+// A panic fails the scan like an error, delivered before the worker counts
+// as done.
 func (p *directPortal) work(scan *reader.Scan, units <-chan reader.Unit) {
 	defer p.wg.Done()
+	defer safego.RecoverTo(p.setErr)
 	for u := range units {
 		if p.ctx.Err() != nil {
 			return
@@ -555,7 +559,7 @@ func (p *directPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWri
 			return "", true, err
 		}
 	}
-	stop := context.AfterFunc(ctx, p.cancel)
+	stop := context.AfterFunc(ctx, safego.Guard(p.cancel))
 	defer stop()
 	done := func() (string, bool, error) {
 		if err := p.failure(ctx); err != nil {

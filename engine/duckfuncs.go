@@ -246,7 +246,7 @@ func registerDuckFunctions(ctx context.Context, conn *sql.Conn) error {
 		}
 	}
 	for name, f := range duckFunctions {
-		if err := duckdb.RegisterScalarUDF(conn, name, f); err != nil {
+		if err := duckdb.RegisterScalarUDF(conn, name, guardScalar(f)); err != nil {
 			return fmt.Errorf("duckdb function %s: %w", name, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/duckstream"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -293,7 +294,7 @@ func (p *duckPortal) start(ctx context.Context) error {
 	// DuckDB may run much of the query before the first row (aggregates,
 	// sorts): link the caller's cancellation (CancelRequest,
 	// statement_timeout) already.
-	stop := context.AfterFunc(ctx, p.cancel)
+	stop := context.AfterFunc(ctx, safego.Guard(p.cancel))
 	err := p.q.s.duck.stream(ctx, p, func(c *duckdb.Conn) error {
 		rows, err := duckstream.Query(p.ctx, c, query, p.args)
 		p.rows = rows
@@ -343,7 +344,7 @@ func (p *duckPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWrite
 	if p.rows == nil {
 		return fmt.Sprintf("SELECT %d", p.count), true, nil
 	}
-	stop := context.AfterFunc(ctx, p.cancel)
+	stop := context.AfterFunc(ctx, safego.Guard(p.cancel))
 	defer stop()
 	for n := 0; maxRows == 0 || n < maxRows; n++ {
 		ok, err := p.next()
@@ -394,7 +395,7 @@ func (p *duckPortal) executeSpilled(ctx context.Context, maxRows int, w pgwire.R
 func (p *duckPortal) park(ctx context.Context) {
 	sp, err := p.q.s.e.newSpill()
 	if err == nil {
-		stop := context.AfterFunc(ctx, p.cancel)
+		stop := context.AfterFunc(ctx, safego.Guard(p.cancel))
 		for err == nil {
 			var ok bool
 			if ok, err = p.next(); ok {

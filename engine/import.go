@@ -165,6 +165,7 @@ func (s *Session) runImport(ctx context.Context, req *importReq) ([][]any, error
 		return s.registerFiles(ctx, req, store, files, prog)
 	}
 	sink := s.newTableSink(ctx, req.t)
+	defer sink.release(ctx)
 	acc := &batchAccumulator{sink: sink}
 	out := make([][]any, 0, len(files))
 	for _, f := range files {

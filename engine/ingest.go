@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
 
@@ -82,17 +83,22 @@ type tableSink struct {
 }
 
 // newTableSink starts the writer goroutine; the caller must end the sink
-// with commit or abort.
+// with commit or abort, and defers release.
 func (s *Session) newTableSink(ctx context.Context, t *catalog.Table) *tableSink {
 	// Unbuffered: a batch is handed over only when the writer takes it, so
 	// no third batch waits in between.
 	k := &tableSink{s: s, t: t, batches: make(chan arrow.RecordBatch), done: make(chan struct{})}
-	go k.run(ctx, k.batches)
+	batches := k.batches
+	safego.Go(func() { k.run(ctx, batches) })
 	return k
 }
 
+// run writes the batches until the channel closes. A panic fails the
+// ingest like a write error, delivered before done closes (the batches
+// left are then never received: send sees done).
 func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 	defer close(k.done)
+	defer safego.RecoverTo(func(err error) { k.err = err })
 	for rec := range batches {
 		if k.err == nil {
 			parts, err := k.w.Write(ctx, rec)
@@ -273,6 +279,15 @@ func writeOp(t *catalog.Table) string {
 		return catalog.MergeCommit
 	}
 	return catalog.AppendCommit
+}
+
+// release ends a sink its producer left without commit or abort — a panic
+// unwinding the statement: the writer goroutine stops and the files are
+// deleted. After commit or abort it does nothing. Producers defer it.
+func (k *tableSink) release(ctx context.Context) {
+	if k.batches != nil || k.pending != nil || k.parts != nil {
+		k.abort(context.WithoutCancel(ctx))
+	}
 }
 
 // abort stops the sink and deletes every file it wrote.

@@ -287,6 +287,7 @@ func (s *Session) writeQuery(ctx context.Context, t *catalog.Table, query string
 	}
 	defer rows.Close()
 	sink := s.newTableSink(ctx, t)
+	defer sink.release(ctx)
 	sink.keysExist = keysExist
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
 	defer b.Release()

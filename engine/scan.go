@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -220,10 +222,11 @@ var failureRef = regexp.MustCompile(`\(lakesoul scan failure #(\d+)\)`)
 
 // wrap records err and returns the error DuckDB passes on: err itself
 // when it has no SQLSTATE of its own (DuckDB's error then carries its text
-// and the mapper classifies it as before).
+// and the mapper classifies it as before) — except a panic, which stays
+// XX000 "internal error" whatever its text (duckguard.go).
 func (b *failureBox) wrap(err error) error {
 	se := sqlerr.From(err)
-	if se.Code == sqlerr.InternalError {
+	if se.Code == sqlerr.InternalError && !errors.As(err, new(*safego.PanicError)) {
 		return err
 	}
 	b.mu.Lock()
@@ -269,7 +272,7 @@ func registerScanFunction(conn *sql.Conn, reg *scanRegistry) error {
 			return newScanSource(ctx, reg, e)
 		},
 	}
-	return duckdb.RegisterTableUDF(conn, scanFunctionName, fn)
+	return duckdb.RegisterTableUDF(conn, scanFunctionName, guardTable(fn))
 }
 
 // scanSource feeds one scan of one table into DuckDB chunks. Units (partition

@@ -14,6 +14,7 @@ import (
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/listen"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -145,8 +146,36 @@ func (s *Session) Close() {
 	}
 }
 
+// Panics. Every entry point of a statement — Parse, a statement's
+// Describe and Bind, a portal's Execute and CopyIn, ExecuteArrow and
+// IngestArrow — recovers a panic of its work (package safego) and fails
+// the statement with it as with any error (XX000 "internal error" for the
+// client, sqlerr): a transaction block goes to the failed state, the
+// statement's write intent ends, and the session serves the next
+// statement. Work a statement runs on other goroutines delivers its panics
+// to the statement the same way (safego.RecoverTo, safego.Group).
+
+// AbortStatement implements pgwire.StatementAborter: it ends the running
+// statement as after any error — for a panic the protocol layer caught,
+// and for one an entry point recovered itself (panicked).
+func (s *Session) AbortStatement(err error) {
+	s.statementEnded(context.Background())
+	_ = s.fail(err)
+}
+
+// panicked is the deliver function of safego.RecoverTo for an entry point
+// with error result *errp: the panic becomes that error and the statement
+// is aborted (`defer safego.RecoverTo(s.panicked(&err))`).
+func (s *Session) panicked(errp *error) func(error) {
+	return func(err error) {
+		*errp = err
+		s.AbortStatement(err)
+	}
+}
+
 // Parse implements pgwire.Session.
-func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) ([]pgwire.Statement, error) {
+func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_ []pgwire.Statement, err error) {
+	defer safego.RecoverTo(s.panicked(&err))
 	if !utf8.ValidString(text) {
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
@@ -203,7 +232,8 @@ type lazyStmt struct {
 	err  error
 }
 
-func (l *lazyStmt) get(ctx context.Context) (pgwire.Statement, error) {
+func (l *lazyStmt) get(ctx context.Context) (_ pgwire.Statement, err error) {
+	defer safego.RecoverTo(l.s.panicked(&err))
 	if l.st == nil && l.err == nil {
 		if l.s.failed && !isTxEnd(l.node) {
 			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
@@ -306,12 +336,14 @@ type trackedStmt struct {
 	writes bool
 }
 
-func (t *trackedStmt) Describe(ctx context.Context) ([]pgwire.Column, error) {
+func (t *trackedStmt) Describe(ctx context.Context) (_ []pgwire.Column, err error) {
+	defer safego.RecoverTo(t.s.panicked(&err))
 	cols, err := t.Statement.Describe(ctx)
 	return cols, t.s.fail(err)
 }
 
-func (t *trackedStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, error) {
+func (t *trackedStmt) Bind(ctx context.Context, params []any) (_ pgwire.Portal, err error) {
+	defer safego.RecoverTo(t.s.panicked(&err))
 	if t.s.failed && !isTxEndTag(t.Statement.Tag()) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
@@ -341,7 +373,12 @@ type trackedPortal struct {
 func (t *trackedPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
 	ctx, stop := t.s.statementContext(ctx) // statement_timeout (tracked.go)
 	t.started()
-	tag, done, err := t.Portal.Execute(ctx, maxRows, w)
+	var tag string
+	var done bool
+	err := safego.Call(func() (err error) { // a panic fails the statement below like an error
+		tag, done, err = t.Portal.Execute(ctx, maxRows, w)
+		return err
+	})
 	if err == nil {
 		t.s.noteQuery(tag)
 	}

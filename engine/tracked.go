@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -36,7 +37,11 @@ func (t *trackedCopyIn) CopyInFormat() pgwire.CopyFormat { return t.in.CopyInFor
 func (t *trackedCopyIn) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) (string, error) {
 	ctx, stop := t.s.statementContext(ctx)
 	t.started()
-	tag, err := t.in.CopyIn(ctx, rows)
+	var tag string
+	err := safego.Call(func() (err error) { // a panic fails the COPY below like an error
+		tag, err = t.in.CopyIn(ctx, rows)
+		return err
+	})
 	t.s.statementEnded(ctx)
 	err = t.s.fail(stop(err))
 	t.ended(err)

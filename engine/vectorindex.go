@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -53,9 +54,14 @@ func (v *vectorIndexes) close() {
 func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, descs []string, user string) {
 	v := e.vectors
 	v.wg.Add(1)
-	go func() {
+	safego.Go(func() {
 		defer v.wg.Done()
-		n, err := v.builder.BuildTable(v.ctx, t, ix, descs, user)
+		var n int
+		// A panic fails this build alone, like an error.
+		err := safego.Call(func() (err error) {
+			n, err = v.builder.BuildTable(v.ctx, t, ix, descs, user)
+			return err
+		})
 		switch {
 		case errors.Is(err, vector.ErrBuildCanceled):
 			e.log.Info("vector index build canceled", "table", t.QualifiedName(), "index", ix.Name, "segments", n)
@@ -66,7 +72,7 @@ func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, desc
 		default:
 			e.log.Info("vector index built", "table", t.QualifiedName(), "index", ix.Name, "segments", n)
 		}
-	}()
+	})
 }
 
 // rebuildVectorIndexes rebuilds, in the background, the segments of t's

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
@@ -351,17 +352,21 @@ func (s *Session) vectorCandidates(ctx context.Context, t *catalog.Table, ix cat
 		next <- ui
 	}
 	close(next)
-	var wg sync.WaitGroup
+	var g safego.Group
 	for range min(len(units), runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Start(func() {
 			for ui := range next {
-				res[ui] = s.searchUnit(ctx, t, ix, m, qn, n, probes, units[ui], bySeg)
+				// A panic fails the search like the unit's error.
+				if err := safego.Call(func() error {
+					res[ui] = s.searchUnit(ctx, t, ix, m, qn, n, probes, units[ui], bySeg)
+					return nil
+				}); err != nil {
+					res[ui].err = err
+				}
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	// top ranks "unit\x00key": a key may be in several partitions.
 	top := vector.NewTopK(n)
 	recheck := map[string]bool{}

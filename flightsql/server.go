@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/lakesoul-go/lakesoul/engine"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // Config configures a Server.
@@ -86,8 +87,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.unaryAuth),
-		grpc.ChainStreamInterceptor(s.streamAuth),
+		grpc.ChainUnaryInterceptor(recoverUnary, s.unaryAuth),
+		grpc.ChainStreamInterceptor(recoverStream, s.streamAuth),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
 		grpc.StatsHandler(&connTracker{clients: s.clients}),
 	}
@@ -101,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	go s.reapIdle()
+	safego.Go(s.reapIdle)
 	err := s.grpc.Serve(ln)
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
@@ -137,10 +138,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		close(s.stop)
 	}
 	done := make(chan struct{})
-	go func() {
+	safego.Go(func() {
+		defer close(done)
 		s.grpc.GracefulStop()
-		close(done)
-	}()
+	})
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -149,4 +150,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.clients.closeAll()
 	return nil
+}
+
+// recoverUnary and recoverStream, the outermost interceptors, make a panic
+// of any call — its handler, authentication, the framework under them —
+// that call's error: SQLSTATE XX000 "internal error" with code Internal,
+// logged with its stack where it was recovered. gRPC runs each call on a
+// goroutine of its own and recovers nothing: without them one call would
+// end the process. The engine recovers its statements' panics itself
+// (engine.Session.AbortStatement), so the client's session stays usable;
+// the call's stream goroutines deliver theirs as the stream's error.
+func recoverUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	defer safego.RecoverTo(func(p error) { resp, err = nil, flightError(p) })
+	return handler(ctx, req)
+}
+
+func recoverStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	defer safego.RecoverTo(func(p error) { err = flightError(p) })
+	return handler(srv, ss)
 }

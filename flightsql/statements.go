@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lakesoul-go/lakesoul/engine"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
@@ -162,18 +163,23 @@ func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, par
 		return nil, nil, err
 	}
 	ch := make(chan flight.StreamChunk, chunkBuffer)
-	go func() {
+	safego.Go(func() {
 		defer close(ch)
 		defer end()
-		_, err := c.sess.ExecuteArrow(ctx, st, params, func(rec arrow.RecordBatch) error {
-			rec.Retain()
-			select {
-			case ch <- flight.StreamChunk{Data: rec}:
-				return nil
-			case <-ctx.Done():
-				rec.Release()
-				return ctx.Err()
-			}
+		// A panic ends the stream with its error, as any failure, and
+		// the session is unlocked.
+		err := safego.Call(func() error {
+			_, err := c.sess.ExecuteArrow(ctx, st, params, func(rec arrow.RecordBatch) error {
+				rec.Retain()
+				select {
+				case ch <- flight.StreamChunk{Data: rec}:
+					return nil
+				case <-ctx.Done():
+					rec.Release()
+					return ctx.Err()
+				}
+			})
+			return err
 		})
 		if err != nil {
 			// Always delivered: the framework drains the channel to its
@@ -181,7 +187,7 @@ func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, par
 			// must not look complete.
 			ch <- flight.StreamChunk{Err: flightError(err)}
 		}
-	}()
+	})
 	return sc, ch, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 )
@@ -126,17 +127,20 @@ func (s *Server) doGetUnit(ctx context.Context, c *client, raw []byte) (*arrow.S
 		return nil, nil, flightError(err)
 	}
 	ch := make(chan flight.StreamChunk, chunkBuffer)
-	go func() {
+	safego.Go(func() {
 		defer close(ch)
-		err := ur.Run(ctx, func(rec arrow.RecordBatch) error {
-			rec.Retain()
-			select {
-			case ch <- flight.StreamChunk{Data: rec}:
-				return nil
-			case <-ctx.Done():
-				rec.Release()
-				return ctx.Err()
-			}
+		// A panic ends the stream with its error, as any failure.
+		err := safego.Call(func() error {
+			return ur.Run(ctx, func(rec arrow.RecordBatch) error {
+				rec.Retain()
+				select {
+				case ch <- flight.StreamChunk{Data: rec}:
+					return nil
+				case <-ctx.Done():
+					rec.Release()
+					return ctx.Err()
+				}
+			})
 		})
 		if err != nil {
 			// Always delivered: the framework drains the channel to its
@@ -144,6 +148,6 @@ func (s *Server) doGetUnit(ctx context.Context, c *client, raw []byte) (*arrow.S
 			// must not look complete.
 			ch <- flight.StreamChunk{Err: flightError(err)}
 		}
-	}()
+	})
 	return ur.Schema(), ch, nil
 }

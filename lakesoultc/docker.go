@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // EnvRequireDocker, when "1", turns RequireDocker's skip into a failure
@@ -37,7 +39,7 @@ const dockerHealthTimeout = 20 * time.Second
 // dockerHealthWithin is dockerHealth, or an error once d has passed.
 func dockerHealthWithin(d time.Duration) error {
 	done := make(chan error, 1)
-	go func() { done <- dockerHealth() }()
+	safego.Go(func() { done <- dockerHealth() })
 	select {
 	case err := <-done:
 		return err

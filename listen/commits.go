@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // Commit is the payload a session receives on lakesoul_commits for one
@@ -30,7 +31,7 @@ func (h *Hub) follow() {
 	defer h.wg.Done()
 	wait := time.Second
 	for h.ctx.Err() == nil {
-		err := h.followOnce()
+		err := safego.Call(h.followOnce) // a panic is a failure like another: reconnect
 		if h.ctx.Err() != nil {
 			return
 		}
@@ -59,7 +60,7 @@ func (h *Hub) followOnce() error {
 	}
 	h.setFollowErr(nil)
 	// Committers look for listeners once per ListenerCheckEvery.
-	time.AfterFunc(catalog.ListenerCheckEvery+100*time.Millisecond, func() { h.readyOnce.Do(func() { close(h.ready) }) })
+	time.AfterFunc(catalog.ListenerCheckEvery+100*time.Millisecond, safego.Guard(func() { h.readyOnce.Do(func() { close(h.ready) }) }))
 	for {
 		n, err := conn.WaitForNotification(h.ctx)
 		if err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // ReservedPrefix starts the channels only the server notifies on.
@@ -139,7 +140,7 @@ func (l *Listener) Listen(channel string) (ready, failed <-chan struct{}) {
 	if channel == CommitsChannel && !h.following && h.ctx.Err() == nil {
 		h.following = true
 		h.wg.Add(1)
-		go h.follow()
+		safego.Go(h.follow)
 	}
 	return ready, failed
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // readyTimeout bounds one /readyz check.
@@ -71,12 +73,12 @@ func Listen(addr string, src Sources, log *slog.Logger) (*Server, error) {
 		fmt.Fprintln(w, "ready")
 	})
 	s := &Server{http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, done: make(chan struct{})}
-	go func() {
+	safego.Go(func() {
 		defer close(s.done)
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := safego.Call(func() error { return s.http.Serve(ln) }); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics listener stopped", "listen", addr, "err", err)
 		}
-	}()
+	})
 	return s, nil
 }
 

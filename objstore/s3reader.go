@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/metrics"
 )
 
@@ -340,18 +341,18 @@ func (r *s3Reader) readDirect(q []byte, off int64) error {
 	if int64(len(q)) <= max {
 		return r.s.getRange(r.ctx, r.uri, r.bucket, r.key, r.etag, off, q)
 	}
-	var wg sync.WaitGroup
+	var g safego.Group
 	errs := make([]error, (int64(len(q))+max-1)/max)
 	for i := range errs {
 		lo := int64(i) * max
 		hi := min(lo+max, int64(len(q)))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = r.s.getRange(r.ctx, r.uri, r.bucket, r.key, r.etag, off+lo, q[lo:hi])
-		}()
+		g.Start(func() {
+			errs[i] = safego.Call(func() error {
+				return r.s.getRange(r.ctx, r.uri, r.bucket, r.key, r.etag, off+lo, q[lo:hi])
+			})
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return firstError(errs)
 }
 
@@ -468,7 +469,10 @@ func (r *s3Reader) fetchBlocks(owned []ownedBlock, prefetch bool, deliver func(i
 		first, last := run[0].idx, run[len(run)-1].idx
 		lo := first * bs
 		buf := make([]byte, last*bs+r.blockLen(last)-lo)
-		err := r.s.getRange(r.ctx, r.uri, r.bucket, r.key, r.etag, lo, buf)
+		// A panic of the request fails it like an error, so every claim
+		// of the run is still finished: readers waiting for a block are
+		// never left waiting.
+		err := safego.Call(func() error { return r.s.getRange(r.ctx, r.uri, r.bucket, r.key, r.etag, lo, buf) })
 		for _, b := range run {
 			var data []byte
 			if err == nil {
@@ -485,15 +489,11 @@ func (r *s3Reader) fetchBlocks(owned []ownedBlock, prefetch bool, deliver func(i
 		return fetch(runs[0])
 	}
 	errs := make([]error, len(runs))
-	var wg sync.WaitGroup
+	var g safego.Group
 	for i, run := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fetch(run)
-		}()
+		g.Start(func() { errs[i] = fetch(run) })
 	}
-	wg.Wait()
+	g.Wait()
 	return firstError(errs)
 }
 
@@ -556,7 +556,7 @@ func (r *s3Reader) maybePrefetch(off, end int64) {
 	r.prefetches++
 	r.wg.Add(1)
 	r.mu.Unlock()
-	go func() {
+	safego.Go(func() {
 		defer r.wg.Done()
 		defer func() {
 			r.mu.Lock()
@@ -572,5 +572,5 @@ func (r *s3Reader) maybePrefetch(off, end int64) {
 			}
 		}
 		_ = r.fetchBlocks(owned, true, nil) // readers fetch for themselves on failure
-	}()
+	})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // s3Writer streams an object: bytes fill a part buffer; a full buffer goes
@@ -117,7 +119,7 @@ func (w *s3Writer) flushPart() error {
 	num, data := w.nextPart, w.buf
 	w.buf = w.s.getBuf()
 	w.wg.Add(1)
-	go func() {
+	safego.Go(func() {
 		defer w.wg.Done()
 		defer func() { <-w.s.partSem; <-w.sem }()
 		defer w.s.putBuf(data)
@@ -125,12 +127,16 @@ func (w *s3Writer) flushPart() error {
 			return
 		}
 		var out *s3.UploadPartOutput
-		err := w.s.retry(w.ctx, func(ctx context.Context) error {
-			var err error
-			out, err = w.s.client.UploadPart(ctx, &s3.UploadPartInput{
-				Bucket: aws.String(w.bucket), Key: aws.String(w.key), UploadId: aws.String(w.uploadID),
-				PartNumber: aws.Int32(num), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
-			return err
+		// A panic fails the part like an error, so the object is never
+		// completed without it.
+		err := safego.Call(func() error {
+			return w.s.retry(w.ctx, func(ctx context.Context) error {
+				var err error
+				out, err = w.s.client.UploadPart(ctx, &s3.UploadPartInput{
+					Bucket: aws.String(w.bucket), Key: aws.String(w.key), UploadId: aws.String(w.uploadID),
+					PartNumber: aws.Int32(num), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+				return err
+			})
 		})
 		if err != nil {
 			w.fail(fmt.Errorf("write %s: upload part %d: %w", w.uri, num, err))
@@ -140,7 +146,7 @@ func (w *s3Writer) flushPart() error {
 		w.mu.Lock()
 		w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
 		w.mu.Unlock()
-	}()
+	})
 	return w.failed()
 }
 

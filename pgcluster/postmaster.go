@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // logFile, in the data dir, receives the server's stderr and stdout.
@@ -96,19 +98,32 @@ func startPostmaster(o Options, owner *account, socketDir string) (*postmaster, 
 
 	p := &postmaster{exited: make(chan struct{})}
 	started := make(chan error, 1)
-	go func() {
+	safego.Go(func() {
 		// Never unlocked: the thread ends with this goroutine, after the
 		// postmaster has exited.
 		runtime.LockOSThread()
+		running := false
+		// A panic is reported where the caller waits: as the start's
+		// error, or as the postmaster's end (the thread, and with it the
+		// postmaster, ends; Pdeathsig).
+		defer safego.RecoverTo(func(err error) {
+			if !running {
+				started <- err
+				return
+			}
+			p.waitErr = err
+			close(p.exited)
+		})
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
 		}
 		p.pid = cmd.Process.Pid
+		running = true
 		started <- nil
 		p.waitErr = cmd.Wait()
 		close(p.exited)
-	}()
+	})
 	if err := <-started; err != nil {
 		return nil, fmt.Errorf("pgcluster: start postgres: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // errPeerHungUp is the input's error when the client closed its end while
@@ -65,13 +67,24 @@ const (
 func startInput(conn, raw net.Conn, onLost func(error)) *input {
 	in := &input{done: make(chan struct{}), ahead: inputAhead, hangup: newHangupWatch(raw)}
 	in.cond = sync.NewCond(&in.mu)
-	go in.run(conn, onLost)
+	safego.Go(func() { in.run(conn, onLost) })
 	return in
 }
 
+// run reads the socket into the buffer. A panic here leaves the byte
+// stream in an unknown state: it ends the input as a lost connection.
 func (in *input) run(conn net.Conn, onLost func(error)) {
 	defer close(in.done)
 	defer in.hangup.release()
+	defer safego.RecoverTo(func(err error) {
+		in.mu.Lock()
+		if in.err == nil {
+			in.err = err
+		}
+		in.cond.Broadcast()
+		in.mu.Unlock()
+		onLost(err)
+	})
 	chunk := make([]byte, inputChunk)
 	for {
 		ok, lost := in.waitForRoom()

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // Defaults of the Config fields left zero.
@@ -188,7 +190,7 @@ func (s *Server) Serve(l net.Listener) error {
 			s.refuseSocket(nc)
 			continue
 		}
-		go c.serve()
+		safego.Go(c.serve)
 	}
 }
 
@@ -218,10 +220,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	done := make(chan struct{})
-	go func() {
+	safego.Go(func() {
 		s.wg.Wait()
 		close(done)
-	}()
+	})
 	select {
 	case <-done:
 		return nil

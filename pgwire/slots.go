@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -110,7 +111,7 @@ func (s *Server) refuseSocket(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	go func() {
+	safego.Go(func() {
 		defer func() { <-s.lingering }()
 		defer nc.Close()
 		if err != nil {
@@ -121,5 +122,5 @@ func (s *Server) refuseSocket(nc net.Conn) {
 		}
 		nc.SetReadDeadline(time.Now().Add(lingerTime))
 		io.Copy(io.Discard, io.LimitReader(nc, maxStartupPacketLen))
-	}()
+	})
 }

@@ -35,6 +35,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // Backend is the object store the proxy forwards to.
@@ -486,13 +488,13 @@ func Listen(addr string, p *Proxy) (*Server, error) {
 	}
 	s := &Server{ln: ln, done: make(chan error, 1),
 		http: &http.Server{Handler: p, ReadHeaderTimeout: time.Minute, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}}
-	go func() {
-		err := s.http.Serve(ln)
+	safego.Go(func() {
+		err := safego.Call(func() error { return s.http.Serve(ln) })
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
 		s.done <- err
-	}()
+	})
 	return s, nil
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/engine"
 	"github.com/lakesoul-go/lakesoul/flightsql"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgcluster"
@@ -285,7 +286,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
-	go func() { s.serveErr <- s.wire.Serve(s.ln) }()
+	safego.Go(func() { s.serveErr <- safego.Call(func() error { return s.wire.Serve(s.ln) }) })
 	s.log.Info("lakesoul serving", "listen", s.ln.Addr().String(), "warehouse", warehouse, "data_dir", cfg.DataDir)
 	return s, nil
 }
@@ -412,11 +413,11 @@ func (s *Server) startFlight(ctx context.Context, tlsConfig *tls.Config) error {
 		return fmt.Errorf("listen %s: %w", s.cfg.FlightListen, err)
 	}
 	s.flight = fs
-	go func() {
-		if err := fs.Serve(s.flightLn); err != nil {
+	safego.Go(func() {
+		if err := safego.Call(func() error { return fs.Serve(s.flightLn) }); err != nil {
 			s.log.Error("flight sql server stopped", "err", err)
 		}
-	}()
+	})
 	s.log.Info("flight sql serving", "listen", s.flightLn.Addr().String(), "tls", tlsConfig != nil)
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // SQLSTATE codes used by the server. Names follow PostgreSQL's errcodes.txt.
@@ -129,10 +131,15 @@ func Unsupported(what, supported string) *Error {
 // From converts any error into an *Error for the client. Errors without a known
 // SQLSTATE become XX000 "internal error": their text, which names Go
 // packages, files and addresses, stays in Err for the server log (pgwire logs
-// every error it sends) and is not shown to the client.
+// every error it sends) and is not shown to the client. A recovered panic
+// (*safego.PanicError) is XX000 whatever wraps it or whatever its value
+// says: it is a bug, not the condition its text may resemble.
 func From(err error) *Error {
 	if err == nil {
 		return nil
+	}
+	if errors.As(err, new(*safego.PanicError)) {
+		return &Error{Code: InternalError, Message: "internal error", Err: err}
 	}
 	var se *Error
 	if errors.As(err, &se) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 func TestFromStorageErrors(t *testing.T) {
@@ -83,5 +85,22 @@ func TestFromUnclassified(t *testing.T) {
 	e := From(err)
 	if e.Code != InternalError || e.Message != "internal error" || e.Err != err {
 		t.Errorf("From(%v) = %s %q", err, e.Code, e.Message)
+	}
+}
+
+// A recovered panic is XX000 "internal error" whatever its value resembles
+// (a missing file, a SQLSTATE of its own) and whatever wraps it.
+func TestFromPanic(t *testing.T) {
+	for _, v := range []any{
+		"boom",
+		&fs.PathError{Op: "open", Path: "/wh/ns/t/part-1.parquet", Err: syscall.ENOENT},
+		New(UniqueViolation, "duplicate key"),
+	} {
+		p := &safego.PanicError{Value: v}
+		for _, err := range []error{p, fmt.Errorf("write: %w", p), Wrap(CheckViolation, p, "check")} {
+			if e := From(err); e.Code != InternalError || e.Message != "internal error" {
+				t.Errorf("From(%v) = %s %q", err, e.Code, e.Message)
+			}
+		}
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // IVF is an inverted-file index of one partition × bucket: k-means
@@ -231,11 +232,12 @@ func parallel(ctx context.Context, n int, f func(lo, hi int)) error {
 		work()
 		return ctx.Err()
 	}
-	var wg sync.WaitGroup
+	// A panic of f is raised again here, on the caller's goroutine.
+	var g safego.Group
 	for range w {
-		wg.Go(work)
+		g.Start(work)
 	}
-	wg.Wait()
+	g.Wait()
 	return ctx.Err()
 }
 

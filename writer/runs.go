@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
@@ -95,22 +95,25 @@ func (w *Writer) MergeRuns(ctx context.Context, parts []catalog.PartitionCommit)
 	if len(jobs) == 0 {
 		return parts, nil
 	}
-	var wg sync.WaitGroup
+	var g safego.Group
 	next := make(chan *job)
 	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Start(func() {
 			for j := range next {
-				j.merged, j.err = w.mergeBucket(ctx, parts[j.part].Desc, j.bucket, j.runs)
+				// A panic fails the job like an error: its files and the
+				// others' are deleted below.
+				j.err = safego.Call(func() (err error) {
+					j.merged, err = w.mergeBucket(ctx, parts[j.part].Desc, j.bucket, j.runs)
+					return err
+				})
 			}
-		}()
+		})
 	}
 	for _, j := range jobs {
 		next <- j
 	}
 	close(next)
-	wg.Wait()
+	g.Wait()
 	var err error
 	for _, j := range jobs {
 		err = errors.Join(err, j.err)

@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -163,47 +163,52 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	for _, c := range rec.Columns() {
 		c.NullN()
 	}
-	var wg sync.WaitGroup
+	// write writes one job's files; a panic in it fails the job (and so
+	// the write, whose files are then deleted) like an error.
+	write := func(j *job) {
+		var perm *arrowutil.Permutation
+		if t.HasPK() {
+			asc := slices.Clone(j.rows) // arrival order is ascending
+			if j.err = w.sortByPK(rec, j.rows); j.err != nil {
+				return
+			}
+			if len(j.rows) <= maxRows {
+				p := arrowutil.NewPermutation(j.rows, asc, pos)
+				perm = &p
+			}
+		}
+		// Files over the size cap are split; they stay in key order
+		// within the commit, so a run of equal keys that straddles two
+		// files still resolves to its last row.
+		for start := 0; start < len(j.rows) && j.err == nil; start += maxRows {
+			chunk := j.rows[start:min(start+maxRows, len(j.rows))]
+			path := j.path
+			if start > 0 {
+				path = objstore.Join(dirs[j.part], w.fileName(j.bucket))
+			}
+			var size int64
+			size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk, perm)
+			if j.err == nil {
+				j.files = append(j.files, writtenFile{path: path, size: size})
+			}
+		}
+	}
+	var g safego.Group
 	next := make(chan *job)
 	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Start(func() {
 			for j := range next {
-				var perm *arrowutil.Permutation
-				if t.HasPK() {
-					asc := slices.Clone(j.rows) // arrival order is ascending
-					if j.err = w.sortByPK(rec, j.rows); j.err != nil {
-						continue
-					}
-					if len(j.rows) <= maxRows {
-						p := arrowutil.NewPermutation(j.rows, asc, pos)
-						perm = &p
-					}
-				}
-				// Files over the size cap are split; they stay in key order
-				// within the commit, so a run of equal keys that straddles two
-				// files still resolves to its last row.
-				for start := 0; start < len(j.rows) && j.err == nil; start += maxRows {
-					chunk := j.rows[start:min(start+maxRows, len(j.rows))]
-					path := j.path
-					if start > 0 {
-						path = objstore.Join(dirs[j.part], w.fileName(j.bucket))
-					}
-					var size int64
-					size, j.err = w.writeFile(ctx, path, rec, fileCols, chunk, perm)
-					if j.err == nil {
-						j.files = append(j.files, writtenFile{path: path, size: size})
-					}
+				if err := safego.Call(func() error { write(j); return nil }); err != nil {
+					j.err = err
 				}
 			}
-		}()
+		})
 	}
 	for _, j := range jobs {
 		next <- j
 	}
 	close(next)
-	wg.Wait()
+	g.Wait()
 	for _, j := range jobs {
 		for _, f := range j.files {
 			written = append(written, f.path)

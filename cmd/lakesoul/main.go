@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/bench"
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/server"
@@ -173,7 +174,7 @@ func serve(args []string) error {
 		return err
 	}
 	waitErr := make(chan error, 1)
-	go func() { waitErr <- srv.Wait() }()
+	safego.Go(func() { waitErr <- safego.Call(srv.Wait) })
 	select {
 	case <-ctx.Done():
 		cfg.Logger.Info("shutting down")

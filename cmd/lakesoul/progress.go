@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // statusLine shows the progress of long CLI work on the last line of a
@@ -33,7 +35,7 @@ func newStatusLine(label string) *statusLine {
 		return nil
 	}
 	s := &statusLine{w: os.Stderr, label: label, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
+	safego.Go(func() {
 		defer close(s.done)
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
@@ -47,7 +49,7 @@ func newStatusLine(label string) *statusLine {
 				s.mu.Unlock()
 			}
 		}
-	}()
+	})
 	return s
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/s3proxy"
 )
 
@@ -62,7 +63,7 @@ func s3proxyCmd(args []string) error {
 	}
 	log.Info("lakesoul s3proxy serving", "listen", srv.Addr().String(), "backend", backend.Endpoint, "warehouse", *warehouse)
 	waitErr := make(chan error, 1)
-	go func() { waitErr <- srv.Wait() }()
+	safego.Go(func() { waitErr <- safego.Call(srv.Wait) })
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"vitess.io/vitess/go/mysql"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // EnvRequire, when "1", turns skips for a missing MariaDB into failures.
@@ -281,16 +283,25 @@ func (s *Server) Query(t testing.TB, q string) (names []string, rows [][]string)
 func startLocked(cmd *exec.Cmd) (done chan struct{}, err error) {
 	done = make(chan struct{})
 	started := make(chan error, 1)
-	go func() {
+	safego.Go(func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the child
+		running := false
+		defer safego.RecoverTo(func(err error) { // reported where the caller waits
+			if !running {
+				started <- err
+				return
+			}
+			close(done)
+		})
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
 		}
+		running = true
 		started <- nil
 		_ = cmd.Wait()
 		close(done)
-	}()
+	})
 	if err := <-started; err != nil {
 		return nil, err
 	}
