@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -111,15 +112,14 @@ func (c *conn) serve() {
 }
 
 // run performs startup, authentication and the message loop. It returns why
-// the connection ends; a panic of the package's own code becomes a fatal error.
+// the connection ends. A panic of the package's own code outside a
+// statement (startup, authentication, the loop itself) becomes a fatal
+// error: there is no statement to fail, and the protocol state is unknown.
 func (c *conn) run() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.log.Error("pgwire: panic serving connection", "panic", r, "stack", string(debug.Stack()))
-			c.out.discard() // may hold a half-encoded message
-			err = fatal(&panicError{value: r})
-		}
-	}()
+	defer safego.RecoverTo(func(p error) {
+		c.out.discard() // may hold a half-encoded message
+		err = fatal(p)
+	})
 	c.out.w = c.nc
 	// Startup, authentication and opening the session must be done within
 	// the authentication timeout, as in PostgreSQL: the socket deadline
@@ -252,7 +252,7 @@ func (c *conn) loop() error {
 				continue
 			}
 		}
-		err = c.handle(msg)
+		err = c.handleGuarded(msg)
 		if err == nil {
 			continue
 		}
@@ -270,6 +270,24 @@ func (c *conn) loop() error {
 		}
 		c.ignoreTillSync = true
 	}
+}
+
+// handleGuarded is handle, with a panic of the protocol's own handling of
+// the message (Session calls recover in call) made the message's ERROR
+// XX000, as a failing statement's: the Session is told, the half-built
+// output dropped, and a simple query still ends with ReadyForQuery.
+func (c *conn) handleGuarded(msg pgproto3.FrontendMessage) (err error) {
+	defer safego.RecoverTo(func(p error) {
+		c.out.dropOpen()
+		c.abortStatement(p)
+		err = p
+		if _, ok := msg.(*pgproto3.Query); ok {
+			if err = c.sendError(p); err == nil {
+				err = c.readyForQuery()
+			}
+		}
+	})
+	return c.handle(msg)
 }
 
 // handle dispatches one message. A returned error either ends the connection
@@ -356,7 +374,10 @@ func messageName(msg pgproto3.FrontendMessage) string {
 func (c *conn) sendError(err error) error {
 	e := sqlerr.From(err)
 	level := slog.LevelInfo
-	if e.Code == sqlerr.InternalError {
+	switch {
+	case errors.As(err, new(*safego.PanicError)):
+		level = slog.LevelError // its stack was logged where it was recovered
+	case e.Code == sqlerr.InternalError:
 		level = slog.LevelWarn
 	}
 	c.log.Log(context.Background(), level, "pgwire: statement failed", "sqlstate", e.Code, "err", err)

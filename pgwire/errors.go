@@ -2,7 +2,6 @@ package pgwire
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -90,11 +89,3 @@ func errorResponse(err error, severity string) *pgproto3.ErrorResponse {
 		Where:               e.Where,
 	}
 }
-
-// panicError is a recovered panic of a Session call.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return fmt.Sprintf("internal error: panic: %v", e.value) }

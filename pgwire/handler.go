@@ -110,6 +110,18 @@ type SessionPID interface {
 	SetBackendPID(pid uint32)
 }
 
+// StatementAborter may be implemented by a Session to learn that the
+// statement it was serving failed outside its own error handling: a panic
+// that reached the protocol layer, in a call of the Session or in the
+// protocol's own handling of the statement's messages. The server then
+// answers the statement with ERROR XX000 and keeps the connection; the
+// Session ends the statement as after any error (a transaction block goes
+// to the failed state). AbortStatement is called between calls of the
+// Session, like them one at a time.
+type StatementAborter interface {
+	AbortStatement(err error)
+}
+
 // Statement is one parsed statement (a prepared statement in the extended
 // protocol, or one statement of a simple query).
 type Statement interface {

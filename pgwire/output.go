@@ -15,12 +15,16 @@ const flushThreshold = 64 << 10
 // pieces: at Sync, Flush and ReadyForQuery, and whenever the buffer passes
 // flushThreshold; never per row.
 //
-// Invariants: buf holds only whole messages; once a write failed, err is set,
+// Invariants: buf holds only whole messages, except for the one message a
+// RowBuilder is building in place (open); once a write failed, err is set,
 // buf stays empty and every later call is a no-op returning that error.
 type output struct {
 	w   io.Writer
 	buf []byte
 	err error
+	// open is 1 + the offset in buf of a message being built in place
+	// (rowWriter's DataRow between BeginRow and its end), 0 when none.
+	open int
 }
 
 // send appends msg to the buffer. Encoding errors are returned and leave the
@@ -77,6 +81,15 @@ func (o *output) truncate(n int) {
 	}
 }
 
+// dropOpen drops the message being built in place, if any: its builder
+// stopped half way (a panic).
+func (o *output) dropOpen() {
+	if o.open > 0 {
+		o.buf = o.buf[:o.open-1]
+		o.open = 0
+	}
+}
+
 // discard drops buffered, unsent messages (used before a last FATAL when
 // the buffer may hold a half-encoded message).
-func (o *output) discard() { o.buf = o.buf[:0] }
+func (o *output) discard() { o.buf, o.open = o.buf[:0], 0 }

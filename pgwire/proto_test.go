@@ -331,15 +331,60 @@ func TestLargeResultStreams(t *testing.T) {
 	}
 }
 
+// TestPanicInSession: a panic in a Session call fails that statement with
+// ERROR XX000, in the simple and the extended protocol, after the rows sent
+// before it and without the row it was building; the connection goes on
+// serving, and the Session is told (StatementAborter), so a transaction
+// block fails as after any error.
 func TestPanicInSession(t *testing.T) {
 	h := newHarness(t)
 	r := h.raw(t)
-	r.send(&pgproto3.Query{String: "PANIC"})
-	expectMsgs(t, r.expectClosed(), "ErrorResponse FATAL XX000")
+	expectMsgs(t, r.query("PANIC"), "RowDescription s:0", "DataRow whole", "ErrorResponse ERROR XX000", "ReadyForQuery I")
 	if h.logs.errorCount() == 0 {
 		t.Error("panic not logged at Error level")
 	}
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+
+	r.send(&pgproto3.Parse{Query: "PANIC"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ParseComplete", "BindComplete", "DataRow whole", "ErrorResponse ERROR XX000", "ReadyForQuery I")
+
+	expectMsgs(t, r.query("BEGIN"), "CommandComplete BEGIN", "ReadyForQuery T")
+	expectMsgs(t, r.query("PANIC"), "RowDescription s:0", "DataRow whole", "ErrorResponse ERROR XX000", "ReadyForQuery E")
+	expectMsgs(t, r.query("ROLLBACK"), "CommandComplete ROLLBACK", "ReadyForQuery I")
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	if n := h.db.aborted.Load(); n != 3 {
+		t.Errorf("session told of %d aborted statements, want 3", n)
+	}
 	h.connect(t)
+}
+
+// panicCodec decodes nothing: it panics, standing in for a bug in the
+// protocol layer's own handling of a message (here Bind's parameters,
+// decoded outside any Session call).
+type panicCodec struct{ pgtype.TextCodec }
+
+func (panicCodec) DecodeValue(*pgtype.Map, uint32, int16, []byte) (any, error) {
+	panic("codec panics")
+}
+
+// TestPanicInProtocolHandling: a panic in pgwire's own handling of a
+// statement's message is that statement's ERROR XX000 too; the block
+// fails, the connection goes on.
+func TestPanicInProtocolHandling(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Types = append(c.Types, &pgtype.Type{Name: "boom", OID: boomOID, Codec: panicCodec{}})
+	})
+	r := h.raw(t)
+	expectMsgs(t, r.query("BEGIN"), "CommandComplete BEGIN", "ReadyForQuery T")
+	r.send(&pgproto3.Parse{Query: "SELECT $1::boom"},
+		&pgproto3.Bind{ParameterFormatCodes: []int16{pgproto3.BinaryFormat}, Parameters: [][]byte{{1}}},
+		&pgproto3.Execute{}, &pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ParseComplete", "ErrorResponse ERROR XX000", "ReadyForQuery E")
+	expectMsgs(t, r.query("ROLLBACK"), "CommandComplete ROLLBACK", "ReadyForQuery I")
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	if n := h.db.aborted.Load(); n != 1 {
+		t.Errorf("session told of %d aborted statements, want 1", n)
+	}
 }
 
 func TestCancelRequestRaw(t *testing.T) {

@@ -73,6 +73,7 @@ func (w *rowWriter) Formats() []int16 { return w.formats }
 func (w *rowWriter) BeginRow() {
 	buf := w.c.out.buf
 	w.rowStart = len(buf)
+	w.c.out.open = w.rowStart + 1
 	w.field = 0
 	buf = append(buf, 'D', 0, 0, 0, 0)
 	w.c.out.buf = binary.BigEndian.AppendUint16(buf, uint16(len(w.cols)))
@@ -99,7 +100,7 @@ func (w *rowWriter) AppendValue(v any) error {
 	col := w.cols[w.field]
 	enc, err := w.c.encodeValue(col.TypeOID, w.formats[w.field], v, buf)
 	if err != nil {
-		w.c.out.buf = w.c.out.buf[:w.rowStart]
+		w.c.out.buf, w.c.out.open = w.c.out.buf[:w.rowStart], 0
 		return fmt.Errorf("pgwire: encode column %q: %w", col.Name, err)
 	}
 	if enc == nil { // SQL NULL
@@ -116,6 +117,7 @@ func (w *rowWriter) AppendValue(v any) error {
 // EndRow implements RowBuilder.
 func (w *rowWriter) EndRow() error {
 	out := &w.c.out
+	out.open = 0 // the row is finished or dropped below
 	if w.field != len(w.cols) {
 		out.buf = out.buf[:w.rowStart]
 		return fmt.Errorf("pgwire: row has %d values but the statement has %d columns", w.field, len(w.cols))

@@ -23,7 +23,7 @@ import (
 //	BEGIN / COMMIT / ROLLBACK   flip TxStatus
 //	SELECT * FROM missing       fails in Parse with 42P01
 //	FAIL                        fails in Execute with 22012
-//	PANIC                       panics in Execute
+//	PANIC                       writes a row, starts another, and panics
 //	SET name = value            changes a ParameterStatus value
 //	TYPES                       one row of assorted types
 //	SELECT $1::t, $2::t, …      echoes its parameters, typed t
@@ -36,6 +36,7 @@ type testDB struct {
 	verifiers map[string]string // role → SCRAM verifier
 	executes  atomic.Int64      // Portal.Execute calls
 	sessions  atomic.Int64      // open sessions
+	aborted   atomic.Int64      // AbortStatement calls
 	// sleeping receives a value when a SLEEP statement starts waiting,
 	// slept the cause of its context's cancellation when it ends.
 	sleeping chan struct{}
@@ -155,6 +156,9 @@ type testStatement struct {
 	noRows bool
 }
 
+// boomOID is the OID of type boom, whose codec panics (proto_test.go).
+const boomOID = 990001
+
 var typeByName = map[string]uint32{
 	"int2": pgtype.Int2OID, "int4": pgtype.Int4OID, "int8": pgtype.Int8OID,
 	"float4": pgtype.Float4OID, "float8": pgtype.Float8OID, "bool": pgtype.BoolOID,
@@ -162,6 +166,7 @@ var typeByName = map[string]uint32{
 	"timestamp": pgtype.TimestampOID, "timestamptz": pgtype.TimestamptzOID,
 	"bytea": pgtype.ByteaOID, "uuid": pgtype.UUIDOID, "numeric": pgtype.NumericOID,
 	"jsonb": pgtype.JSONBOID, "interval": pgtype.IntervalOID,
+	"boom": boomOID,
 }
 
 func (s *testSession) parseOne(sql string, paramOIDs []uint32) (*testStatement, error) {
@@ -201,7 +206,8 @@ func (s *testSession) parseOne(sql string, paramOIDs []uint32) (*testStatement, 
 		}
 		st.name, st.value = strings.TrimSpace(name), strings.Trim(strings.TrimSpace(value), "'")
 		st.noRows = true
-	case len(fields) == 1 && (st.kind == "sleep" || st.kind == "fail" || st.kind == "panic" ||
+	case len(fields) == 1 && st.kind == "panic":
+	case len(fields) == 1 && (st.kind == "sleep" || st.kind == "fail" ||
 		st.kind == "begin" || st.kind == "commit" || st.kind == "rollback" || st.kind == "commitfail"):
 		st.noRows = true
 	case lower == "types", lower == "trace":
@@ -220,7 +226,7 @@ func (st *testStatement) Describe(context.Context) ([]Column, error) {
 		return []Column{{Name: "?column?", TypeOID: pgtype.Int4OID, TypeSize: 4, TypeModifier: -1}}, nil
 	case "generate":
 		return []Column{{Name: "n", TypeOID: pgtype.Int8OID, TypeSize: 8, TypeModifier: -1}}, nil
-	case "bigrow", "trace":
+	case "bigrow", "trace", "panic":
 		return []Column{{Name: "s", TypeOID: pgtype.TextOID, TypeSize: -1, TypeModifier: -1}}, nil
 	case "echo":
 		cols := make([]Column, len(st.oids))
@@ -345,6 +351,13 @@ func (p *testPortal) Execute(ctx context.Context, maxRows int, w RowWriter) (str
 		s.failTx()
 		return "", false, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
 	case "panic":
+		if err := w.WriteRow([]any{"whole"}); err != nil {
+			return "", false, err
+		}
+		if rb, ok := w.(RowBuilder); ok {
+			rb.BeginRow()
+			rb.AppendField([]byte("half"))
+		}
 		panic("test session panics")
 	case "trace":
 		if err := w.WriteRow([]any{strings.Join(s.trace, ",")}); err != nil {
@@ -364,6 +377,12 @@ func (p *testPortal) Execute(ctx context.Context, maxRows int, w RowWriter) (str
 		s.params[p.st.name] = p.st.value
 	}
 	return p.st.tag, true, nil
+}
+
+// AbortStatement implements StatementAborter.
+func (s *testSession) AbortStatement(error) {
+	s.db.aborted.Add(1)
+	s.failTx()
 }
 
 // failTx marks an open transaction failed.
