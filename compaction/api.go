@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 )
@@ -42,6 +43,7 @@ func (c *compactor) runClaimed(ctx context.Context, table *catalog.Table, j job,
 	// below (with the backoff of a failure) instead of being held until
 	// its lease runs out.
 	err := safego.Call(func() (err error) {
+		faults.Point("compaction.job", table.QualifiedName())
 		res, err = c.compactPartition(jctx, table, j.desc, &j.token, forget, false)
 		return err
 	})

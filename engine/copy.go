@@ -16,6 +16,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -586,6 +587,7 @@ func (c *copyFromStmt) readBlocks(ctx context.Context, rows pgwire.CopyRowReader
 // convert turns the blocks from in into Arrow batches of the written
 // columns and hands them to sink; it returns the row count.
 func (c *copyFromStmt) convert(ctx context.Context, in <-chan *rowBlock, free chan<- *rowBlock, convs []fieldConv, sink *tableSink) (int64, error) {
+	faults.Point("copy.convert", c.t.QualifiedName())
 	cols := make([]*copyColumn, len(c.src))
 	for i := range cols {
 		cols[i] = newCopyColumn(memory.DefaultAllocator, c.recSchema.Field(i).Type)

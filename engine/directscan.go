@@ -19,6 +19,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
@@ -512,6 +513,7 @@ func (p *directPortal) work(scan *reader.Scan, units <-chan reader.Unit) {
 	defer p.wg.Done()
 	defer safego.RecoverTo(p.setErr)
 	for u := range units {
+		faults.Point("directscan.worker", scan.Table.QualifiedName())
 		if p.ctx.Err() != nil {
 			return
 		}

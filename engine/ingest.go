@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
@@ -100,6 +101,7 @@ func (k *tableSink) run(ctx context.Context, batches <-chan arrow.RecordBatch) {
 	defer close(k.done)
 	defer safego.RecoverTo(func(err error) { k.err = err })
 	for rec := range batches {
+		faults.Point("sink.write", k.t.QualifiedName())
 		if k.err == nil {
 			parts, err := k.w.Write(ctx, rec)
 			if err != nil {
@@ -217,6 +219,7 @@ func (k *tableSink) finish() error {
 // nothing: everything below it (schema, w, parts) exists only once a row
 // was written.
 func (k *tableSink) commit(ctx context.Context) error {
+	faults.Point("sink.commit", k.t.QualifiedName())
 	if k.rows == 0 {
 		return k.finish()
 	}

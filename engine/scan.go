@@ -22,6 +22,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
@@ -412,6 +413,7 @@ func (s *scanSource) nextBatch(th *scanThread) (bool, error) {
 }
 
 func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
+	faults.Point("scan.fill", s.scan.Table.QualifiedName())
 	th := local.(*scanThread)
 	s.projOnce.Do(func() {
 		s.projected = make([]bool, len(s.setters))

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
@@ -124,6 +125,7 @@ func (s *Session) OpenScanUnit(ctx context.Context, namespace, name, tableID str
 // of r.Schema() of up to arrowCoalesceRows rows, released after emit
 // returns.
 func (r *UnitReader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+	faults.Point("scanunit.read", r.scan.Table.QualifiedName())
 	it, err := r.scan.Open(ctx, r.unit)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -59,6 +60,7 @@ func (e *Engine) buildVectorIndex(t *catalog.Table, ix catalog.VectorIndex, desc
 		var n int
 		// A panic fails this build alone, like an error.
 		err := safego.Call(func() (err error) {
+			faults.Point("vector.build", t.QualifiedName())
 			n, err = v.builder.BuildTable(v.ctx, t, ix, descs, user)
 			return err
 		})

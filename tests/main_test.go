@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(binDir)
 	if noPGReason == "" || os.Getenv(envRequirePG) == "1" {
 		lakesoulBin = filepath.Join(binDir, "lakesoul")
-		if err := buildBinary(lakesoulBin); err != nil {
+		if err := buildBinary(lakesoulBin, ""); err != nil {
 			fmt.Fprintln(os.Stderr, "tests:", err)
 			return 1
 		}
@@ -80,8 +80,9 @@ func run(m *testing.M) int {
 	return code
 }
 
-// buildBinary builds ./cmd/lakesoul of the module containing this package.
-func buildBinary(out string) error {
+// buildBinary builds ./cmd/lakesoul of the module containing this package,
+// with build tags tags (comma-separated; "" for none).
+func buildBinary(out, tags string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
@@ -92,7 +93,7 @@ func buildBinary(out string) error {
 	if strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
 		return errors.New("not inside a Go module")
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/lakesoul")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", tags, "-o", out, "./cmd/lakesoul")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr

@@ -114,8 +114,13 @@ func startServer(dataDir, password string, extraArgs ...string) (*server, error)
 
 // startServerEnv is startServer with env added to the server's environment.
 func startServerEnv(dataDir, password string, env []string, extraArgs ...string) (*server, error) {
+	return startServerBin(lakesoulBin, dataDir, password, env, extraArgs...)
+}
+
+// startServerBin is startServerEnv running binary bin.
+func startServerBin(bin, dataDir, password string, env []string, extraArgs ...string) (*server, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := startServerOnce(dataDir, password, env, extraArgs...)
+		s, err := startServerOnce(bin, dataDir, password, env, extraArgs...)
 		if err != nil && attempt < 3 && strings.Contains(err.Error(), "address already in use") {
 			continue
 		}
@@ -123,7 +128,7 @@ func startServerEnv(dataDir, password string, env []string, extraArgs ...string)
 	}
 }
 
-func startServerOnce(dataDir, password string, env []string, extraArgs ...string) (*server, error) {
+func startServerOnce(bin, dataDir, password string, env []string, extraArgs ...string) (*server, error) {
 	addr, port, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -147,7 +152,7 @@ func startServerOnce(dataDir, password string, env []string, extraArgs ...string
 		args = append(args, "--admin-password", password)
 	}
 	args = append(args, extraArgs...)
-	s.cmd = exec.Command(lakesoulBin, args...)
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = append(serverEnv(), env...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	s.cmd.SysProcAttr = childSysProcAttr()
