@@ -202,12 +202,12 @@ func (in *input) awaitInput() (poked bool) {
 // end it: notifications wait while a transaction block is open).
 func (in *input) awaitInputFor(d time.Duration) (timedOut bool) {
 	expired := false // under in.mu
-	t := time.AfterFunc(d, func() {
+	t := time.AfterFunc(d, safego.Guard(func() {
 		in.mu.Lock()
 		expired = true
 		in.cond.Broadcast()
 		in.mu.Unlock()
-	})
+	}))
 	defer t.Stop()
 	in.mu.Lock()
 	defer in.mu.Unlock()
