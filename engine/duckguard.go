@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql/driver"
-	"sync"
+	"sync/atomic"
 
 	"github.com/duckdb/duckdb-go/v2"
 
@@ -48,22 +48,16 @@ func guardTable(fn duckdb.ParallelChunkTableFunction) duckdb.ParallelChunkTableF
 // call that can fail, reports it.
 type guardedSource struct {
 	src    duckdb.ParallelChunkTableSource
-	mu     sync.Mutex
-	failed error
+	failed atomic.Pointer[error] // the first recorded panic; read once per chunk
 }
 
-func (g *guardedSource) fail(err error) {
-	g.mu.Lock()
-	if g.failed == nil {
-		g.failed = err
-	}
-	g.mu.Unlock()
-}
+func (g *guardedSource) fail(err error) { g.failed.CompareAndSwap(nil, &err) }
 
 func (g *guardedSource) failure() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.failed
+	if p := g.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (g *guardedSource) ColumnInfos() []duckdb.ColumnInfo {
