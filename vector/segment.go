@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
@@ -297,10 +298,13 @@ func (b *Builder) BuildTable(ctx context.Context, t *catalog.Table, ix catalog.V
 	defer cancel(nil)
 	r := b.start(BuildInfo{User: user, Table: t.QualifiedName(), Index: ix.Name, Started: time.Now()}, cancel)
 	defer b.end(r)
-	go b.watch(ctx, ix, cancel)
+	safego.Go(func() {
+		defer safego.RecoverTo(cancel) // a watcher that panicked stops the build with it
+		b.watch(ctx, ix, cancel)
+	})
 	n, err := b.buildTable(ctx, r, t, ix, descs)
 	if err != nil && ctx.Err() != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrBuildCanceled) {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrBuildCanceled) || errors.As(cause, new(*safego.PanicError)) {
 			err = cause
 		}
 	}

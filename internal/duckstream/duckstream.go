@@ -35,6 +35,8 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // initChunk makes c the reader of a chunk DuckDB returned: duckdb-go's
@@ -152,10 +154,10 @@ func (r *Rows) interruptible(ctx context.Context, fn func() error) error {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	stop := context.AfterFunc(ctx, func() {
+	stop := context.AfterFunc(ctx, safego.Guard(func() {
 		defer wg.Done()
 		mapping.Interrupt(r.conn)
-	})
+	}))
 	err := fn()
 	if !stop() {
 		// The interrupt was sent, perhaps after fn returned: whatever fn
