@@ -40,6 +40,17 @@ type PartitionCommit struct {
 	// BucketNum is the hash bucket count the writer used (0 = not stated);
 	// the commit fails with 40001 if the table was re-bucketed since.
 	BucketNum int
+	// ExpectVersion, when set, is the partition version a read-modify-write
+	// writer checked its rows against (-1: the partition had none): the
+	// commit fails with a *PartitionMovedError unless it is still the latest.
+	ExpectVersion *int
+	// LockKeys are row-lock ids (key hashes) the commit locks exclusively,
+	// before any partition lock, while it commits (sqlfuncs/007_row_locks.sql):
+	// it waits for transactions holding those rows.
+	LockKeys []int64
+	// LockRows locks every row of the partition so (a rewrite of a table
+	// without a key).
+	LockRows bool
 }
 
 type jsonFileOp struct {
@@ -55,6 +66,19 @@ type jsonPartition struct {
 	FileOps       []jsonFileOp `json:"file_ops"`
 	ReadVersion   *int         `json:"read_version,omitempty"`
 	BucketNum     int          `json:"bucket_num,omitempty"`
+	ExpectVersion *int         `json:"expect_version,omitempty"`
+	LockKeys      []int64      `json:"lock_keys,omitempty"`
+	LockRows      bool         `json:"lock_rows,omitempty"`
+}
+
+// partitionJSON is p as lakesoul.commit takes it.
+func partitionJSON(p PartitionCommit) jsonPartition {
+	ops := make([]jsonFileOp, len(p.Ops))
+	for j, o := range p.Ops {
+		ops[j] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
+	}
+	return jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion,
+		BucketNum: p.BucketNum, ExpectVersion: p.ExpectVersion, LockKeys: p.LockKeys, LockRows: p.LockRows}
 }
 
 // Commit commits file operations on one or more partitions atomically via
@@ -73,11 +97,7 @@ type jsonPartition struct {
 func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op string, parts []PartitionCommit) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
 	for i, p := range parts {
-		ops := make([]jsonFileOp, len(p.Ops))
-		for j, o := range p.Ops {
-			ops[j] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
-		}
-		payload[i] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion, BucketNum: p.BucketNum}
+		payload[i] = partitionJSON(p)
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {

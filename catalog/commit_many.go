@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // TableCommit is one table's commit within CommitMany.
@@ -77,11 +76,7 @@ func commitsJSON(commits []TableCommit) ([]byte, error) {
 	for i, tc := range commits {
 		parts := make([]jsonPartition, len(tc.Parts))
 		for j, p := range tc.Parts {
-			ops := make([]jsonFileOp, len(p.Ops))
-			for k, o := range p.Ops {
-				ops[k] = jsonFileOp{Path: o.Path, FileOp: o.Op, Size: o.Size, FileExistCols: strings.Join(o.ExistCols, ",")}
-			}
-			parts[j] = jsonPartition{PartitionDesc: p.Desc, CommitID: p.CommitID.String(), FileOps: ops, ReadVersion: p.ReadVersion, BucketNum: p.BucketNum}
+			parts[j] = partitionJSON(p)
 		}
 		payload[i] = jsonTableCommit{TableID: tc.TableID, CommitOp: tc.Op, Partitions: parts}
 	}

@@ -120,3 +120,6 @@ func (h *HeldTx) Release(ctx context.Context, n int) error {
 	_, err := h.tx.Exec(ctx, fmt.Sprintf("RELEASE SAVEPOINT lakesoul_sp_%d", n))
 	return err
 }
+
+// Pinned reports whether the handle's calls run in a held transaction.
+func (c *Catalog) Pinned() bool { return c.pinned != nil }

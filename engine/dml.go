@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
@@ -249,7 +250,11 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 	query := castedSelect(q.sql, fields)
 	sch := arrow.NewSchema(fields, nil)
 	params := d.ret.statementParams(q.params)
+	var write func(ctx context.Context, args []any) (string, [][]any, error)
 	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		return s.runRMW(ctx, d.t, func(ctx context.Context) (string, [][]any, error) { return write(ctx, args) })
+	}}
+	write = func(ctx context.Context, args []any) (string, [][]any, error) {
 		if _, err := s.readTarget(ctx, d, tables); err != nil {
 			return "", nil, err
 		}
@@ -271,7 +276,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 		}
 		s.noteWrite()
 		return fmt.Sprintf("%s %d", tag, n), rows, nil
-	}}
+	}
 	releaseWith(s.e.scans, st, tables)
 	return st, nil
 }
@@ -289,6 +294,7 @@ func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[strin
 	if err := reader.CheckFiles(d.t, parts); err != nil {
 		return nil, err
 	}
+	s.noteRead(d.t, parts) // rmw.go
 	s.e.scans.putFixed(d.handle, d.t, parts)
 	return parts, s.takeSnapshots(ctx, others)
 }
@@ -382,9 +388,24 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	}
 	query := castedSelect(fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m%s", rewriteMatch, src, keep), fields)
 	matchedRows := fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m WHERE __m.%s", rewriteMatch, src, rewriteMatch)
+	// The key and range columns of the matching rows (rmw.go).
+	var keyFields []arrow.Field
+	var keyCols []string
+	for _, f := range fields {
+		if slices.Contains(t.PKCols, f.Name) || slices.Contains(t.RangeCols, f.Name) {
+			keyFields = append(keyFields, f)
+			keyCols = append(keyCols, "__m."+quoteIdent(f.Name))
+		}
+	}
+	keySch := arrow.NewSchema(keyFields, nil)
+	matchedKeys := fmt.Sprintf("SELECT %s FROM %s AS __m WHERE __m.%s", strings.Join(keyCols, ", "), src, rewriteMatch)
 	sch := arrow.NewSchema(fields, nil)
 	params := d.ret.statementParams(q.params)
-	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (_ string, _ [][]any, err error) {
+	var rewrite func(ctx context.Context, args []any) (_ string, _ [][]any, err error)
+	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		return s.runRMW(ctx, t, func(ctx context.Context) (string, [][]any, error) { return rewrite(ctx, args) })
+	}}
+	rewrite = func(ctx context.Context, args []any) (_ string, _ [][]any, err error) {
 		parts, err := s.readTarget(ctx, d, tables)
 		if err != nil {
 			return "", nil, err
@@ -442,6 +463,20 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 				continue
 			}
 			total += n
+			if r := s.rmwFor(t); r != nil && r.keys != nil {
+				// The rows it deletes or changes (rmw.go).
+				rec, err := s.collect(ctx, matchedKeys, qargs, keySch)
+				if err != nil {
+					cleanup()
+					return "", nil, err
+				}
+				err = r.keys.add(rec)
+				rec.Release()
+				if err != nil {
+					cleanup()
+					return "", nil, err
+				}
+			}
 			if d.ret != nil {
 				if err := d.ret.add(ctx, s, matchedRows, nil); err != nil {
 					cleanup()
@@ -506,7 +541,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 			s.noteWrite()
 		}
 		return fmt.Sprintf("%s %d", tag, total), rows, nil
-	}}
+	}
 	releaseWith(s.e.scans, st, tables)
 	return st, nil
 }

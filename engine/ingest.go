@@ -129,6 +129,13 @@ func (k *tableSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 	if k.schema == nil {
 		k.schema = rec.Schema()
 	}
+	if r := k.s.rmwFor(k.t); r != nil && r.keys != nil {
+		// The rows a read-modify-write statement writes (rmw.go).
+		if err := r.keys.add(rec); err != nil {
+			rec.Release()
+			return err
+		}
+	}
 	if k.pending == nil && k.sent == 0 && (rec.NumRows() <= smallWriteRows || k.t.HasPK()) {
 		// Held back: only a small write may be buffered at commit (see
 		// commit), and on a primary-key table the first batch's format
@@ -225,7 +232,10 @@ func (k *tableSink) commit(ctx context.Context) error {
 	}
 	omitted := k.omittedNotNull()
 	checked := len(tableChecks(k.t)) > 0 // checks.go: verified on written files
-	if len(omitted) == 0 && !checked && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows {
+	// (A read-modify-write statement's rows are checked when it runs, so
+	// they are written, not buffered.)
+	if len(omitted) == 0 && !checked && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows &&
+		k.s.rmwFor(k.t) == nil {
 		rec := k.pending
 		k.pending = nil
 		_ = k.finish()

@@ -167,9 +167,13 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		aliases[i] = fmt.Sprintf("c%d", i)
 	}
 	query := fmt.Sprintf("SELECT %s FROM (%s) AS __src(%s)", strings.Join(exprs, ", "), srcSQL, strings.Join(aliases, ", "))
+	// targetHandle is the scan of the target's current rows ON CONFLICT
+	// reads ("" without ON CONFLICT).
+	targetHandle := ""
 	if oc := n.OnConflictClause; oc != nil {
 		// The statement reads the target's current rows too.
 		handle := s.token + ":" + t.ID
+		targetHandle = handle
 		s.e.scans.put(handle, t)
 		tables[handle] = t
 		alias := n.Relation.Relname
@@ -239,33 +243,46 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	}
 
 	paramTypes := ret.statementParams(mergeParamOIDs(paramOIDs, params))
+	var insert func(ctx context.Context, args []any) (string, [][]any, error)
 	st := &funcStmt{
 		tag:    "INSERT",
 		cols:   ret.columns(),
 		params: paramTypes,
 		run: func(ctx context.Context, args []any) (string, [][]any, error) {
-			if err := s.takeSnapshotsWith(ctx, tables, args); err != nil {
-				return "", nil, err
+			if targetHandle == "" {
+				return insert(ctx, args) // a blind write: last writer wins
 			}
-			dargs, err := duckArgs(paramTypes, args)
-			if err != nil {
-				return "", nil, err
-			}
-			var n int64
-			var rows [][]any
-			if ret == nil {
-				n, err = s.writeQuery(ctx, t, query, dargs[:len(params)], recSchema, false)
-			} else {
-				n, rows, err = ret.run(ctx, s, dargs,
-					func() error { return ret.add(ctx, s, query, dargs[:len(params)]) },
-					func() (int64, error) { return s.writeQuery(ctx, t, ret.source(fields, nil), nil, recSchema, false) })
-			}
-			if err != nil {
-				return "", nil, err
-			}
-			s.noteWrite()
-			return fmt.Sprintf("INSERT 0 %d", n), rows, nil
+			// ON CONFLICT reads the rows it updates or keeps (rmw.go).
+			return s.runRMW(ctx, t, func(ctx context.Context) (string, [][]any, error) { return insert(ctx, args) })
 		},
+	}
+	insert = func(ctx context.Context, args []any) (string, [][]any, error) {
+		if err := s.takeSnapshotsWith(ctx, tables, args); err != nil {
+			return "", nil, err
+		}
+		if targetHandle != "" {
+			if e, ok := s.e.scans.get(targetHandle); ok {
+				s.noteRead(t, e.parts)
+			}
+		}
+		dargs, err := duckArgs(paramTypes, args)
+		if err != nil {
+			return "", nil, err
+		}
+		var n int64
+		var rows [][]any
+		if ret == nil {
+			n, err = s.writeQuery(ctx, t, query, dargs[:len(params)], recSchema, false)
+		} else {
+			n, rows, err = ret.run(ctx, s, dargs,
+				func() error { return ret.add(ctx, s, query, dargs[:len(params)]) },
+				func() (int64, error) { return s.writeQuery(ctx, t, ret.source(fields, nil), nil, recSchema, false) })
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		s.noteWrite()
+		return fmt.Sprintf("INSERT 0 %d", n), rows, nil
 	}
 	releaseWith(s.e.scans, st, tables)
 	return st, nil

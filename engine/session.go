@@ -106,6 +106,8 @@ type Session struct {
 	temps        map[string]tempTable
 	droppedTemps []droppedTemp
 	tempSeq      int
+	// rmw is the running read-modify-write statement (rmw.go).
+	rmw *rmwStatement
 }
 
 var _ pgwire.Session = (*Session)(nil)

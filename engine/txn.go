@@ -33,19 +33,18 @@ type stagedWrite struct {
 
 // commitWrite commits a write's file operations, or stages them when a
 // transaction block is open. If the commit fails, the files are deleted.
+//
+// A read-modify-write statement's write (rmw.go) is committed only once its
+// rows are known unchanged since its snapshot.
 func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, parts []catalog.PartitionCommit) error {
 	if len(parts) == 0 {
 		return nil
 	}
+	if r := s.rmwFor(t); r != nil {
+		return s.commitRMW(ctx, t, op, parts, r)
+	}
 	if s.inBlock {
-		// Buffered earlier writes of t go first, so later rows still win.
-		if err := s.flushBuffered(ctx, t.ID); err != nil {
-			s.deleteFiles(ctx, parts)
-			return err
-		}
-		s.stage(t, op, parts)
-		s.wroteInBlock = true
-		return nil
+		return s.stageWrite(ctx, t, op, parts)
 	}
 	if _, err := s.cat.Commit(ctx, s.intent, t.ID, op, parts); err != nil {
 		// A commit whose outcome is unknown may have landed: its files must
@@ -57,6 +56,18 @@ func (s *Session) commitWrite(ctx context.Context, t *catalog.Table, op string, 
 		return err
 	}
 	s.intent = nil // consumed by the commit
+	return nil
+}
+
+// stageWrite stages a write of the open transaction block.
+func (s *Session) stageWrite(ctx context.Context, t *catalog.Table, op string, parts []catalog.PartitionCommit) error {
+	// Buffered earlier writes of t go first, so later rows still win.
+	if err := s.flushBuffered(ctx, t.ID); err != nil {
+		s.deleteFiles(ctx, parts)
+		return err
+	}
+	s.stage(t, op, parts)
+	s.wroteInBlock = true
 	return nil
 }
 

@@ -49,6 +49,9 @@
 --   {"partition_desc": text, "commit_id": uuid,
 --    "file_ops": [{"path": text, "file_op": "add"|"del", "size": bigint, "file_exist_cols": text}],
 --    "read_version": int or null,   -- version the writer based its work on
+--    "expect_version": int,         -- optional: fail with LK001 unless the latest
+--                                   --   version is this one (-1: no version yet)
+--    "lock_keys": [bigint],         -- optional: row locks to hold (007_row_locks.sql)
 --    "timestamp": bigint or null}   -- client clock (ms) for data_commit_info
 -- Result: one row per partition with the version it got; version is NULL for a
 -- compaction whose partition was dropped from the commit (LakeSoul §2.4).
@@ -127,6 +130,13 @@ BEGIN
          ORDER BY version DESC LIMIT 1;
         IF NOT FOUND THEN
             v_cur_ver := -1; v_cur_snap := '{}'; v_cur_op := NULL; v_cur_ts := NULL;
+        END IF;
+        -- A read-modify-write commit states the version it checked its rows
+        -- against (engine/rmw.go); any other latest version means commits
+        -- landed since, which the writer must check before committing.
+        IF p_part ? 'expect_version' AND v_cur_ver <> (p_part->>'expect_version')::int THEN
+            RAISE EXCEPTION 'commit %: partition % is at version %, not %', v_commit_id, v_desc, v_cur_ver,
+                p_part->>'expect_version' USING ERRCODE = 'LK001', DETAIL = v_cur_ver::text;
         END IF;
 
         IF v_read IS NOT NULL AND v_read > v_cur_ver THEN
@@ -270,6 +280,8 @@ BEGIN
     IF (SELECT count(DISTINCT e->>'partition_desc') <> count(*) FROM jsonb_array_elements(p_partitions) e) THEN
         RAISE EXCEPTION 'commit: a partition appears twice' USING ERRCODE = '22023';
     END IF;
+    -- Row locks before any partition lock (007_row_locks.sql).
+    PERFORM lakesoul.commit_lock_rows(p_table_id, p_partitions);
     IF p_defer_notify THEN
         PERFORM set_config('lakesoul.defer_compaction_notify', 'on', true);
     END IF;

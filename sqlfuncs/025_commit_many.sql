@@ -48,6 +48,12 @@ BEGIN
             RAISE EXCEPTION 'table % does not exist', v_table USING ERRCODE = '42P01';
         END IF;
     END LOOP;
+    -- Row locks before any partition lock (007_row_locks.sql).
+    FOR v_table IN SELECT DISTINCT c->>'table_id' FROM jsonb_array_elements(p_commits) c ORDER BY 1 LOOP
+        PERFORM lakesoul.commit_lock_rows(v_table, (
+            SELECT coalesce(jsonb_agg(p), '[]') FROM jsonb_array_elements(p_commits) c,
+                   jsonb_array_elements(coalesce(c->'partitions', '[]')) p WHERE c->>'table_id' = v_table));
+    END LOOP;
     FOR v_key IN
         SELECT DISTINCT (c->>'table_id') || chr(31) || (p->>'partition_desc')
           FROM jsonb_array_elements(p_commits) c, jsonb_array_elements(coalesce(c->'partitions', '[]')) p
