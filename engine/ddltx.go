@@ -35,6 +35,9 @@ type blockDDL struct {
 	dropped []droppedDir
 	// afterCommit run after COMMIT (vector index builds and file deletes).
 	afterCommit []func()
+	// ranDDL: the block changed the catalog in it (rather than only
+	// locking rows in it, rmw.go), so its reads must see that.
+	ranDDL bool
 }
 
 type droppedDir struct{ namespace, path string }
@@ -67,6 +70,9 @@ func (s *Session) ddl(tag string, fn func(ctx context.Context) error) *funcStmt 
 	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		if err := s.holdCatalog(ctx); err != nil {
 			return "", nil, err
+		}
+		if s.ddlTx != nil {
+			s.ddlTx.ranDDL = true
 		}
 		if err := fn(ctx); err != nil {
 			return "", nil, err

@@ -283,7 +283,11 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 
 // readTarget snapshots the target (as a fixed handle) and the other tables.
 func (s *Session) readTarget(ctx context.Context, d *dmlTarget, others map[string]*catalog.Table) ([]catalog.PartitionFiles, error) {
-	parts, err := s.cat.LiveFiles(ctx, d.t.ID, nil)
+	cat, err := s.readCatalog(ctx) // txsnapshot.go
+	if err != nil {
+		return nil, err
+	}
+	parts, err := cat.LiveFiles(ctx, d.t.ID, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -202,6 +202,12 @@ func (s *Session) takeSnapshotsWith(ctx context.Context, tables map[string]*cata
 		ids[t.ID] = true
 		partitioned = partitioned || len(t.RangeCols) > 0
 	}
+	if cat, err := s.readCatalog(ctx); err != nil {
+		return err
+	} else if cat != s.cat {
+		// The block's snapshot (txsnapshot.go): one snapshot already.
+		return s.setSnapshots(ctx, cat, tables, specs)
+	}
 	if len(ids) <= 1 && (len(tables) <= 1 || !partitioned) {
 		// One catalog statement lists everything: one snapshot already.
 		return s.setSnapshots(ctx, s.cat, tables, specs)

@@ -233,9 +233,13 @@ func (s *Session) lockForRerun(ctx context.Context, t *catalog.Table, keys *keyS
 // since its snapshot; errRowsChanged (files deleted) when they changed.
 func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, parts []catalog.PartitionCommit, r *rmwStatement) error {
 	if s.inBlock {
-		if err := s.checkRowsNow(ctx, t, r, partDescs(parts)); err != nil {
+		checked, err := s.checkRowsNow(ctx, t, r, partDescs(parts))
+		if err != nil {
 			s.deleteFiles(ctx, parts)
 			return err
+		}
+		if t.HasPK() {
+			s.rmwChecks = append(s.rmwChecks, rmwCheck{table: t, versions: checked, keys: r.keys})
 		}
 		return s.stageWrite(ctx, t, op, parts)
 	}
@@ -313,28 +317,28 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 // A table without a key is locked and checked by partition: rows appended
 // since the snapshot are kept after the rewrite (the commit protocol's rule
 // for an UpdateCommit), a rewrite since the snapshot is a change.
-func (s *Session) checkRowsNow(ctx context.Context, t *catalog.Table, r *rmwStatement, descs []string) error {
+func (s *Session) checkRowsNow(ctx context.Context, t *catalog.Table, r *rmwStatement, descs []string) (map[string]int, error) {
 	if err := s.holdCatalog(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	r.descs = append(r.descs, descs...)
 	if t.HasPK() {
 		for _, desc := range r.keys.descs() {
 			if _, err := s.cat.LockRows(ctx, t.ID, desc, r.keys.lockIDs(desc), true, catalog.RowLockBlock); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	} else {
 		sorted := slices.Sorted(slices.Values(descs))
 		for _, desc := range sorted {
 			if _, err := s.cat.LockRows(ctx, t.ID, desc, nil, true, catalog.RowLockBlock); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	cur, err := s.cat.PartitionVersions(ctx, t.ID, descs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for desc, v := range cur {
 		base := r.baseOf(desc)
@@ -348,13 +352,13 @@ func (s *Session) checkRowsNow(ctx context.Context, t *catalog.Table, r *rmwStat
 			changed, err = s.partitionRewritten(ctx, t, desc, base, v)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if changed {
-			return errRowsChanged
+			return nil, errRowsChanged
 		}
 	}
-	return nil
+	return cur, nil
 }
 
 // partitionRewritten reports whether a version of partition desc after from,
@@ -455,4 +459,107 @@ func unitHits(ctx context.Context, scan *reader.Scan, u reader.Unit, desc string
 			return hit, err
 		}
 	}
+}
+
+// rmwCheck is what a read-modify-write statement of a transaction block left
+// to check at COMMIT: its rows (keys) were unchanged up to versions, by
+// partition. Its row locks keep other read-modify-write writers off them
+// until the block ends, but blind writers (INSERT, COPY, CDC) take no
+// locks, so COMMIT checks the commits since once more.
+type rmwCheck struct {
+	table    *catalog.Table
+	versions map[string]int
+	keys     *keySet
+}
+
+// blockChecks prepares the block's staged commits for COMMIT: the first
+// commit of each checked partition expects the newest version a statement
+// checked (PartitionCommit.ExpectVersion), after every other statement's rows
+// were checked up to it. errRowsChanged when a check fails.
+func (s *Session) blockChecks(ctx context.Context, checks []rmwCheck, commits []catalog.TableCommit) error {
+	expect := map[[2]string]int{}
+	for _, c := range checks {
+		for desc, v := range c.versions {
+			k := [2]string{c.table.ID, desc}
+			if cur, ok := expect[k]; !ok || v > cur {
+				expect[k] = v
+			}
+		}
+	}
+	if err := s.checkUpTo(ctx, checks, expect); err != nil {
+		return err
+	}
+	setExpected(commits, expect)
+	return nil
+}
+
+// checkUpTo checks every statement's rows from the version it checked up to
+// the version expect has for its partition, and records that it did.
+func (s *Session) checkUpTo(ctx context.Context, checks []rmwCheck, expect map[[2]string]int) error {
+	for _, c := range checks {
+		for desc, v := range c.versions {
+			to := expect[[2]string{c.table.ID, desc}]
+			if to == v {
+				continue
+			}
+			changed, err := s.rowsChanged(ctx, c.table, desc, v, to, c.keys)
+			if err != nil {
+				return err
+			}
+			if changed {
+				return errRowsChanged
+			}
+			c.versions[desc] = to
+		}
+	}
+	return nil
+}
+
+// setExpected sets ExpectVersion on the first commit of each partition of
+// expect (later commits of it in the same transaction build on that one).
+func setExpected(commits []catalog.TableCommit, expect map[[2]string]int) {
+	seen := map[[2]string]bool{}
+	for i := range commits {
+		for j := range commits[i].Parts {
+			p := &commits[i].Parts[j]
+			k := [2]string{commits[i].TableID, p.Desc}
+			v, ok := expect[k]
+			if !ok || seen[k] {
+				continue
+			}
+			seen[k] = true
+			p.ExpectVersion = &v
+		}
+	}
+}
+
+// blockMoved handles a COMMIT refused because a checked partition moved:
+// every statement's rows are checked against the commits since, and the
+// commits expect the versions now latest. errRowsChanged when a check fails.
+func (s *Session) blockMoved(ctx context.Context, checks []rmwCheck, commits []catalog.TableCommit) error {
+	byTable := map[string][]string{}
+	tables := map[string]*catalog.Table{}
+	for _, c := range checks {
+		tables[c.table.ID] = c.table
+		for desc := range c.versions {
+			if !slices.Contains(byTable[c.table.ID], desc) {
+				byTable[c.table.ID] = append(byTable[c.table.ID], desc)
+			}
+		}
+	}
+	expect := map[[2]string]int{}
+	for id, descs := range byTable {
+		cur, err := s.cat.PartitionVersions(ctx, id, descs)
+		if err != nil {
+			return err
+		}
+		for d, v := range cur {
+			expect[[2]string{id, d}] = v
+		}
+	}
+	if err := s.checkUpTo(ctx, checks, expect); err != nil {
+		return err
+	}
+	setExpected(commits, expect)
+	return nil
 }

@@ -38,6 +38,8 @@ type savepoint struct {
 	// dropped temporary tables the block had.
 	settings                        settingsSavepoint
 	notifies, listens, droppedTemps int
+	// checks is how many read-modify-write checks the block had (rmw.go).
+	checks int
 }
 
 // cloneStaged copies staged writes deeply (they are merged into in place).
@@ -105,7 +107,7 @@ func (s *Session) setSavepoint(ctx context.Context, name string) error {
 	s.spSeq++
 	sp := savepoint{name: name, staged: cloneStaged(s.staged), wrote: s.wroteInBlock, seq: s.spSeq,
 		settings: s.saveSettings(), notifies: len(s.blockNotifies), listens: len(s.blockListens),
-		droppedTemps: len(s.droppedTemps)}
+		droppedTemps: len(s.droppedTemps), checks: len(s.rmwChecks)}
 	if s.ddlTx != nil {
 		if err := s.ddlTx.held.Savepoint(ctx, sp.seq); err != nil {
 			return err
@@ -162,6 +164,7 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 	}
 	s.deleteFiles(ctx, gone)
 	s.staged = cloneStaged(sp.staged)
+	s.rmwChecks = s.rmwChecks[:min(sp.checks, len(s.rmwChecks))]
 	s.wroteInBlock = sp.wrote
 	s.failed = false
 	s.restoreSettings(sp.settings) // txsettings.go

@@ -106,8 +106,13 @@ type Session struct {
 	temps        map[string]tempTable
 	droppedTemps []droppedTemp
 	tempSeq      int
-	// rmw is the running read-modify-write statement (rmw.go).
-	rmw *rmwStatement
+	// rmw is the running read-modify-write statement (rmw.go); rmwChecks
+	// the open block's, to check again at COMMIT.
+	rmw       *rmwStatement
+	rmwChecks []rmwCheck
+	// snap is the open REPEATABLE READ or SERIALIZABLE block's snapshot
+	// (txsnapshot.go).
+	snap *blockSnapshot
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -130,6 +135,7 @@ func (s *Session) Close() {
 	s.closeListener()
 	s.closeCursors(true)
 	s.discardStaged(context.Background())
+	s.endSnapshot(context.Background())
 	_ = s.endBlockDDL(context.Background(), false, nil)
 	s.e.scans.dropPrefix(s.token + ":")
 	sequenceSessions.Delete(s.token)

@@ -318,6 +318,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	listens := s.blockListens
 	s.blockNotifies, s.blockListens = nil, nil
 	s.inBlock, s.implicit, s.wroteInBlock = false, false, false
+	s.endSnapshot(ctx) // txsnapshot.go
 	staged, err := s.commitStaged(ctx)
 	s.endSavepoints(ctx, staged) // savepoint.go
 	if err != nil {
@@ -346,6 +347,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 func (s *Session) rollbackBlock(ctx context.Context) {
 	s.inBlock, s.implicit, s.failed, s.wroteInBlock = false, false, false, false
 	s.blockNotifies, s.blockListens = nil, nil
+	s.endSnapshot(ctx) // txsnapshot.go
 	s.endTempTransaction(ctx, false)
 	s.endBlockSettings(false)
 	s.endBlockCursors(false)

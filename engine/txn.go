@@ -155,11 +155,25 @@ func (s *Session) commitStaged(ctx context.Context) ([]stagedWrite, error) {
 	for i, w := range staged {
 		commits[i] = catalog.TableCommit{TableID: w.table.ID, Op: w.op, Parts: w.parts}
 	}
-	var err error
-	if len(commits) == 1 {
-		_, err = s.cat.Commit(ctx, s.intent, commits[0].TableID, commits[0].Op, commits[0].Parts)
-	} else {
-		err = s.cat.CommitMany(ctx, s.intent, commits)
+	// The block's read-modify-write statements' rows, checked once more
+	// against what blind writers committed since (rmw.go).
+	checks := s.rmwChecks
+	s.rmwChecks = nil
+	err := s.blockChecks(ctx, checks, commits)
+	for err == nil {
+		if len(commits) == 1 {
+			_, err = s.cat.Commit(ctx, s.intent, commits[0].TableID, commits[0].Op, commits[0].Parts)
+		} else {
+			err = s.cat.CommitMany(ctx, s.intent, commits)
+		}
+		if !catalog.AsPartitionMoved(err) {
+			break
+		}
+		err = s.blockMoved(ctx, checks, commits)
+	}
+	if errors.Is(err, errRowsChanged) {
+		// A block cannot re-run its statements.
+		err = serializationFailure()
 	}
 	if err != nil {
 		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
@@ -176,6 +190,7 @@ func (s *Session) commitStaged(ctx context.Context) ([]stagedWrite, error) {
 
 // discardStaged drops the block's staged writes and deletes their files.
 func (s *Session) discardStaged(ctx context.Context) {
+	s.rmwChecks = nil
 	s.dropBuffered()
 	for _, w := range s.staged {
 		s.deleteFiles(ctx, w.parts)

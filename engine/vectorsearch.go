@@ -171,7 +171,11 @@ func (v *vectorSearch) restricted(ctx context.Context, params []any) (dq *duckQu
 		n = 4 * max(4*k, 40)
 	}
 	probes := v.s.ivfflatProbes()
-	parts, err := v.s.cat.LiveFiles(ctx, v.table.ID, nil)
+	cat, err := v.s.readCatalog(ctx) // txsnapshot.go
+	if err != nil {
+		return nil, "", err
+	}
+	parts, err := cat.LiveFiles(ctx, v.table.ID, nil)
 	if err != nil {
 		return nil, "", err
 	}

@@ -258,3 +258,81 @@ func TestRMWBankTransfers(t *testing.T) {
 	}
 	t.Logf("%d consistent reads during the transfers", reads.Load())
 }
+
+// TestRepeatableReadSnapshot: a REPEATABLE READ block reads every table as
+// of its first statement; an UPDATE of a row changed since fails with 40001
+// (and so does one under SERIALIZABLE), while READ COMMITTED sees the change
+// and updates the new value.
+func TestRepeatableReadSnapshot(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA rmwr",
+		"CREATE TABLE rmwr.a (id bigint PRIMARY KEY, v bigint)",
+		"CREATE TABLE rmwr.b (id bigint, v bigint)",
+		"INSERT INTO rmwr.a VALUES (1, 0), (2, 0)", "INSERT INTO rmwr.b VALUES (1, 0)")
+	other := s.connect(t)
+	for i, level := range []string{"REPEATABLE READ", "SERIALIZABLE"} {
+		mustExec(t, ctx, admin, "DELETE FROM rmwr.a WHERE id > 2", "UPDATE rmwr.a SET v = 0", "UPDATE rmwr.b SET v = 0")
+		c := s.connect(t)
+		mustExec(t, ctx, c, "BEGIN ISOLATION LEVEL "+level)
+		if got := queryInt(t, ctx, c, "SELECT v FROM rmwr.a WHERE id = 1"); got != 0 {
+			t.Fatalf("%s: first read %d", level, got)
+		}
+		mustExec(t, ctx, other, "UPDATE rmwr.a SET v = 5 WHERE id = 1", "UPDATE rmwr.b SET v = 7",
+			fmt.Sprintf("INSERT INTO rmwr.a VALUES (%d, 3)", 3+i))
+		// The block's snapshot: none of the other session's commits.
+		wantRows(t, level+" snapshot", queryStrings(t, ctx, c,
+			"SELECT (SELECT sum(v) FROM rmwr.a)::bigint, (SELECT count(*) FROM rmwr.a), (SELECT sum(v) FROM rmwr.b)::bigint"), []string{"0|2|0"})
+		// A row not changed since is updated; the changed one is not.
+		mustExec(t, ctx, c, "UPDATE rmwr.a SET v = v + 1 WHERE id = 2")
+		_, err := c.Exec(ctx, "UPDATE rmwr.a SET v = v + 1 WHERE id = 1")
+		if pgCode(err) != "40001" {
+			t.Fatalf("%s: UPDATE of a row changed since the snapshot: %v, want 40001", level, err)
+		}
+		mustExec(t, ctx, c, "ROLLBACK")
+		c.Close(ctx)
+	}
+	// READ COMMITTED: each statement reads the newest commits.
+	mustExec(t, ctx, admin, "UPDATE rmwr.a SET v = 0 WHERE id = 1")
+	c := s.connect(t)
+	defer c.Close(ctx)
+	mustExec(t, ctx, c, "BEGIN")
+	if got := queryInt(t, ctx, c, "SELECT v FROM rmwr.a WHERE id = 1"); got != 0 {
+		t.Fatalf("read committed: first read %d", got)
+	}
+	mustExec(t, ctx, other, "UPDATE rmwr.a SET v = 5 WHERE id = 1")
+	if got := queryInt(t, ctx, c, "SELECT v FROM rmwr.a WHERE id = 1"); got != 5 {
+		t.Fatalf("read committed: second read %d, want 5", got)
+	}
+	mustExec(t, ctx, c, "UPDATE rmwr.a SET v = v + 1 WHERE id = 1", "COMMIT")
+	if got := queryInt(t, ctx, admin, "SELECT v FROM rmwr.a WHERE id = 1"); got != 6 {
+		t.Fatalf("read committed: %d after the update, want 6", got)
+	}
+}
+
+// TestRMWBlindWriteBeforeCommit: a block's UPDATE holds its row; a blind
+// upsert (which takes no row lock) of that row committed before the block's
+// COMMIT makes the COMMIT fail with 40001 rather than overwrite it.
+func TestRMWBlindWriteBeforeCommit(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA rmwbw",
+		"CREATE TABLE rmwbw.a (id bigint PRIMARY KEY, v bigint)",
+		"INSERT INTO rmwbw.a VALUES (1, 0), (2, 0)")
+	c := s.connect(t)
+	defer c.Close(ctx)
+	mustExec(t, ctx, c, "BEGIN", "UPDATE rmwbw.a SET v = v + 1 WHERE id = 1")
+	mustExec(t, ctx, admin, "INSERT INTO rmwbw.a VALUES (2, 20)") // another row: no conflict
+	mustExec(t, ctx, admin, "INSERT INTO rmwbw.a VALUES (1, 100)")
+	if _, err := c.Exec(ctx, "COMMIT"); pgCode(err) != "40001" {
+		t.Fatalf("COMMIT after a blind write of the updated row: %v, want 40001", err)
+	}
+	wantRows(t, "rows", queryStrings(t, ctx, admin, "SELECT id, v FROM rmwbw.a ORDER BY id"), []string{"1|100", "2|20"})
+	// Without the blind write of its row, the block commits.
+	mustExec(t, ctx, c, "BEGIN", "UPDATE rmwbw.a SET v = v + 1 WHERE id = 1")
+	mustExec(t, ctx, admin, "INSERT INTO rmwbw.a VALUES (2, 21)")
+	mustExec(t, ctx, c, "COMMIT")
+	wantRows(t, "rows", queryStrings(t, ctx, admin, "SELECT id, v FROM rmwbw.a ORDER BY id"), []string{"1|101", "2|21"})
+}
