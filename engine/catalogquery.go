@@ -36,6 +36,9 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 	if st, ok, err := s.planListeningChannels(stmt); ok { // listen.go
 		return st, err
 	}
+	if sel := stmt.GetSelectStmt(); sel != nil && len(sel.LockingClause) > 0 && len(classifyRelations(stmt).lake) > 0 {
+		return s.planLockingSelect(ctx, stmt, paramOIDs) // forupdate.go
+	}
 	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 || k.catalog == 0 && (callsSequenceFunctions(stmt) || usesVectors(stmt) || s.castsToEnum(ctx, stmt)) {
 		if len(k.lake) == 1 {
 			if vs, ok, err := s.planVectorSearch(ctx, stmt, paramOIDs); err != nil { // vectorsearch.go

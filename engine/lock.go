@@ -23,7 +23,7 @@ const (
 func (s *Session) planLock(ctx context.Context, n *pg_query.LockStmt) (pgwire.Statement, error) {
 	if n.Mode != lockAccessShare && n.Mode != lockRowShare {
 		return nil, sqlerr.Unsupported("LOCK TABLE in a mode stronger than ROW SHARE",
-			"LOCK TABLE … IN ACCESS SHARE MODE; lake writes are serialised by their commits (40001 on conflict)")
+			"lock rows with SELECT … FOR UPDATE (primary-key tables); UPDATE, DELETE, ON CONFLICT and MERGE already re-check their rows at commit")
 	}
 	if !s.inBlock {
 		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")

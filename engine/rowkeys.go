@@ -44,18 +44,22 @@ func (k *keySet) add(rec arrow.RecordBatch) error {
 		if err != nil {
 			return err
 		}
-		m := k.byDesc[desc]
-		if m == nil {
-			m = map[uint64]struct{}{}
-			k.byDesc[desc] = m
-		}
-		key := h.hash(i)
-		if _, ok := m[key]; !ok {
-			m[key] = struct{}{}
-			k.n++
-		}
+		k.put(desc, h.hash(i))
 	}
 	return nil
+}
+
+// put adds the row of partition desc whose key hash is key.
+func (k *keySet) put(desc string, key uint64) {
+	m := k.byDesc[desc]
+	if m == nil {
+		m = map[uint64]struct{}{}
+		k.byDesc[desc] = m
+	}
+	if _, ok := m[key]; !ok {
+		m[key] = struct{}{}
+		k.n++
+	}
 }
 
 // hit reports whether a row of rec (rows of partition desc, holding the key

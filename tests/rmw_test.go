@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+func timeAfter(ms int) <-chan time.Time { return time.After(time.Duration(ms) * time.Millisecond) }
 
 // Read-modify-write statements under concurrency (engine/rmw.go): no
 // increment is lost, whatever the statement kind, on one server or on two
@@ -335,4 +339,142 @@ func TestRMWBlindWriteBeforeCommit(t *testing.T) {
 	mustExec(t, ctx, admin, "INSERT INTO rmwbw.a VALUES (2, 21)")
 	mustExec(t, ctx, c, "COMMIT")
 	wantRows(t, "rows", queryStrings(t, ctx, admin, "SELECT id, v FROM rmwbw.a ORDER BY id"), []string{"1|101", "2|21"})
+}
+
+// TestForUpdateSkipLocked: workers take jobs with SELECT … FOR UPDATE SKIP
+// LOCKED LIMIT 1 and mark them done in the same block; every job is taken by
+// exactly one worker.
+func TestForUpdateSkipLocked(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	const jobs, workers = 40, 4
+	mustExec(t, ctx, admin, "CREATE SCHEMA rmwq",
+		"CREATE TABLE rmwq.jobs (id bigint PRIMARY KEY, status text, worker int) WITH (hash_bucket_num = 2)",
+		fmt.Sprintf("INSERT INTO rmwq.jobs SELECT g, 'pending', NULL FROM generate_series(1, %d) g", jobs))
+	var mu sync.Mutex
+	taken := map[int64]int{}
+	var empty atomic.Int64
+	rmwWorkers(t, workers, jobs, func(int) *pgx.Conn { return s.connect(t) },
+		func(ctx context.Context, c *pgx.Conn, w, _ int) error {
+			if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+				return err
+			}
+			var id int64
+			err := c.QueryRow(ctx, "SELECT id FROM rmwq.jobs WHERE status = 'pending' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&id)
+			if err == pgx.ErrNoRows {
+				empty.Add(1)
+				_, err = c.Exec(ctx, "COMMIT")
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := c.Exec(ctx, "UPDATE rmwq.jobs SET status = 'done', worker = $1 WHERE id = $2", w, id); err != nil {
+				return err
+			}
+			if _, err := c.Exec(ctx, "COMMIT"); err != nil {
+				return err
+			}
+			mu.Lock()
+			taken[id]++
+			mu.Unlock()
+			return nil
+		})
+	for id, n := range taken {
+		if n != 1 {
+			t.Errorf("job %d taken %d times", id, n)
+		}
+	}
+	if len(taken) != jobs {
+		t.Fatalf("%d of %d jobs taken", len(taken), jobs)
+	}
+	wantRows(t, "jobs done", queryStrings(t, ctx, admin, "SELECT status, count(*) FROM rmwq.jobs GROUP BY status"),
+		[]string{fmt.Sprintf("done|%d", jobs)})
+}
+
+// TestForUpdateWaits: FOR UPDATE locks a row until the block ends: NOWAIT
+// fails with 55P03, SKIP LOCKED passes it by, a plain FOR UPDATE and an
+// UPDATE wait and then see the holder's change; FOR SHARE holders share;
+// tables without a key and read-only transactions refuse the clause.
+func TestForUpdateWaits(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA rmwf",
+		"CREATE TABLE rmwf.a (id bigint PRIMARY KEY, v bigint)",
+		"CREATE TABLE rmwf.app (id bigint, v bigint)",
+		"INSERT INTO rmwf.a VALUES (1, 0), (2, 0)")
+	holder := s.connect(t)
+	mustExec(t, ctx, holder, "BEGIN")
+	wantRows(t, "locked row", queryStrings(t, ctx, holder, "SELECT id, v FROM rmwf.a WHERE id = 1 FOR UPDATE"), []string{"1|0"})
+
+	other := s.connect(t)
+	if _, err := other.Exec(ctx, "SELECT * FROM rmwf.a WHERE id = 1 FOR UPDATE NOWAIT"); pgCode(err) != "55P03" {
+		t.Fatalf("NOWAIT on a locked row: %v, want 55P03", err)
+	}
+	wantRows(t, "SKIP LOCKED", queryStrings(t, ctx, other, "SELECT id FROM rmwf.a ORDER BY id FOR UPDATE SKIP LOCKED"), []string{"2"})
+	wantRows(t, "unlocked row, NOWAIT", queryStrings(t, ctx, other, "SELECT id FROM rmwf.a WHERE id = 2 FOR UPDATE NOWAIT"), []string{"2"})
+
+	// A waiting FOR UPDATE and a waiting UPDATE go on after the holder's
+	// COMMIT and see its value.
+	waiter := s.connect(t)
+	updater := s.connect(t)
+	got := make(chan string, 2)
+	go func() {
+		var v int64
+		if err := waiter.QueryRow(ctx, "SELECT v FROM rmwf.a WHERE id = 1 FOR UPDATE").Scan(&v); err != nil {
+			got <- "waiter: " + err.Error()
+			return
+		}
+		got <- fmt.Sprintf("waiter saw %d", v)
+	}()
+	go func() {
+		if _, err := updater.Exec(ctx, "UPDATE rmwf.a SET v = v * 10 WHERE id = 1"); err != nil {
+			got <- "updater: " + err.Error()
+			return
+		}
+		got <- "updated"
+	}()
+	select {
+	case g := <-got:
+		t.Fatalf("did not wait for the lock holder: %s", g)
+	case <-timeAfter(700):
+	}
+	mustExec(t, ctx, holder, "UPDATE rmwf.a SET v = 7 WHERE id = 1", "COMMIT")
+	var results []string
+	for range 2 {
+		results = append(results, <-got)
+	}
+	slices.Sort(results)
+	if results[0] != "updated" || (results[1] != "waiter saw 7" && results[1] != "waiter saw 70") {
+		t.Fatalf("after the holder's COMMIT: %q", results)
+	}
+	if v := queryInt(t, ctx, admin, "SELECT v FROM rmwf.a WHERE id = 1"); v != 70 {
+		t.Fatalf("v = %d, want 70 (the waiting UPDATE applied to the holder's value)", v)
+	}
+
+	// FOR SHARE: two holders at once; an UPDATE waits for both.
+	sh1, sh2 := s.connect(t), s.connect(t)
+	mustExec(t, ctx, sh1, "BEGIN")
+	mustExec(t, ctx, sh2, "BEGIN")
+	queryStrings(t, ctx, sh1, "SELECT id FROM rmwf.a WHERE id = 2 FOR SHARE")
+	queryStrings(t, ctx, sh2, "SELECT id FROM rmwf.a WHERE id = 2 FOR SHARE NOWAIT")
+	if _, err := other.Exec(ctx, "SELECT id FROM rmwf.a WHERE id = 2 FOR UPDATE NOWAIT"); pgCode(err) != "55P03" {
+		t.Fatalf("FOR UPDATE NOWAIT of a shared row: %v, want 55P03", err)
+	}
+	mustExec(t, ctx, sh1, "COMMIT")
+	mustExec(t, ctx, sh2, "COMMIT")
+
+	if _, err := other.Exec(ctx, "SELECT * FROM rmwf.app FOR UPDATE"); pgCode(err) != "0A000" {
+		t.Fatalf("FOR UPDATE of a table without a key: %v, want 0A000", err)
+	}
+	if _, err := other.Exec(ctx, "SELECT count(*) FROM rmwf.a GROUP BY v FOR UPDATE"); pgCode(err) != "0A000" {
+		t.Fatalf("FOR UPDATE with GROUP BY: %v, want 0A000", err)
+	}
+	mustExec(t, ctx, other, "BEGIN READ ONLY")
+	if _, err := other.Exec(ctx, "SELECT * FROM rmwf.a FOR UPDATE"); pgCode(err) != "25006" {
+		t.Fatalf("FOR UPDATE in a read-only block: %v, want 25006", err)
+	}
+	mustExec(t, ctx, other, "ROLLBACK")
 }
