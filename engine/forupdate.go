@@ -244,7 +244,9 @@ type lockingPortal struct {
 	next   int
 }
 
-func (p *lockingPortal) Describe(ctx context.Context) ([]pgwire.Column, error) { return p.l.Describe(ctx) }
+func (p *lockingPortal) Describe(ctx context.Context) ([]pgwire.Column, error) {
+	return p.l.Describe(ctx)
+}
 
 func (p *lockingPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
 	if !p.ran {
