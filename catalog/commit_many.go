@@ -26,16 +26,51 @@ type jsonTableCommit struct {
 // ErrCommitOutcomeUnknown may have committed, any other is not committed.
 // intent is the write intent of the block's files, as for Commit.
 func (c *Catalog) CommitMany(ctx context.Context, intent *WriteIntent, commits []TableCommit) error {
+	return c.CommitManyRead(ctx, intent, commits, nil)
+}
+
+// ReadCheck is a partition a transaction read at Version without writing
+// it (CommitManyRead).
+type ReadCheck struct {
+	TableID, Desc string
+	Version       int
+}
+
+type jsonReadCheck struct {
+	TableID       string `json:"table_id"`
+	PartitionDesc string `json:"partition_desc"`
+	ExpectVersion int    `json:"expect_version"`
+}
+
+// CommitManyRead is CommitMany for a transaction that must also find the
+// partitions reads still at the versions it read: no commit to them lands
+// while it commits, and it fails with a moved partition (AsPartitionMoved)
+// unless each is.
+func (c *Catalog) CommitManyRead(ctx context.Context, intent *WriteIntent, commits []TableCommit, reads []ReadCheck) error {
 	b, err := commitsJSON(commits)
 	if err != nil {
 		return err
+	}
+	var readsArg *string
+	if len(reads) > 0 {
+		rs := make([]jsonReadCheck, len(reads))
+		for i, r := range reads {
+			rs[i] = jsonReadCheck{TableID: r.TableID, PartitionDesc: r.Desc, ExpectVersion: r.Version}
+		}
+		rb, err := json.Marshal(rs)
+		if err != nil {
+			return err
+		}
+		str := string(rb)
+		readsArg = &str
 	}
 	intentID, intentToken := IntentArgs(intent)
 	var versions map[string]map[string]int
 	_, err = c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
 		versions = map[string]map[string]int{}
 		err := c.run(ctx, func(q querier) error {
-			rows, err := q.Query(ctx, "SELECT o_table_id, o_partition_desc, o_version FROM lakesoul.commit_many($1::jsonb, $2, $3)", string(b), intentID, intentToken)
+			rows, err := q.Query(ctx, "SELECT o_table_id, o_partition_desc, o_version FROM lakesoul.commit_many($1::jsonb, $2, $3, $4::jsonb)",
+				string(b), intentID, intentToken, readsArg)
 			if err != nil {
 				return err
 			}

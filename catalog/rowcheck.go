@@ -148,3 +148,28 @@ func (c *Catalog) LockRows(ctx context.Context, tableID, desc string, keys []int
 	})
 	return got, err
 }
+
+// TableVersions returns the latest version of every partition of a table.
+func (c *Catalog) TableVersions(ctx context.Context, tableID string) (map[string]int, error) {
+	out := map[string]int{}
+	err := c.run(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, "SELECT partition_desc, max(version) FROM public.partition_info WHERE table_id = $1 GROUP BY 1", tableID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d string
+			var v int32
+			if err := rows.Scan(&d, &v); err != nil {
+				return err
+			}
+			out[d] = int(v)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("versions of %s: %w", tableID, err)
+	}
+	return out, nil
+}

@@ -35,6 +35,33 @@ type dmlTarget struct {
 	handle string
 	// ret is the statement's RETURNING list, nil without one.
 	ret *returning
+	// keyed: the statement reads no row but those it writes (a WHERE on
+	// key and partition columns alone), so a SERIALIZABLE block's check
+	// of what it read is the check of those rows (rmw.go).
+	keyed bool
+}
+
+// keyedWhere reports whether where reads only key and partition columns of
+// t, with no subquery: the rows such a WHERE selects are known by their
+// keys.
+func keyedWhere(t *catalog.Table, where *pg_query.Node) bool {
+	if where == nil {
+		return false
+	}
+	ok := true
+	walk(where, func(n *pg_query.Node) {
+		switch {
+		case n.GetSubLink() != nil:
+			ok = false
+		case n.GetColumnRef() != nil:
+			f := n.GetColumnRef().Fields
+			name := f[len(f)-1].GetString_().GetSval()
+			if !slices.Contains(t.PKCols, name) && !slices.Contains(t.RangeCols, name) {
+				ok = false
+			}
+		}
+	})
+	return ok
 }
 
 // dmlTarget resolves the target rel of a statement with the RETURNING list
@@ -175,6 +202,7 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 		sets[rt.Name] = rt.Val
 		setCols = append(setCols, rt.Name)
 	}
+	d.keyed = len(n.FromClause) == 0 && keyedWhere(t, n.WhereClause)
 	if t.HasPK() {
 		return s.planUpdateMerge(ctx, d, n, sets, paramOIDs)
 	}
@@ -252,7 +280,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 	params := d.ret.statementParams(q.params)
 	var write func(ctx context.Context, args []any) (string, [][]any, error)
 	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		return s.runRMW(ctx, d.t, func(ctx context.Context) (string, [][]any, error) { return write(ctx, args) })
+		return s.runRMW(ctx, d.t, d.keyed, func(ctx context.Context) (string, [][]any, error) { return write(ctx, args) })
 	}}
 	write = func(ctx context.Context, args []any) (string, [][]any, error) {
 		if _, err := s.readTarget(ctx, d, tables); err != nil {
@@ -315,6 +343,7 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 		return nil, err
 	}
 	t := d.t
+	d.keyed = keyedWhere(t, n.WhereClause)
 	if cdc := t.Properties[reader.CDCColumnProperty]; cdc != "" && t.HasPK() {
 		// CDC table: write delete markers; snapshot reads drop them after merging.
 		var targets []*pg_query.Node
@@ -407,7 +436,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	params := d.ret.statementParams(q.params)
 	var rewrite func(ctx context.Context, args []any) (_ string, _ [][]any, err error)
 	st := &funcStmt{tag: tag, params: params, cols: d.ret.columns(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		return s.runRMW(ctx, t, func(ctx context.Context) (string, [][]any, error) { return rewrite(ctx, args) })
+		return s.runRMW(ctx, t, d.keyed, func(ctx context.Context) (string, [][]any, error) { return rewrite(ctx, args) })
 	}}
 	rewrite = func(ctx context.Context, args []any) (_ string, _ [][]any, err error) {
 		parts, err := s.readTarget(ctx, d, tables)

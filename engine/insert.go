@@ -253,7 +253,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 				return insert(ctx, args) // a blind write: last writer wins
 			}
 			// ON CONFLICT reads the rows it updates or keeps (rmw.go).
-			return s.runRMW(ctx, t, func(ctx context.Context) (string, [][]any, error) { return insert(ctx, args) })
+			return s.runRMW(ctx, t, true, func(ctx context.Context) (string, [][]any, error) { return insert(ctx, args) })
 		},
 	}
 	insert = func(ctx context.Context, args []any) (string, [][]any, error) {

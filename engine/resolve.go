@@ -249,5 +249,6 @@ func (s *Session) setSnapshots(ctx context.Context, cat *catalog.Catalog, tables
 		}
 		s.e.scans.setSnapshot(handle, parts, specs[handle])
 	}
+	s.noteSnapshotReads(tables, snap, specs) // serializable.go
 	return nil
 }

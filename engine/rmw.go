@@ -136,7 +136,11 @@ var rowChecksOff = os.Getenv("LAKESOUL_TEST_NO_ROW_CHECKS") == "1"
 // runRMW runs body, a read-modify-write statement writing table t, with the
 // rules above: body must take its snapshot afresh each time it runs, and
 // leave nothing behind when it fails.
-func (s *Session) runRMW(ctx context.Context, t *catalog.Table, body func(context.Context) (string, [][]any, error)) (string, [][]any, error) {
+//
+// keyed says the statement reads no rows but those it writes (its WHERE is on
+// key columns): a SERIALIZABLE block then records those rows as what it
+// read, else every row of the partitions it read (serializable.go).
+func (s *Session) runRMW(ctx context.Context, t *catalog.Table, keyed bool, body func(context.Context) (string, [][]any, error)) (string, [][]any, error) {
 	if rowChecksOff {
 		return body(ctx)
 	}
@@ -164,6 +168,9 @@ func (s *Session) runRMW(ctx context.Context, t *catalog.Table, body func(contex
 			}
 		}
 		if !errors.Is(err, errRowsChanged) {
+			if err == nil {
+				s.noteRMWRead(r, keyed) // serializable.go
+			}
 			return tag, rows, err
 		}
 		if !s.readCommitted() || attempt >= rmwMaxAttempts {
@@ -508,8 +515,8 @@ func (s *Session) blockChecks(ctx context.Context, checks []rmwCheck, commits []
 func (s *Session) checkUpTo(ctx context.Context, checks []rmwCheck, expect map[[2]string]int) error {
 	for _, c := range checks {
 		for desc, v := range c.versions {
-			to := expect[[2]string{c.table.ID, desc}]
-			if to == v {
+			to, ok := expect[[2]string{c.table.ID, desc}]
+			if !ok || to == v {
 				continue
 			}
 			changed, err := s.rowsChanged(ctx, c.table, desc, v, to, c.keys)

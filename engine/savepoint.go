@@ -38,8 +38,9 @@ type savepoint struct {
 	// dropped temporary tables the block had.
 	settings                        settingsSavepoint
 	notifies, listens, droppedTemps int
-	// checks is how many read-modify-write checks the block had (rmw.go).
-	checks int
+	// checks and reads are how many read-modify-write checks and
+	// SERIALIZABLE reads the block had (rmw.go, serializable.go).
+	checks, reads int
 }
 
 // cloneStaged copies staged writes deeply (they are merged into in place).
@@ -107,7 +108,7 @@ func (s *Session) setSavepoint(ctx context.Context, name string) error {
 	s.spSeq++
 	sp := savepoint{name: name, staged: cloneStaged(s.staged), wrote: s.wroteInBlock, seq: s.spSeq,
 		settings: s.saveSettings(), notifies: len(s.blockNotifies), listens: len(s.blockListens),
-		droppedTemps: len(s.droppedTemps), checks: len(s.rmwChecks)}
+		droppedTemps: len(s.droppedTemps), checks: len(s.rmwChecks), reads: len(s.readSet)}
 	if s.ddlTx != nil {
 		if err := s.ddlTx.held.Savepoint(ctx, sp.seq); err != nil {
 			return err
@@ -165,6 +166,8 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 	s.deleteFiles(ctx, gone)
 	s.staged = cloneStaged(sp.staged)
 	s.rmwChecks = s.rmwChecks[:min(sp.checks, len(s.rmwChecks))]
+	// (What the statements after it read stays: PostgreSQL's predicate
+	// locks survive ROLLBACK TO too.)
 	s.wroteInBlock = sp.wrote
 	s.failed = false
 	s.restoreSettings(sp.settings) // txsettings.go

@@ -111,8 +111,10 @@ type Session struct {
 	rmw       *rmwStatement
 	rmwChecks []rmwCheck
 	// snap is the open REPEATABLE READ or SERIALIZABLE block's snapshot
-	// (txsnapshot.go).
-	snap *blockSnapshot
+	// (txsnapshot.go); readSet what a SERIALIZABLE block read
+	// (serializable.go).
+	snap    *blockSnapshot
+	readSet []readEntry
 }
 
 var _ pgwire.Session = (*Session)(nil)

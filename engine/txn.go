@@ -157,19 +157,26 @@ func (s *Session) commitStaged(ctx context.Context) ([]stagedWrite, error) {
 	}
 	// The block's read-modify-write statements' rows, checked once more
 	// against what blind writers committed since (rmw.go).
-	checks := s.rmwChecks
-	s.rmwChecks = nil
+	checks, reads := s.rmwChecks, s.readSet
+	s.rmwChecks, s.readSet = nil, nil
 	err := s.blockChecks(ctx, checks, commits)
+	// A SERIALIZABLE block's reads, unchanged (serializable.go).
+	var held []catalog.ReadCheck
+	if err == nil {
+		held, err = s.checkReads(ctx, reads, checks, commits)
+	}
 	for err == nil {
-		if len(commits) == 1 {
+		if len(commits) == 1 && len(held) == 0 {
 			_, err = s.cat.Commit(ctx, s.intent, commits[0].TableID, commits[0].Op, commits[0].Parts)
 		} else {
-			err = s.cat.CommitMany(ctx, s.intent, commits)
+			err = s.cat.CommitManyRead(ctx, s.intent, commits, held)
 		}
 		if !catalog.AsPartitionMoved(err) {
 			break
 		}
-		err = s.blockMoved(ctx, checks, commits)
+		if err = s.blockMoved(ctx, checks, commits); err == nil {
+			held, err = s.checkReads(ctx, reads, checks, commits)
+		}
 	}
 	if errors.Is(err, errRowsChanged) {
 		// A block cannot re-run its statements.
@@ -190,7 +197,7 @@ func (s *Session) commitStaged(ctx context.Context) ([]stagedWrite, error) {
 
 // discardStaged drops the block's staged writes and deletes their files.
 func (s *Session) discardStaged(ctx context.Context) {
-	s.rmwChecks = nil
+	s.rmwChecks, s.readSet = nil, nil
 	s.dropBuffered()
 	for _, w := range s.staged {
 		s.deleteFiles(ctx, w.parts)

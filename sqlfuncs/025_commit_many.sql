@@ -15,10 +15,18 @@
 -- p_commits is a JSON array of {"table_id": text, "commit_op": text,
 -- "partitions": [ <partition object as for lakesoul.commit> ]}; p_intent and
 -- p_intent_token are the block's write intent, as for lakesoul.commit.
+-- p_reads, optional, is a JSON array of {"table_id", "partition_desc",
+-- "expect_version"}: partitions a SERIALIZABLE transaction read without
+-- writing them. Their partition locks are taken in shared mode (in the same
+-- order as the others), so no commit to them can land while this one runs,
+-- and the commit fails with LK001 (as for an expect_version) unless each is
+-- still at the version expected.
 -- Result: one row per committed partition with the version it got.
 
 DROP FUNCTION IF EXISTS lakesoul.commit_many(jsonb);
-CREATE OR REPLACE FUNCTION lakesoul.commit_many(p_commits jsonb, p_intent text DEFAULT NULL, p_intent_token uuid DEFAULT NULL)
+DROP FUNCTION IF EXISTS lakesoul.commit_many(jsonb, text, uuid);
+CREATE OR REPLACE FUNCTION lakesoul.commit_many(p_commits jsonb, p_intent text DEFAULT NULL, p_intent_token uuid DEFAULT NULL,
+                                                p_reads jsonb DEFAULT NULL)
 RETURNS TABLE (o_table_id text, o_partition_desc text, o_version int) LANGUAGE plpgsql
 SET search_path = pg_catalog, public AS $$
 DECLARE
@@ -28,6 +36,7 @@ DECLARE
     v_op       text;
     v_domain   text;
     v_key      text;
+    v_shared   boolean;
     v_claimed  text[];
 BEGIN
     IF jsonb_typeof(p_commits) IS DISTINCT FROM 'array' THEN
@@ -54,12 +63,25 @@ BEGIN
             SELECT coalesce(jsonb_agg(p), '[]') FROM jsonb_array_elements(p_commits) c,
                    jsonb_array_elements(coalesce(c->'partitions', '[]')) p WHERE c->>'table_id' = v_table));
     END LOOP;
-    FOR v_key IN
-        SELECT DISTINCT (c->>'table_id') || chr(31) || (p->>'partition_desc')
-          FROM jsonb_array_elements(p_commits) c, jsonb_array_elements(coalesce(c->'partitions', '[]')) p
-         ORDER BY 1
+    FOR v_key, v_shared IN
+        SELECT k, bool_and(shared) FROM (
+            SELECT (c->>'table_id') || chr(31) || (p->>'partition_desc') AS k, false AS shared
+              FROM jsonb_array_elements(p_commits) c, jsonb_array_elements(coalesce(c->'partitions', '[]')) p
+            UNION ALL
+            SELECT (r->>'table_id') || chr(31) || (r->>'partition_desc'), true
+              FROM jsonb_array_elements(coalesce(p_reads, '[]')) r) x
+         GROUP BY k ORDER BY k
     LOOP
-        PERFORM lakesoul.xact_lock(hashtextextended(v_key, 0));
+        PERFORM lakesoul.xact_lock(hashtextextended(v_key, 0), v_shared);
+    END LOOP;
+    -- The partitions read: still at the versions the reader checked.
+    FOR v_part IN SELECT r FROM jsonb_array_elements(coalesce(p_reads, '[]')) r LOOP
+        IF coalesce((SELECT max(pi.version) FROM public.partition_info pi
+                      WHERE pi.table_id = v_part->>'table_id' AND pi.partition_desc = v_part->>'partition_desc'), -1)
+           <> (v_part->>'expect_version')::int THEN
+            RAISE EXCEPTION 'commit: partition % of table % changed since it was read', v_part->>'partition_desc',
+                v_part->>'table_id' USING ERRCODE = 'LK001';
+        END IF;
     END LOOP;
 
     FOR v_commit IN SELECT c FROM jsonb_array_elements(p_commits) WITH ORDINALITY AS e(c, n) ORDER BY n LOOP
