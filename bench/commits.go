@@ -25,14 +25,27 @@ func init() { Register("commits", runCommits) }
 // and all on the same partition. Per configuration it reports commits/s and
 // the latency distribution (p50/p99/max) seen by the writers.
 //
-// Flags: --commits N (per configuration, default 4000 × scale),
-// --writers 1,8,32.
+// Phase rmw (commits_rmw.go) runs read-modify-write clients over pgwire
+// against lakesoul serve and PostgreSQL.
+//
+// Flags: --phases commit,rmw, --commits N (per configuration, default 4000
+// × scale), --writers 1,8,32 (writers, and rmw clients), --rmw-seconds S
+// (per rmw configuration and system, default 10 × scale, at least 3).
 func runCommits(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("commits", flag.ContinueOnError)
 	total := fs.Int("commits", 0, "commits per configuration (default 4000 × scale, at least 100)")
-	writersFlag := fs.String("writers", "1,8,32", "comma-separated writer counts")
+	writersFlag := fs.String("writers", "1,8,32", "comma-separated writer (and rmw client) counts")
+	phases := fs.String("phases", "commit,rmw", "comma-separated phases: commit (the commit protocol alone), rmw (read-modify-write statements next to PostgreSQL)")
+	rmwSeconds := fs.Float64("rmw-seconds", 0, "seconds per rmw configuration and system (default 10 × scale, at least 3)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
+	}
+	run := map[string]bool{}
+	for _, p := range splitList(*phases) {
+		if p != "commit" && p != "rmw" {
+			return fmt.Errorf("commits: unknown phase %q", p)
+		}
+		run[p] = true
 	}
 	n := *total
 	if n <= 0 {
@@ -45,6 +58,18 @@ func runCommits(ctx context.Context, o Options) error {
 			return fmt.Errorf("commits: bad --writers %q", *writersFlag)
 		}
 		writerCounts = append(writerCounts, x)
+	}
+	if run["rmw"] {
+		secs := *rmwSeconds
+		if secs <= 0 {
+			secs = max(3, 10*o.Scale)
+		}
+		if err := runCommitsRMW(ctx, o, writerCounts, secs); err != nil {
+			return err
+		}
+	}
+	if !run["commit"] {
+		return nil
 	}
 	bc, err := openBenchCatalog(ctx, o, "commits", slices.Max(writerCounts)+2)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -172,4 +173,19 @@ func (c *Catalog) TableVersions(ctx context.Context, tableID string) (map[string
 		return nil, fmt.Errorf("versions of %s: %w", tableID, err)
 	}
 	return out, nil
+}
+
+// LockPartitions takes the commit protocol's locks of partitions descs of a
+// table (in the order commits take them) in the held transaction the handle
+// is pinned to, until it ends: no other commit to them lands meanwhile.
+func (c *Catalog) LockPartitions(ctx context.Context, tableID string, descs []string) error {
+	if c.pinned == nil {
+		return errors.New("catalog: partition locks need a held transaction")
+	}
+	sorted := slices.Sorted(slices.Values(descs))
+	return c.run(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, "SELECT lakesoul.xact_lock(hashtextextended($1 || chr(31) || d, 0)) FROM unnest($2::text[]) WITH ORDINALITY AS u(d, n) ORDER BY n",
+			tableID, sorted)
+		return err
+	})
 }

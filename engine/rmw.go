@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -174,8 +175,10 @@ func (s *Session) runRMW(ctx context.Context, t *catalog.Table, keyed bool, body
 			return tag, rows, err
 		}
 		if !s.readCommitted() || attempt >= rmwMaxAttempts {
+			metrics.RowConflict(false)
 			return "", nil, serializationFailure()
 		}
+		metrics.RowConflict(true)
 		if r.keys != nil {
 			if written == nil {
 				written = newKeySet(t)
@@ -287,6 +290,11 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 			return nil
 		}
 		switch {
+		case catalog.AsPartitionMoved(err) && s.ddlTx == nil && !s.cat.Pinned():
+			if done, err := s.commitLocked(ctx, t, op, parts, r, expect); done {
+				return err
+			}
+			// (No slot for a held transaction: check and race again.)
 		case catalog.AsPartitionMoved(err):
 		case op == catalog.UpdateCommit && sqlerr.Code(err) == sqlerr.SerializationFailure:
 			// A copy-on-write rewrite whose partition was rewritten
@@ -323,6 +331,89 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 			expect[desc] = v
 		}
 	}
+}
+
+// commitLocked is the second try of a read-modify-write commit outside a
+// block whose partition moved: in one catalog transaction it locks the
+// statement's rows, then its partitions (the order commits take them), checks
+// the commits landed since the versions in expect and commits — no other
+// commit to those partitions can land in between, so writers contending for
+// one partition cost each other one check, not a race of retries. done is
+// false when no held transaction could be had (nothing was done).
+func (s *Session) commitLocked(ctx context.Context, t *catalog.Table, op string, parts []catalog.PartitionCommit,
+	r *rmwStatement, expect map[string]int) (done bool, err error) {
+	select {
+	case s.e.held <- struct{}{}:
+	default:
+		return false, nil
+	}
+	defer func() { <-s.e.held }()
+	base := s.cat
+	cat, held, err := base.Hold(ctx)
+	if err != nil {
+		s.deleteFiles(ctx, parts)
+		s.releaseIntent(ctx)
+		return true, err
+	}
+	s.cat = cat
+	defer func() { s.cat = base }()
+	fail := func(err error) (bool, error) {
+		held.Rollback(ctx)
+		s.deleteFiles(ctx, parts)
+		s.releaseIntent(ctx)
+		return true, err
+	}
+	descs := slices.Sorted(maps.Keys(expect))
+	for _, desc := range descs {
+		var ids []int64 // every row of the partition for a table without a key
+		if r.keys != nil {
+			ids = r.keys.lockIDs(desc)
+		}
+		if _, err := cat.LockRows(ctx, t.ID, desc, ids, true, catalog.RowLockBlock); err != nil {
+			return fail(err)
+		}
+	}
+	if err := cat.LockPartitions(ctx, t.ID, descs); err != nil {
+		return fail(err)
+	}
+	cur, err := cat.PartitionVersions(ctx, t.ID, descs)
+	if err != nil {
+		return fail(err)
+	}
+	for desc, v := range cur {
+		if v == expect[desc] {
+			continue
+		}
+		changed, err := s.rowsChanged(ctx, t, desc, expect[desc], v, r.keys)
+		if err == nil && changed {
+			err = errRowsChanged
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	for i := range parts {
+		parts[i].LockKeys, parts[i].LockRows = nil, false
+		if t.HasPK() {
+			v := cur[parts[i].Desc]
+			parts[i].ExpectVersion = &v
+		}
+	}
+	if _, err := cat.Commit(ctx, s.intent, t.ID, op, parts); err != nil {
+		if op == catalog.UpdateCommit && sqlerr.Code(err) == sqlerr.SerializationFailure {
+			err = errRowsChanged
+		}
+		return fail(err)
+	}
+	if err := held.Commit(ctx); err != nil {
+		if !errors.Is(err, catalog.ErrCommitOutcomeUnknown) {
+			s.deleteFiles(ctx, parts)
+		}
+		s.releaseIntent(ctx)
+		return true, err
+	}
+	s.intent = nil // consumed by the commit
+	return true, nil
 }
 
 // checkRowsNow is the check of a read-modify-write statement inside a

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,11 +53,16 @@ var (
 		Name: "lakesoul_import_rows_total",
 		Help: "Rows committed by CALL lakesoul.import.",
 	})
+	rowConflicts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lakesoul_row_conflicts_total",
+		Help: "Read-modify-write statements whose rows another writer changed since their snapshot, by outcome: rerun (READ COMMITTED ran the statement again), failed (40001).",
+	}, []string{"outcome"})
+	rowConflictReruns atomic.Int64
 )
 
 func eventCollectors() []prometheus.Collector {
 	return []prometheus.Collector{statements, statementSeconds, rowsRead, bytesRead, rowsWritten, bytesWritten,
-		commits, commitRetries, compactionJobs, importedRows}
+		commits, commitRetries, compactionJobs, importedRows, rowConflicts}
 }
 
 // Statement records one statement's end: its command tag, its SQLSTATE
@@ -114,3 +120,18 @@ func CompactionJob(outcome string, d time.Duration) {
 
 // Imported counts rows committed by an import.
 func Imported(rows int64) { importedRows.Add(float64(rows)) }
+
+// RowConflict counts a read-modify-write statement whose rows changed under
+// it: rerun true when it ran again (READ COMMITTED), false when it failed.
+func RowConflict(rerun bool) {
+	if rerun {
+		rowConflicts.WithLabelValues("rerun").Inc()
+		rowConflictReruns.Add(1)
+		return
+	}
+	rowConflicts.WithLabelValues("failed").Inc()
+}
+
+// RowConflictReruns is how many statements this process ran again (for
+// benchmarks that run the server in-process).
+func RowConflictReruns() int64 { return rowConflictReruns.Load() }
