@@ -82,7 +82,7 @@ func runCommitsRMW(ctx context.Context, o Options, writerCounts []int, seconds f
 					Extra: map[string]any{
 						"clients": writers, "keys": mode, "errors": r.errors,
 						"statements_per_s": round(float64(len(r.lat)) / r.took.Seconds()),
-						"reruns": reruns, "reruns_per_s": round(float64(reruns) / r.took.Seconds()),
+						"reruns":           reruns, "reruns_per_s": round(float64(reruns) / r.took.Seconds()),
 						"p50_ms": round(percentile(r.lat, 0.50)), "p99_ms": round(percentile(r.lat, 0.99)),
 						"max_ms": round(percentile(r.lat, 1)), "lost_updates": r.lost,
 					}})
