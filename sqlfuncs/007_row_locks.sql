@@ -42,7 +42,7 @@ $$;
 CREATE OR REPLACE FUNCTION lakesoul.lock_rows(p_table_id text, p_desc text, p_keys bigint[],
                                               p_exclusive boolean, p_wait text DEFAULT 'wait')
 RETURNS bigint[] LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog AS $$
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     c_max   constant int := 1000; -- lock_rows_max: beyond it, the partition's rows lock alone
     v_rows  bigint := hashtextextended(p_table_id || chr(31) || p_desc || chr(31) || 'rows', 0);
@@ -110,7 +110,6 @@ BEGIN
     RETURN true;
 END
 $$;
-REVOKE ALL ON FUNCTION lakesoul.advisory_pair(bigint, boolean, boolean) FROM PUBLIC;
 
 -- row_lock_unavailable raises PostgreSQL's NOWAIT error for the table.
 CREATE OR REPLACE FUNCTION lakesoul.row_lock_unavailable(p_table_id text)

@@ -33,13 +33,14 @@ DECLARE
     v_public text[] := ARRAY['domain_visible', 'domain_admin'];
     v_workspace text[] := ARRAY[
         'add_primary_key', 'alter_table', 'change_commits', 'change_files', 'check_existed', 'check_partition',
-        'cleanup', 'cleanup_files', 'cleanup_partition', 'commit', 'commit_many', 'commit_one_partition',
+        'cleanup', 'cleanup_files', 'cleanup_partition', 'commit', 'commit_lock_rows', 'commit_many', 'commit_one_partition',
         'compact_targets', 'create_access_key', 'create_enum', 'create_namespace', 'create_sequence',
         'create_table', 'create_view', 'default_workspace', 'drop_enum', 'drop_namespace', 'drop_partition',
         'drop_sequence', 'drop_sequence_object', 'drop_table', 'drop_table_by_id', 'drop_table_sequences',
         'drop_view', 'enum_add_value', 'enum_check_former', 'enum_check_label', 'enum_dependents',
         'enum_rename_value', 'enum_type_oid', 'epoch_ms', 'free_table_dir', 'history', 'import_target',
-        'live_files', 'live_files_cached', 'live_files_matching', 'ms_timestamptz', 'partition_desc_terms',
+        'live_files', 'live_files_cached', 'live_files_matching', 'lock_rows', 'ms_timestamptz', 'partition_changes',
+        'partition_desc_terms', 'partition_versions',
         'partition_lock', 'record_table_dir', 'relation_name_taken', 'rename_column', 'rename_table',
         'rename_view', 'replay', 'resolve_table', 'revoke_access_key', 'rollback', 'rollback_partition',
         'seq_id', 'seq_namespace', 'seq_nextval', 'seq_setval', 'sequence_object', 'set_view_definition',
