@@ -44,14 +44,22 @@ type droppedDir struct{ namespace, path string }
 
 // holdCatalog opens the block's held catalog transaction, if it has none.
 func (s *Session) holdCatalog(ctx context.Context) error {
+	return s.holdCatalogWait(ctx, s.implicit)
+}
+
+// holdCatalogWait is holdCatalog waiting for a free slot when wait is set.
+// Each held transaction holds a connection of the owner's pool, which every
+// session shares: bounded in all and per role (sessionlimits.go). An
+// implicit transaction ends within its query, never waiting for its client:
+// it waits for a slot (implicittx.go) instead of failing; so do statements
+// that lock rows (rmw.go, forupdate.go), as PostgreSQL's would wait for a
+// lock — a session waiting for a slot holds no row lock, so the wait cannot
+// close a cycle.
+func (s *Session) holdCatalogWait(ctx context.Context, wait bool) error {
 	if !s.inBlock || s.ddlTx != nil {
 		return nil
 	}
-	// Each held transaction holds a connection of the owner's pool, which
-	// every session shares: bounded in all and per role (sessionlimits.go).
-	// An implicit transaction ends within its query, never waiting for its
-	// client: it waits for a slot (implicittx.go) instead of failing.
-	if err := s.e.held.acquire(ctx, s.user, s.admin(), s.implicit); err != nil {
+	if err := s.e.held.acquire(ctx, s.user, s.admin(), wait); err != nil {
 		return err
 	}
 	cat, held, err := s.cat.Hold(ctx)

@@ -328,7 +328,7 @@ func (s *Session) runLocking(ctx context.Context, l *lockingStmt, params []any) 
 	}
 	// The locks' transaction: the block's, else one for this statement.
 	if s.inBlock {
-		if err := s.holdCatalog(ctx); err != nil {
+		if err := s.holdCatalogWait(ctx, true); err != nil {
 			return nil, err
 		}
 	} else {
@@ -361,23 +361,20 @@ func (s *Session) runLocking(ctx context.Context, l *lockingStmt, params []any) 
 // statement outside a block (pinning the session's handle to it); the
 // returned function rolls it back.
 func (s *Session) holdForStatement(ctx context.Context) (func(), error) {
-	select {
-	case s.e.held <- struct{}{}:
-	default:
-		return nil, sqlerr.New(sqlerr.TooManyConnections,
-			"too many transaction blocks hold catalog snapshots or locks; commit or roll back open blocks")
+	if err := s.e.held.acquire(ctx, s.user, s.admin(), true); err != nil {
+		return nil, err
 	}
 	base := s.cat
 	cat, held, err := base.Hold(ctx)
 	if err != nil {
-		<-s.e.held
+		s.e.held.release(s.user)
 		return nil, err
 	}
 	s.cat = cat
 	return func() {
 		s.cat = base
 		held.Rollback(ctx)
-		<-s.e.held
+		s.e.held.release(s.user)
 	}, nil
 }
 

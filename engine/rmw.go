@@ -204,20 +204,18 @@ func (s *Session) lockForRerun(ctx context.Context, t *catalog.Table, keys *keyS
 	if s.ddlTx != nil {
 		return nil, nil
 	}
-	select {
-	case s.e.held <- struct{}{}:
-	default:
+	if _, err := s.e.held.tryAcquire(s.user, s.admin()); err != nil {
 		return nil, nil
 	}
 	base := s.cat
 	cat, held, err := base.Hold(ctx)
 	if err != nil {
-		<-s.e.held
+		s.e.held.release(s.user)
 		return nil, err
 	}
 	end := func(commit bool) error {
 		s.cat = base
-		defer func() { <-s.e.held }()
+		defer s.e.held.release(s.user)
 		if !commit {
 			held.Rollback(ctx)
 			return nil
@@ -342,12 +340,10 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 // false when no held transaction could be had (nothing was done).
 func (s *Session) commitLocked(ctx context.Context, t *catalog.Table, op string, parts []catalog.PartitionCommit,
 	r *rmwStatement, expect map[string]int) (done bool, err error) {
-	select {
-	case s.e.held <- struct{}{}:
-	default:
+	if _, err := s.e.held.tryAcquire(s.user, s.admin()); err != nil {
 		return false, nil
 	}
-	defer func() { <-s.e.held }()
+	defer s.e.held.release(s.user)
 	base := s.cat
 	cat, held, err := base.Hold(ctx)
 	if err != nil {
@@ -426,7 +422,7 @@ func (s *Session) commitLocked(ctx context.Context, t *catalog.Table, op string,
 // since the snapshot are kept after the rewrite (the commit protocol's rule
 // for an UpdateCommit), a rewrite since the snapshot is a change.
 func (s *Session) checkRowsNow(ctx context.Context, t *catalog.Table, r *rmwStatement, descs []string) (map[string]int, error) {
-	if err := s.holdCatalog(ctx); err != nil {
+	if err := s.holdCatalogWait(ctx, true); err != nil {
 		return nil, err
 	}
 	r.descs = append(r.descs, descs...)

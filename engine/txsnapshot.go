@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // The snapshot of a REPEATABLE READ or SERIALIZABLE transaction block. As in
@@ -42,15 +41,14 @@ func (s *Session) readCatalog(ctx context.Context) (*catalog.Catalog, error) {
 	if s.ddlTx != nil {
 		base = s.ddlTx.base // pinned only to lock rows (rmw.go)
 	}
-	select {
-	case s.e.held <- struct{}{}:
-	default:
-		return nil, sqlerr.New(sqlerr.TooManyConnections,
-			"too many transaction blocks hold catalog snapshots or locks; commit or roll back open blocks")
+	// A held connection of the owner's pool, counted as a held transaction
+	// (sessionlimits.go); waited for, as a statement waits for a lock.
+	if err := s.e.held.acquire(ctx, s.user, s.admin(), true); err != nil {
+		return nil, err
 	}
 	cat, tx, err := base.HoldSnapshot(ctx)
 	if err != nil {
-		<-s.e.held
+		s.e.held.release(s.user)
 		return nil, err
 	}
 	s.snap = &blockSnapshot{cat: cat, tx: tx}
@@ -62,6 +60,6 @@ func (s *Session) endSnapshot(ctx context.Context) {
 	if s.snap != nil {
 		s.snap.tx.Close(ctx)
 		s.snap = nil
-		<-s.e.held
+		s.e.held.release(s.user)
 	}
 }
