@@ -21,14 +21,13 @@ import (
 // committed and off).
 //
 // READ ONLY is enforced: a statement that writes (routes.go) fails with 25006.
-// The isolation level is reported, not provided: what the lake gives every
-// level is read committed. Each statement reads the newest committed snapshot
-// of each table when it starts (and, inside a block, the block's own writes);
-// a block's writes become visible together at COMMIT; a copy-on-write UPDATE
-// or DELETE fails with 40001 when its partition changed since it was read,
-// while appends and upserts never conflict. Nothing makes two statements of
-// one block read the same snapshot, so repeatable read and serializable are
-// not what they promise.
+// The isolation levels are PostgreSQL's: under READ COMMITTED each statement
+// reads the newest committed snapshot (and, in a block, the block's own
+// writes), and a read-modify-write statement whose rows changed under it runs
+// again (rmw.go); REPEATABLE READ and SERIALIZABLE blocks read one snapshot
+// (txsnapshot.go) and fail with 40001 instead; SERIALIZABLE also refuses a
+// commit whose reads changed (serializable.go). READ UNCOMMITTED is READ
+// COMMITTED, as in PostgreSQL.
 
 // isolationLevels are the levels PostgreSQL accepts, as SHOW spells them.
 var isolationLevels = map[string]bool{"serializable": true, "repeatable read": true, "read committed": true, "read uncommitted": true}
