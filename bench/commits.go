@@ -59,18 +59,23 @@ func runCommits(ctx context.Context, o Options) error {
 		}
 		writerCounts = append(writerCounts, x)
 	}
+	if run["commit"] {
+		if err := runCommitProtocol(ctx, o, writerCounts, n); err != nil {
+			return err
+		}
+	}
 	if run["rmw"] {
 		secs := *rmwSeconds
 		if secs <= 0 {
 			secs = max(3, 10*o.Scale)
 		}
-		if err := runCommitsRMW(ctx, o, writerCounts, secs); err != nil {
-			return err
-		}
+		return runCommitsRMW(ctx, o, writerCounts, secs)
 	}
-	if !run["commit"] {
-		return nil
-	}
+	return nil
+}
+
+// runCommitProtocol is the commit phase: n commits per configuration.
+func runCommitProtocol(ctx context.Context, o Options, writerCounts []int, n int) error {
 	bc, err := openBenchCatalog(ctx, o, "commits", slices.Max(writerCounts)+2)
 	if err != nil {
 		return err

@@ -108,7 +108,7 @@ func TestBenchTerminal(t *testing.T) {
 	t.Parallel()
 	requirePG(t)
 	ctx := testCtx(t)
-	cmd := exec.CommandContext(ctx, lakesoulBin, "bench", "commits", "--commits", "100", "--writers", "1")
+	cmd := exec.CommandContext(ctx, lakesoulBin, "bench", "commits", "--commits", "100", "--writers", "1", "--phases", "commit")
 	cmd.Dir = t.TempDir()
 	screen, stdout := runOnTerminal(t, cmd)
 	for _, want := range []string{
