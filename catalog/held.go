@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lakesoul-go/lakesoul/metrics"
 )
 
 // A held transaction is one catalog transaction kept open across many calls:
@@ -66,8 +68,11 @@ func (h *HeldTx) Commit(ctx context.Context) error {
 	defer h.conn.Release()
 	err := h.tx.Commit(ctx)
 	if err == nil {
-		if len(h.committed) > 0 && h.cat.notifier != nil {
-			h.cat.notifier.enqueue(h.cat, h.committed)
+		if len(h.committed) > 0 {
+			metrics.Commit(metrics.Committed)
+			if h.cat.notifier != nil {
+				h.cat.notifier.enqueue(h.cat, h.committed)
+			}
 		}
 		return nil
 	}

@@ -39,8 +39,11 @@ func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (m
 	out, err = call(ctx)
 	if c.pinned != nil {
 		// In a held transaction (held.go): a failure lost the transaction,
-		// so nothing was committed; its COMMIT decides the outcome (and is
-		// not counted as a commit here).
+		// so nothing was committed; its COMMIT decides the outcome (counted
+		// there). A conflict is the commit's answer, counted now.
+		if commitOutcome(err) == metrics.Conflict {
+			metrics.Commit(metrics.Conflict)
+		}
 		return out, err
 	}
 	defer func() { metrics.Commit(commitOutcome(err)) }()
