@@ -413,6 +413,16 @@ func TestForUpdateWaits(t *testing.T) {
 	wantRows(t, "locked row", queryStrings(t, ctx, holder, "SELECT id, v FROM rmwf.a WHERE id = 1 FOR UPDATE"), []string{"1|0"})
 
 	other := s.connect(t)
+	// A wait for a row lock ends with statement_timeout (57014), as
+	// PostgreSQL's does, and the session goes on.
+	mustExec(t, ctx, other, "SET statement_timeout = '700ms'")
+	for _, q := range []string{"UPDATE rmwf.a SET v = v + 1 WHERE id = 1", "SELECT * FROM rmwf.a WHERE id = 1 FOR SHARE"} {
+		start := time.Now()
+		if _, err := other.Exec(ctx, q); pgCode(err) != "57014" || time.Since(start) > 30*time.Second {
+			t.Fatalf("%s waiting for a locked row under statement_timeout: %v after %v, want 57014", q, err, time.Since(start))
+		}
+	}
+	mustExec(t, ctx, other, "RESET statement_timeout")
 	if _, err := other.Exec(ctx, "SELECT * FROM rmwf.a WHERE id = 1 FOR UPDATE NOWAIT"); pgCode(err) != "55P03" {
 		t.Fatalf("NOWAIT on a locked row: %v, want 55P03", err)
 	}
