@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/server"
 )
@@ -148,12 +149,12 @@ func rmwLoad(ctx context.Context, url, create, table string, writers int, mode s
 	}
 	update := fmt.Sprintf("UPDATE %s SET v = v + 1 WHERE id = $1", table)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var g safego.Group
 	before := metrics.RowConflictReruns()
 	start := time.Now()
 	deadline := start.Add(time.Duration(seconds * float64(time.Second)))
 	for w, c := range conns {
-		wg.Go(func() {
+		g.Start(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 42))
 			var local []float64
 			errs := 0
@@ -175,7 +176,7 @@ func rmwLoad(ctx context.Context, url, create, table string, writers int, mode s
 			mu.Unlock()
 		})
 	}
-	wg.Wait()
+	g.Wait()
 	r.took = time.Since(start)
 	r.reruns = metrics.RowConflictReruns() - before
 	if err := ctx.Err(); err != nil {
