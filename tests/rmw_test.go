@@ -602,3 +602,38 @@ func TestSerializableWriteSkew(t *testing.T) {
 	wantRows(t, "disjoint serializable updates", queryStrings(t, ctx, admin, "SELECT id, on_call FROM rmwsk.oncall ORDER BY id"),
 		[]string{"1|false", "2|false"})
 }
+
+// TestForUpdateSavepoint: ROLLBACK TO a savepoint gives back the row locks
+// taken after it and keeps those taken before, as PostgreSQL does.
+func TestForUpdateSavepoint(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA rmwsp",
+		"CREATE TABLE rmwsp.a (id bigint PRIMARY KEY, v bigint)", "INSERT INTO rmwsp.a VALUES (1, 0), (2, 0), (3, 0)")
+	c, other := s.connect(t), s.connect(t)
+	lockedByOther := func(id int) bool {
+		_, err := other.Exec(ctx, fmt.Sprintf("SELECT id FROM rmwsp.a WHERE id = %d FOR UPDATE NOWAIT", id))
+		if err != nil && pgCode(err) != "55P03" {
+			t.Fatalf("NOWAIT: %v", err)
+		}
+		return err != nil
+	}
+	mustExec(t, ctx, c, "BEGIN", "SELECT id FROM rmwsp.a WHERE id = 1 FOR UPDATE", "SAVEPOINT s",
+		"SELECT id FROM rmwsp.a WHERE id = 2 FOR UPDATE", "UPDATE rmwsp.a SET v = 5 WHERE id = 3")
+	if !lockedByOther(1) || !lockedByOther(2) || !lockedByOther(3) {
+		t.Fatal("rows locked in the block are free to others")
+	}
+	mustExec(t, ctx, c, "ROLLBACK TO SAVEPOINT s")
+	if !lockedByOther(1) {
+		t.Fatal("ROLLBACK TO freed a row locked before the savepoint")
+	}
+	if lockedByOther(2) || lockedByOther(3) {
+		t.Fatal("ROLLBACK TO kept row locks taken after the savepoint")
+	}
+	mustExec(t, ctx, c, "COMMIT")
+	if lockedByOther(1) {
+		t.Fatal("COMMIT kept a row lock")
+	}
+	wantRows(t, "rows", queryStrings(t, ctx, admin, "SELECT id, v FROM rmwsp.a ORDER BY id"), []string{"1|0", "2|0", "3|0"})
+}
