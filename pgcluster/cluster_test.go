@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/pgcluster"
 )
@@ -334,5 +335,32 @@ func TestFindBinDir(t *testing.T) {
 		t.Errorf("without PATH, FindBinDir = %q", got)
 	} else if err != nil && !strings.Contains(err.Error(), "apt-get install postgresql") {
 		t.Errorf("error lacks the install hint: %v", err)
+	}
+}
+
+// TestBackendDataLimit: with a data limit, a backend that needs more
+// memory fails its statement with 53200 and lives on, and the cluster
+// keeps serving the other sessions (no out-of-memory kill, no restart).
+func TestBackendDataLimit(t *testing.T) {
+	requireBinaries(t)
+	o := testOptions(t, newDataDir(t))
+	o.BackendDataLimit = 128 << 20
+	c := open(t, o)
+	other := connect(t, c.ConnString("postgres"))
+	hog := connect(t, c.ConnString("postgres"))
+	var n int
+	err := hog.QueryRow(context.Background(), "SELECT length(repeat('a', 200000000))").Scan(&n)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53200" {
+		t.Fatalf("allocating 200 MB under a 128 MiB limit: %v, want 53200", err)
+	}
+	if got := count(t, hog, "SELECT 1"); got != 1 {
+		t.Fatalf("the failed session: %d", got)
+	}
+	if got := count(t, other, "SELECT 2"); got != 2 {
+		t.Fatalf("another session: %d", got)
+	}
+	if got := count(t, other, "SELECT length(repeat('a', 20000000))"); got != 20000000 {
+		t.Fatalf("an allocation within the limit: %d", got)
 	}
 }

@@ -32,6 +32,14 @@ type Options struct {
 	// listen_addresses, unix_socket_directories, unix_socket_permissions)
 	// are rejected.
 	Settings map[string]string
+	// BackendDataLimit, when positive, bounds the private memory (heap and
+	// private mappings: the data segment, RLIMIT_DATA) of every server
+	// process in bytes. A backend that needs more fails the allocation
+	// with PostgreSQL's ERROR 53200 "out of memory" and lives on, where the
+	// kernel's OOM killer would end it with SIGKILL and the postmaster
+	// would restart every session of the cluster. Shared memory is not
+	// counted. Unix only.
+	BackendDataLimit int64
 	// Logger receives lifecycle events; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -58,6 +66,9 @@ func (o Options) normalize() (Options, error) {
 		return o, fmt.Errorf("pgcluster: data dir %q: %w", o.DataDir, err)
 	}
 	o.DataDir = abs
+	if o.BackendDataLimit < 0 {
+		return o, fmt.Errorf("pgcluster: negative BackendDataLimit %d", o.BackendDataLimit)
+	}
 	if o.Port < 0 || o.Port > 65535 {
 		return o, fmt.Errorf("pgcluster: port %d out of range", o.Port)
 	}

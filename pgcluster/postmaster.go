@@ -64,6 +64,21 @@ func postmasterArgs(o Options, socketDir string) []string {
 	return args
 }
 
+// postmasterCommand is the command that runs postgres. With a data limit,
+// /bin/sh lowers RLIMIT_DATA for itself (always allowed, whatever the
+// accounts and capabilities) and execs postgres in its place, so the
+// postmaster and every process it forks inherit the limit.
+func postmasterCommand(o Options, socketDir string) *exec.Cmd {
+	postgres := filepath.Join(o.BinDir, "postgres")
+	args := postmasterArgs(o, socketDir)
+	if o.BackendDataLimit <= 0 {
+		return exec.Command(postgres, args...)
+	}
+	kib := max(o.BackendDataLimit>>10, 1)
+	script := fmt.Sprintf(`ulimit -d %d && exec "$0" "$@"`, kib)
+	return exec.Command("/bin/sh", append([]string{"-c", script, postgres}, args...)...)
+}
+
 // quoteDirList quotes dir as one element of unix_socket_directories, a
 // comma-separated list whose elements may be double-quoted.
 func quoteDirList(dir string) string {
@@ -90,7 +105,7 @@ func startPostmaster(o Options, owner *account, socketDir string) (*postmaster, 
 	if err := owner.chown(logPath); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(o.BinDir, "postgres"), postmasterArgs(o, socketDir)...)
+	cmd := postmasterCommand(o, socketDir)
 	cmd.Dir = "/"
 	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = logOut, logOut
