@@ -14,9 +14,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lakesoul-go/lakesoul/internal/safego"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // User sessions on the catalog.
@@ -63,6 +65,9 @@ type userPool struct {
 type userPools struct {
 	base *pgxpool.Config
 	size atomic.Int32 // connections per pool
+	// maxMessage bounds a message the catalog sends a user connection (0:
+	// pgx's default, PostgreSQL's 1 GB).
+	maxMessage atomic.Int64
 
 	mu        sync.Mutex
 	pools     map[userPoolKey]*userPool
@@ -79,6 +84,30 @@ func newUserPools(base *pgxpool.Config) *userPools {
 // hold at once (pools made from now on).
 func (c *Catalog) SetUserPoolSize(n int) {
 	c.users.size.Store(int32(max(n, 1)))
+}
+
+// SetUserMessageLimit bounds the messages — result rows — the catalog may
+// send a user connection (connections made from now on): a larger one
+// fails the statement with 54000 before the server holds it, and the
+// connection is closed (its backend, whose memory PostgreSQL bounds, ends
+// with it). 0 means PostgreSQL's own limit, 1 GB.
+func (c *Catalog) SetUserMessageLimit(n int) {
+	c.users.maxMessage.Store(int64(max(n, 0)))
+}
+
+func init() { sqlerr.RegisterMapper(mapMessageTooLarge) }
+
+// mapMessageTooLarge gives pgx's refusal of a message beyond
+// SetUserMessageLimit the SQLSTATE pgwire gives a result row beyond its
+// limit (54000).
+func mapMessageTooLarge(err error) *sqlerr.Error {
+	var e *pgproto3.ExceededMaxBodyLenErr
+	if !errors.As(err, &e) {
+		return nil
+	}
+	return &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Err: err,
+		Message: fmt.Sprintf("result row of %d bytes exceeds the maximum row size of %d bytes", e.ActualBodyLen, e.MaxExpectedBodyLen),
+		Hint:    "Select fewer or smaller values per row, or raise the server's --max-row-size."}
 }
 
 // AcquireAs returns a catalog connection logged in as role with cred. The
@@ -169,7 +198,13 @@ func (u *userPools) config(role string, cred Credential) (*pgxpool.Config, error
 	cfg.MaxConns = u.size.Load()
 	cfg.MinConns = 0
 	cfg.MaxConnIdleTime = time.Minute
-	cfg.AfterConnect = afterConnect
+	maxMessage := int(u.maxMessage.Load())
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		if maxMessage > 0 {
+			conn.PgConn().Frontend().SetMaxBodyLen(maxMessage)
+		}
+		return afterConnect(ctx, conn)
+	}
 	cfg.AfterRelease = resetUserConn
 	return cfg, nil
 }

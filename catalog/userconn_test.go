@@ -7,15 +7,18 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // scramKeys derives what pgwire recovers from a SCRAM login of password:
@@ -144,4 +147,52 @@ func pgCode(err error) string {
 		return pe.Code
 	}
 	return ""
+}
+
+// TestUserMessageLimit: a row beyond the user connections' message limit
+// fails its statement with 54000 before the server holds it, and the pool
+// serves the user's next statement.
+func TestUserMessageLimit(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := catalog.MigrateUp(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	role := fmt.Sprintf("msguser_%d", time.Now().UnixNano())
+	if _, err := c.Pool().Exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Pool().Exec(context.Background(), "DROP ROLE "+role) //nolint:errcheck
+	c.SetUserMessageLimit(1 << 20)
+	run := func(q string) (int, error) {
+		conn, err := c.AcquireAs(ctx, role, catalog.Credential{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var n int
+		err = conn.QueryRow(ctx, q).Scan(&n)
+		return n, err
+	}
+	if n, err := run("SELECT length(repeat('a', 2000000))"); err != nil || n != 2000000 {
+		t.Fatalf("a small row computed from a large value: %d, %v", n, err)
+	}
+	var s string
+	conn, err := c.AcquireAs(ctx, role, catalog.Credential{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.QueryRow(ctx, "SELECT repeat('a', 2000000)").Scan(&s)
+	conn.Release()
+	if code := sqlerr.Code(err); code != sqlerr.ProgramLimitExceeded {
+		t.Fatalf("a row of 2 MB over a 1 MiB limit: %v (SQLSTATE %s), want 54000", err, code)
+	}
+	if n, err := run("SELECT 7"); err != nil || n != 7 {
+		t.Fatalf("the next statement: %d, %v", n, err)
+	}
 }
