@@ -25,14 +25,27 @@ import (
 //     decides what the user's request sees and changes. No user-written SQL
 //     text ever reaches it.
 
+// Limits of user transactions. SQL a user wrote runs on the shared
+// catalog, so what one statement may take there is bounded for every
+// user transaction, whatever the session set: statement_timeout at most
+// Config.CatalogStatementTimeout, and work_mem PostgreSQL's default
+// (userWorkMem), for each sort or hash before it spills. Spilling is
+// bounded by the private catalog's temp_file_limit, a result row by the
+// user connections' message limit (catalog.SetUserMessageLimit) and a
+// backend's memory by the private catalog's data limit
+// (pgcluster.Options.BackendDataLimit); ARCHITECTURE.md (Resource bounds)
+// says what an external catalog must bound itself.
+const userWorkMem = "4MB"
+
 // beginUserTx starts a transaction on the session user's own catalog login
-// with the session's lake search path, time zone and statement_timeout.
+// with the session's lake search path, time zone and statement_timeout
+// (capped), and work_mem.
 func (s *Session) beginUserTx(ctx context.Context, mode pgx.TxAccessMode) (*pgxpool.Conn, pgx.Tx, error) {
 	conn, err := s.e.cat.AcquireAs(ctx, s.user, s.cred)
 	if err != nil {
 		return nil, nil, err
 	}
-	tx, err := s.beginWithSettings(ctx, conn, mode, "")
+	tx, err := s.beginWithSettings(ctx, conn, mode, "", true)
 	if err != nil {
 		conn.Release()
 		return nil, nil, err
@@ -64,7 +77,7 @@ func (s *Session) beginServerTx(ctx context.Context, mode pgx.TxAccessMode) (*pg
 		if conn, err = s.e.cat.Pool().Acquire(ctx); err != nil {
 			return err
 		}
-		if tx, err = s.beginWithSettings(ctx, conn, mode, role); err != nil {
+		if tx, err = s.beginWithSettings(ctx, conn, mode, role, false); err != nil {
 			conn.Release()
 		}
 		return err
@@ -88,8 +101,8 @@ func (s *Session) withServerTx(ctx context.Context, fn func(pgx.Tx) error) error
 
 // beginWithSettings begins a transaction on conn and applies the session's
 // settings to it (transaction-local: nothing outlives it), switching to role
-// when it is not empty.
-func (s *Session) beginWithSettings(ctx context.Context, conn *pgxpool.Conn, mode pgx.TxAccessMode, role string) (pgx.Tx, error) {
+// when it is not empty; a user transaction gets the limits above.
+func (s *Session) beginWithSettings(ctx context.Context, conn *pgxpool.Conn, mode pgx.TxAccessMode, role string, user bool) (pgx.Tx, error) {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
 	if err != nil {
 		return nil, err
@@ -100,9 +113,17 @@ func (s *Session) beginWithSettings(ctx context.Context, conn *pgxpool.Conn, mod
 		args = append(args, role)
 		setup += fmt.Sprintf(", set_config('role', $%d, true)", len(args))
 	}
-	if d := s.statementTimeout(); d > 0 { // the catalog enforces statement_timeout itself (57014)
+	d := s.statementTimeout()
+	if limit := s.e.cfg.CatalogStatementTimeout; user && limit > 0 && (d == 0 || d > limit) {
+		d = limit
+	}
+	if d > 0 { // the catalog enforces statement_timeout itself (57014)
 		args = append(args, strconv.FormatInt(max(d.Milliseconds(), 1), 10))
 		setup += fmt.Sprintf(", set_config('statement_timeout', $%d, true)", len(args))
+	}
+	if user {
+		args = append(args, userWorkMem)
+		setup += fmt.Sprintf(", set_config('work_mem', $%d, true)", len(args))
 	}
 	if _, err := tx.Exec(ctx, setup, args...); err != nil {
 		tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the error that matters is err

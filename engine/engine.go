@@ -60,6 +60,9 @@ type Config struct {
 	// IdleInTransactionTimeout is idle_in_transaction_session_timeout's
 	// default (0 = none).
 	IdleInTransactionTimeout time.Duration
+	// CatalogStatementTimeout caps statement_timeout for the SQL users
+	// write that runs on the catalog (catalogtx.go; 0 = no cap).
+	CatalogStatementTimeout time.Duration
 }
 
 // Engine is shared by all sessions.

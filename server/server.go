@@ -128,6 +128,17 @@ type Config struct {
 	// 0 means a quarter of the free space there at start; negative, DuckDB's
 	// default (90% of it).
 	TempLimit int64
+	// CatalogBackendMemory bounds the private memory of each process of the
+	// private catalog cluster (pgcluster.Options.BackendDataLimit): an
+	// allocation beyond fails that statement with 53200 instead of an
+	// out-of-memory kill that restarts the catalog for every session. 0
+	// means DefaultCatalogBackendMemory; negative, no limit. An external
+	// catalog (--catalog-url) is its DBA's to bound.
+	CatalogBackendMemory int64
+	// CatalogStatementTimeout caps statement_timeout for user-written SQL
+	// on the catalog (engine.Config.CatalogStatementTimeout). 0 means
+	// DefaultCatalogStatementTimeout; negative, no cap.
+	CatalogStatementTimeout time.Duration
 	// SyncWorkers is how many subscriptions (package cdc) this server
 	// applies at once (0: none).
 	SyncWorkers int
@@ -185,12 +196,17 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 
 	catalogURL := cfg.CatalogURL
 	if catalogURL == "" {
+		dataLimit := cfg.CatalogBackendMemory
+		if dataLimit == 0 {
+			dataLimit = DefaultCatalogBackendMemory
+		}
 		s.cluster, err = pgcluster.Open(ctx, pgcluster.Options{
-			DataDir:   filepath.Join(cfg.DataDir, "pg"),
-			BinDir:    cfg.PGBinDir,
-			SuperUser: AdminRole,
-			Settings:  privateClusterSettings(cfg, cfg.PGSettings),
-			Logger:    cfg.Logger,
+			DataDir:          filepath.Join(cfg.DataDir, "pg"),
+			BinDir:           cfg.PGBinDir,
+			SuperUser:        AdminRole,
+			Settings:         privateClusterSettings(cfg, cfg.PGSettings),
+			BackendDataLimit: max(dataLimit, 0),
+			Logger:           cfg.Logger,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start private catalog: %w", err)
@@ -215,6 +231,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.CatalogConnsPerUser > 0 {
 		s.cat.SetUserPoolSize(cfg.CatalogConnsPerUser)
 	}
+	// A catalog row a user's SQL produced is never larger than a row the
+	// client may receive: beyond, the statement fails before the server
+	// holds the row.
+	maxRow := cfg.MaxRowSize
+	if maxRow <= 0 {
+		maxRow = pgwire.DefaultMaxRowSize
+	}
+	s.cat.SetUserMessageLimit(maxRow)
 
 	warehouse := cfg.Warehouse
 	if warehouse == "" {
@@ -235,6 +259,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	engCfg.Catalog, engCfg.Warehouse, engCfg.Store, engCfg.Logger = s.cat, warehouse, store, cfg.Logger
 	engCfg.SessionsPerRole, engCfg.IdleInTransactionTimeout = cfg.SessionsPerRole, cfg.IdleInTransactionTimeout
+	switch engCfg.CatalogStatementTimeout = cfg.CatalogStatementTimeout; {
+	case engCfg.CatalogStatementTimeout == 0:
+		engCfg.CatalogStatementTimeout = DefaultCatalogStatementTimeout
+	case engCfg.CatalogStatementTimeout < 0:
+		engCfg.CatalogStatementTimeout = 0
+	}
 	s.eng, err = engine.New(ctx, engCfg)
 	if err != nil {
 		return nil, err
@@ -291,6 +321,16 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	return s, nil
 }
 
+// Defaults of the catalog's limits (Config).
+const (
+	DefaultCatalogBackendMemory    = 1 << 30
+	DefaultCatalogStatementTimeout = 5 * time.Minute
+	// catalogTempFileLimit is the private catalog's temp_file_limit: what
+	// one process may spill (a user's sort or hash beyond work_mem), so no
+	// statement fills the disk the catalog's WAL is on.
+	catalogTempFileLimit = "1GB"
+)
+
 // privateClusterSettings are the private catalog cluster's settings: extra
 // ones over ours. A backend checks every second that the server's connection
 // to it is still there (client_connection_check_interval), so a statement
@@ -298,7 +338,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 // the server gone — stops within a second instead of running to its end.
 // max_connections leaves room for every session's user login (at most one
 // catalog connection per session, catalog.AcquireAs) next to the owner's
-// pool and the workers.
+// pool and the workers. temp_file_limit bounds each process's spill files.
 func privateClusterSettings(cfg Config, extra map[string]string) map[string]string {
 	sessions := cfg.MaxConnections
 	if sessions <= 0 {
@@ -307,6 +347,7 @@ func privateClusterSettings(cfg Config, extra map[string]string) map[string]stri
 	out := map[string]string{
 		"client_connection_check_interval": "1s",
 		"max_connections":                  strconv.Itoa(sessions + 64),
+		"temp_file_limit":                  catalogTempFileLimit,
 	}
 	maps.Copy(out, extra)
 	return out

@@ -129,6 +129,8 @@ func serve(args []string) error {
 	maxRow := fs.String("max-row-size", env("LAKESOUL_MAX_ROW_SIZE", "64MiB"), "largest row of COPY FROM or of a result; larger ones get 54000 [LAKESOUL_MAX_ROW_SIZE]")
 	memoryLimit := fs.String("memory-limit", env("LAKESOUL_MEMORY_LIMIT", ""), "memory budget: half DuckDB's memory_limit, half the Go heap's soft limit (default half the RAM; 0 = no limit) [LAKESOUL_MEMORY_LIMIT]")
 	tempLimit := fs.String("temp-space-limit", env("LAKESOUL_TEMP_SPACE_LIMIT", ""), "bound on DuckDB's spill files in <data-dir>/tmp (default a quarter of the free space; 0 = DuckDB's default) [LAKESOUL_TEMP_SPACE_LIMIT]")
+	catalogMemory := fs.String("catalog-backend-memory", env("LAKESOUL_CATALOG_BACKEND_MEMORY", "1GiB"), "memory one process of the private catalog may allocate; beyond, its statement fails with 53200 (0 = no limit) [LAKESOUL_CATALOG_BACKEND_MEMORY]")
+	catalogTimeout := fs.String("catalog-statement-timeout", env("LAKESOUL_CATALOG_STATEMENT_TIMEOUT", "5m"), "longest a query users write may run on the catalog (pg_catalog, lakesoul.* relations), whatever their statement_timeout (0 = no cap) [LAKESOUL_CATALOG_STATEMENT_TIMEOUT]")
 	syncWorkers := fs.String("sync-workers", env("LAKESOUL_SYNC_WORKERS", "4"), "subscriptions (CDC syncs) this server applies at once; 0 turns them off here [LAKESOUL_SYNC_WORKERS]")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -138,6 +140,18 @@ func serve(args []string) error {
 	}
 	if err := parseSessionLimits(&cfg, *perRole, *idleInTx, *flightIdle); err != nil {
 		return err
+	}
+	if n, err := objstore.ParseSize(*catalogMemory); err != nil {
+		return fmt.Errorf("--catalog-backend-memory: %w", err)
+	} else if cfg.CatalogBackendMemory = n; n == 0 {
+		cfg.CatalogBackendMemory = -1 // no limit
+	} else if n < 64<<20 {
+		return fmt.Errorf("--catalog-backend-memory: %q is below 64MiB, too little for a PostgreSQL backend", *catalogMemory)
+	}
+	if d, err := time.ParseDuration(*catalogTimeout); err != nil || d < 0 {
+		return fmt.Errorf("--catalog-statement-timeout: %q is not a duration >= 0", *catalogTimeout)
+	} else if cfg.CatalogStatementTimeout = d; d == 0 {
+		cfg.CatalogStatementTimeout = -1 // no cap
 	}
 	perUser, err := strconv.Atoi(*userConns)
 	if err != nil || perUser < 1 {
