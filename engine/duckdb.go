@@ -196,6 +196,8 @@ func mapDuckDBError(err error) *sqlerr.Error {
 	}
 	if c, m, ok := engineError(msg); ok { // raised by duckfuncs.go and scans
 		code, msg = c, m
+	} else if c, m, ok := pgMessageFor(msg); ok { // duckmessages.go
+		code, msg = c, m
 	}
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]

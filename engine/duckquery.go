@@ -472,58 +472,81 @@ func nameUnnamedTargets(stmt *pg_query.Node) {
 // pgColumnName follows PostgreSQL's FigureColname for the common cases; ""
 // leaves the choice to DuckDB (column references keep their names).
 func pgColumnName(n *pg_query.Node) string {
-	switch {
-	case n.GetColumnRef() != nil:
+	if n.GetColumnRef() != nil {
 		return ""
+	}
+	if name, strength := figureColname(n); strength > 0 {
+		return name
+	}
+	return "?column?"
+}
+
+// figureColname is PostgreSQL's FigureColnameInternal: a name and how sure
+// it is (2: a column, function or keyword expression; 1: a type or
+// construct name, which a cast's type overrides; 0: none).
+func figureColname(n *pg_query.Node) (string, int) {
+	switch {
+	case n == nil:
+	case n.GetColumnRef() != nil:
+		if f := n.GetColumnRef().Fields; len(f) > 0 && f[len(f)-1].GetString_() != nil {
+			return f[len(f)-1].GetString_().Sval, 2
+		}
 	case n.GetFuncCall() != nil:
 		names := n.GetFuncCall().Funcname
 		if s := names[len(names)-1].GetString_(); s != nil {
-			return s.Sval
+			return s.Sval, 2
 		}
 	case n.GetTypeCast() != nil:
-		if inner := pgColumnName(n.GetTypeCast().Arg); inner != "" && inner != "?column?" {
-			return inner
+		if name, strength := figureColname(n.GetTypeCast().Arg); strength > 1 {
+			return name, strength
 		}
-		if cr := n.GetTypeCast().Arg.GetColumnRef(); cr != nil {
-			if last := cr.Fields[len(cr.Fields)-1].GetString_(); last != nil {
-				return last.Sval // PostgreSQL names a cast column by the column
-			}
-			return ""
-		}
-		return typeNameString(n.GetTypeCast().TypeName)
+		return typeNameString(n.GetTypeCast().TypeName), 1
+	case n.GetCollateClause() != nil:
+		return figureColname(n.GetCollateClause().Arg)
 	case n.GetCaseExpr() != nil:
-		return "case"
+		return "case", 1
 	case n.GetAArrayExpr() != nil:
-		return "array"
+		return "array", 1
 	case n.GetRowExpr() != nil:
-		return "row"
+		return "row", 1
 	case n.GetAIndirection() != nil:
 		if ind := n.GetAIndirection().Indirection; len(ind) > 0 && ind[len(ind)-1].GetString_() != nil {
-			return ind[len(ind)-1].GetString_().Sval
+			return ind[len(ind)-1].GetString_().Sval, 2
 		}
-		if cr := n.GetAIndirection().Arg.GetColumnRef(); cr != nil {
-			if last := cr.Fields[len(cr.Fields)-1].GetString_(); last != nil {
-				return last.Sval // a[1] is named a
-			}
-		}
-		return pgColumnName(n.GetAIndirection().Arg)
+		return figureColname(n.GetAIndirection().Arg) // a[1] is named a
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
-		return "nullif"
+		return "nullif", 2
 	case n.GetCoalesceExpr() != nil:
-		return "coalesce"
+		return "coalesce", 2
 	case n.GetMinMaxExpr() != nil:
 		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
-			return "greatest"
+			return "greatest", 2
 		}
-		return "least"
+		return "least", 2
 	case n.GetSubLink() != nil:
-		switch n.GetSubLink().SubLinkType {
+		switch sl := n.GetSubLink(); sl.SubLinkType {
 		case pg_query.SubLinkType_EXISTS_SUBLINK:
-			return "exists"
+			return "exists", 2
 		case pg_query.SubLinkType_ARRAY_SUBLINK:
-			return "array"
+			return "array", 2
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			// The name of the subquery's one result column.
+			sel := sl.Subselect.GetSelectStmt()
+			for sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE {
+				sel = sel.Larg
+			}
+			if sel != nil && len(sel.TargetList) > 0 {
+				if rt := sel.TargetList[0].GetResTarget(); rt != nil {
+					if rt.Name != "" {
+						return rt.Name, 2
+					}
+					if name, strength := figureColname(rt.Val); strength > 0 {
+						return name, 2
+					}
+					return "?column?", 2
+				}
+			}
 		}
-		return ""
 	}
-	return "?column?"
+	return "", 0
 }

@@ -22,6 +22,7 @@ import (
 //     pattern translated; a pattern with a field this translation does not
 //     know fails with 0A000 rather than printing it literally.
 //   - cardinality(array): DuckDB's is for maps only.
+//   - btrim(text[, characters]): DuckDB's trim.
 //   - length, char_length, character_length,
 //     strpos, ascii, array_length: integer (int4) results, as in PostgreSQL, not bigint.
 //
@@ -118,6 +119,8 @@ func rewritePGCall(n *pg_query.Node) error {
 			return err
 		}
 		n.Node = instantiate(template("to_char"), fc.Args[0], pg_query.MakeAConstStrNode(f, -1)).Node
+	case name == "btrim" && (len(fc.Args) == 1 || len(fc.Args) == 2):
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("trim")} // DuckDB's trim is btrim
 	case name == "cardinality" && len(fc.Args) == 1:
 		n.Node = instantiate(template("cardinality"), fc.Args[0]).Node
 	case int4Functions[name] && !fc.FuncVariadic:

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -253,6 +256,10 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 		return err
 	}
 	switch {
+	case name == "sum" && len(fc.Args) == 1 && !fc.AggDistinct && rw.ti.typeAt(n).oid == schema.OIDInt8 &&
+		rw.ti.typeAt(fc.Args[0]).oid != schema.OIDInt8:
+		// sum(int2/int4) is bigint in PostgreSQL, DuckDB's is hugeint.
+		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "int8") })
 	case name == "mod" && len(fc.Args) == 2:
 		checkedDivisor(fc.Args[0], fc.Args[1])
 	case name == "round":
@@ -407,6 +414,12 @@ func (rw *pgRewriter) bareNumeric(n *pg_query.Node, tc *pg_query.TypeCast) {
 // uuid in its canonical spelling (a malformed one fails with 22P02, as
 // PostgreSQL reads literals when it parses them).
 func (s *Session) respellLiteral(sv *pg_query.String, oid uint32) error {
+	if text, err := numberLiteral(oid, sv.Sval); err != nil {
+		return err
+	} else if text != "" {
+		sv.Sval = text
+		return nil
+	}
 	if oid == schema.OIDUUID {
 		u, err := uuid.Parse(strings.TrimSpace(sv.Sval))
 		if err != nil {
@@ -419,6 +432,109 @@ func (s *Session) respellLiteral(sv *pg_query.String, oid uint32) error {
 		sv.Sval = text
 	}
 	return nil
+}
+
+// integerTypes are PostgreSQL's integer types: name and range.
+var integerTypes = map[uint32]struct {
+	name     string
+	min, max int64
+}{
+	schema.OIDInt2: {"smallint", math.MinInt16, math.MaxInt16},
+	schema.OIDInt4: {"integer", math.MinInt32, math.MaxInt32},
+	schema.OIDInt8: {"bigint", math.MinInt64, math.MaxInt64},
+}
+
+// numberLiteral reads the text of a string literal cast to an integer,
+// float or numeric type as PostgreSQL's input functions do (DuckDB reads
+// '12.5' and '1e3' as integers, and says nothing of ranges), and returns
+// its plain spelling for DuckDB; "" for other types and for the forms it
+// leaves to DuckDB (NaN and infinity for numeric, hexadecimal floats, more
+// digits than DuckDB's DECIMAL holds).
+func numberLiteral(oid uint32, text string) (string, error) {
+	if it, ok := integerTypes[oid]; ok {
+		v, err := pgParseInt(text) // prune.go
+		switch {
+		case err != nil && !errors.Is(err, errIntRange):
+			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", it.name, text)
+		case err != nil || v < it.min || v > it.max:
+			return "", sqlerr.New(sqlerr.NumericValueOutOfRange, "value %q is out of range for type %s", text, it.name)
+		}
+		return strconv.FormatInt(v, 10), nil
+	}
+	if oid == schema.OIDNumeric {
+		plain, ok, err := plainNumeric(text)
+		if err != nil || !ok {
+			return "", err
+		}
+		return plain, nil
+	}
+	if oid == schema.OIDFloat8 || oid == schema.OIDFloat4 {
+		name, bits := "double precision", 64
+		if oid == schema.OIDFloat4 {
+			name, bits = "real", 32
+		}
+		t := strings.TrimSpace(text)
+		if h := strings.TrimLeft(t, "+-"); len(h) > 1 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X') {
+			return "", nil // hexadecimal: C's strtod and Go's ParseFloat read different forms; left to DuckDB
+		}
+		v, err := strconv.ParseFloat(t, bits)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange):
+			return "", sqlerr.New(sqlerr.NumericValueOutOfRange, "%q is out of range for type %s", text, name)
+		case err != nil:
+			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", name, text)
+		}
+		return strconv.FormatFloat(v, 'g', -1, bits), nil
+	}
+	return "", nil
+}
+
+var numericInput = regexp.MustCompile(`^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$`)
+
+// plainNumeric reads numeric input text as PostgreSQL does and spells it
+// without an exponent, keeping PostgreSQL's scale ('1.50e1' is 15.0, '1e3'
+// is 1000). ok is false for NaN and the infinities, and for values beyond
+// what DuckDB's DECIMAL holds (38 digits), which the engine leaves alone.
+func plainNumeric(text string) (plain string, ok bool, err error) {
+	t := strings.TrimSpace(text)
+	m := numericInput.FindStringSubmatch(t)
+	if m == nil || m[2] == "" && m[3] == "" {
+		switch strings.ToLower(strings.TrimLeft(t, "+-")) {
+		case "nan", "inf", "infinity":
+			return "", false, nil
+		}
+		return "", false, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", text)
+	}
+	sign, digits, frac := m[1], m[2]+m[3], len(m[3])
+	exp := 0
+	if m[4] != "" {
+		e, err := strconv.Atoi(m[4])
+		if err != nil || e > 1000 || e < -1000 {
+			return "", false, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", text)
+		}
+		exp = e
+	}
+	scale := max(frac-exp, 0)
+	// The value is digits × 10^(exp-frac), written with scale digits after the point.
+	shift := exp - frac + scale // ≥ 0: zeros after the digits
+	digits += strings.Repeat("0", shift)
+	if len(digits) < scale+1 {
+		digits = strings.Repeat("0", scale+1-len(digits)) + digits
+	}
+	whole, fraction := strings.TrimLeft(digits[:len(digits)-scale], "0"), digits[len(digits)-scale:]
+	if whole == "" {
+		whole = "0"
+	}
+	if len(whole)+scale > 38 || scale > 37 {
+		return "", false, nil
+	}
+	if sign == "+" {
+		sign = ""
+	}
+	if fraction != "" {
+		return sign + whole + "." + fraction, true, nil
+	}
+	return sign + whole, true, nil
 }
 
 // dateTimeLiteral spells PostgreSQL date/time input text as DuckDB reads it
@@ -486,8 +602,10 @@ func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) error {
 	if !ok {
 		return nil
 	}
-	// Malformed text is left for DuckDB's cast to refuse (22P02 as well).
-	_ = rw.s.respellLiteral(n.GetAConst().GetSval(), t.oid)
+	// Malformed text fails as PostgreSQL reads the literal (22P02, 22003).
+	if err := rw.s.respellLiteral(n.GetAConst().GetSval(), t.oid); err != nil {
+		return err
+	}
 	wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, name) })
 	return nil
 }

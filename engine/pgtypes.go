@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -514,7 +515,13 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 		case c.GetIval() != nil:
 			return typeOf(schema.OIDInt4)
 		case c.GetFval() != nil:
-			if _, err := strconv.ParseInt(c.GetFval().Fval, 10, 64); err == nil {
+			// PostgreSQL's make_const: an integer literal too large for
+			// the lexer's int4 is int8 (int4 again if it fits once negated,
+			// -2147483648), else numeric.
+			if v, err := strconv.ParseInt(c.GetFval().Fval, 10, 64); err == nil {
+				if v >= math.MinInt32 && v <= math.MaxInt32 {
+					return typeOf(schema.OIDInt4)
+				}
 				return typeOf(schema.OIDInt8)
 			}
 			return typeOf(schema.OIDNumeric)
@@ -853,7 +860,7 @@ var (
 		"jsonb_object_agg": schema.OIDJSONB, "jsonb_set": schema.OIDJSONB, "jsonb_strip_nulls": schema.OIDJSONB,
 		"corr": schema.OIDFloat8, "covar_pop": schema.OIDFloat8, "covar_samp": schema.OIDFloat8,
 		"regr_slope": schema.OIDFloat8, "regr_intercept": schema.OIDFloat8, "regr_r2": schema.OIDFloat8,
-		"percentile_cont": schema.OIDFloat8, "pi": schema.OIDFloat8,
+		"percentile_cont": schema.OIDFloat8, "pi": schema.OIDFloat8, "starts_with": schema.OIDBool,
 	}
 	funcArgTyped = map[string]bool{
 		"min": true, "max": true, "any_value": true, "abs": true, "lag": true, "lead": true, "first_value": true,
@@ -934,6 +941,10 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 	case "array_agg":
 		if a := schema.ArrayOID(a0.oid); a != 0 {
 			return typeOf(a)
+		}
+	case "unnest":
+		if e := schema.ElemOID(a0.oid); e != 0 && len(args) == 1 {
+			return typeOf(e)
 		}
 	case "coalesce", "greatest", "least":
 		return commonType(args)
