@@ -238,7 +238,7 @@ var duckFunctions = map[string]duckScalar{
 		}},
 }
 
-// registerDuckFunctions adds duckMacros and duckFunctions to DuckDB.
+// registerDuckFunctions adds duckMacros, duckFunctions and budgetFunctions to DuckDB.
 func registerDuckFunctions(ctx context.Context, conn *sql.Conn) error {
 	for _, m := range duckMacros {
 		if _, err := conn.ExecContext(ctx, m); err != nil {
@@ -248,6 +248,11 @@ func registerDuckFunctions(ctx context.Context, conn *sql.Conn) error {
 	for name, f := range duckFunctions {
 		if err := duckdb.RegisterScalarUDF(conn, name, guardScalar(f)); err != nil {
 			return fmt.Errorf("duckdb function %s: %w", name, err)
+		}
+	}
+	for name, f := range budgetFunctions { // valuebudget.go
+		if err := duckdb.RegisterScalarUDF(conn, budgetFuncName(name), guardBudget(f)); err != nil {
+			return fmt.Errorf("duckdb function %s: %w", budgetFuncName(name), err)
 		}
 	}
 	return nil

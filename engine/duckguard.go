@@ -28,6 +28,19 @@ func guardScalar(f duckScalar) duckScalar {
 	return f
 }
 
+// guardBudget is f with the panics of its executor returned as its error.
+func guardBudget(f budgetFunc) duckdb.ScalarFunc { return guardedBudgetFunc{f} }
+
+type guardedBudgetFunc struct{ budgetFunc }
+
+func (g guardedBudgetFunc) Executor() duckdb.ScalarFuncExecutor {
+	exec := g.budgetFunc.Executor().ChunkContextExecutor
+	return duckdb.ScalarFuncExecutor{ChunkContextExecutor: func(ctx context.Context, chunk *duckdb.ChunkIteratorState) (err error) {
+		defer safego.RecoverTo(func(p error) { err = scanFailures.wrap(p) })
+		return exec(ctx, chunk)
+	}}
+}
+
 // guardTable is fn with the panics of its bind and of the sources it binds
 // returned as errors.
 func guardTable(fn duckdb.ParallelChunkTableFunction) duckdb.ParallelChunkTableFunction {

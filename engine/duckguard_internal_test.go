@@ -40,6 +40,9 @@ func TestDuckDBCallbackGuards(t *testing.T) {
 	_, err := f.fn(nil)
 	guardedFailure(t, "scalar function", err)
 
+	err = guardBudget(budgetFunctions["repeat"]).Executor().ChunkContextExecutor(context.Background(), nil)
+	guardedFailure(t, "budgeted function", err)
+
 	tf := guardTable(duckdb.ParallelChunkTableFunction{
 		BindArgumentsContext: func(context.Context, map[string]any, ...any) (duckdb.ParallelChunkTableSource, error) {
 			panic("bind")

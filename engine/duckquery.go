@@ -112,6 +112,7 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := rewritePGFunctions(stmt); err != nil {
 		return "", nil, nil, nil, err
 	}
+	budgetValues(stmt, types, s.e.valueBudget) // valuebudget.go
 	for attempt := 0; ; attempt++ {
 		if text, err = deparseNode(stmt); err != nil {
 			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)

@@ -88,6 +88,9 @@ type Engine struct {
 	catalogRole string
 	// parsing bounds the statement text parsed at once (parsebudget.go).
 	parsing *parseBudget
+	// valueBudget bounds the values a statement's growing functions hold at
+	// once on one DuckDB thread (valuebudget.go).
+	valueBudget int64
 	// held bounds the blocks holding a catalog transaction (ddltx.go,
 	// sessionlimits.go); roles counts each role's sessions.
 	held  *heldSlots
@@ -112,7 +115,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.Logger = slog.Default()
 	}
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
-		held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger, listen.Limits{Queue: cfg.NotifyQueueLimit})}
+		valueBudget: valueBudgetFor(cfg.MemoryLimit, cfg.DuckDBThreads), held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger, listen.Limits{Queue: cfg.NotifyQueueLimit})}
 	e.scans = newScanRegistry(cfg.Store)
 	// Merges of units with more files than one merge reads at once spill
 	// where DuckDB does (reader.Scan.Spill).
