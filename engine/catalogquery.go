@@ -12,17 +12,21 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
-// planSelect routes a query: over lake tables to DuckDB; over pg_catalog /
-// information_schema (or no relation at all) to the catalog PostgreSQL, where
-// the pgcatalog views answer with lake objects and every PostgreSQL function
-// behaves exactly as clients expect.
+// planSelect routes a query: over lake tables to DuckDB; over no relation
+// at all to DuckDB too when the DuckDB route answers it as PostgreSQL does
+// (nolake.go); over pg_catalog / information_schema, and any other query
+// without lake tables, to the catalog PostgreSQL, where the pgcatalog views
+// answer with lake objects and every PostgreSQL function behaves exactly as
+// clients expect.
 func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
 	if sel := stmt.GetSelectStmt(); sel != nil && sel.IntoClause != nil {
 		// SELECT … INTO t is CREATE TABLE t AS SELECT … (ctas.go).
@@ -36,10 +40,16 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 	if st, ok, err := s.planListeningChannels(stmt); ok { // listen.go
 		return st, err
 	}
-	if sel := stmt.GetSelectStmt(); sel != nil && len(sel.LockingClause) > 0 && len(classifyRelations(stmt).lake) > 0 {
+	k := classifyRelations(stmt)
+	if sel := stmt.GetSelectStmt(); sel != nil && len(sel.LockingClause) > 0 && len(k.lake) > 0 {
 		return s.planLockingSelect(ctx, stmt, paramOIDs) // forupdate.go
 	}
-	if k := classifyRelations(stmt); len(k.lake) > 0 || k.timeTravel > 0 || k.catalog == 0 && (callsSequenceFunctions(stmt) || usesVectors(stmt) || s.castsToEnum(ctx, stmt)) {
+	if len(k.lake) == 0 && k.timeTravel == 0 && k.catalog == 0 && len(paramOIDs) == 0 {
+		if ti, ok := duckAnswers(stmt); ok {
+			return s.planNoRelation(ctx, stmt, ti)
+		}
+	}
+	if len(k.lake) > 0 || k.timeTravel > 0 || k.catalog == 0 && (callsSequenceFunctions(stmt) || usesVectors(stmt) || s.castsToEnum(ctx, stmt)) {
 		if len(k.lake) == 1 {
 			if vs, ok, err := s.planVectorSearch(ctx, stmt, paramOIDs); err != nil { // vectorsearch.go
 				return nil, err
@@ -58,6 +68,32 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 		return st, err
 	}
 	return s.planCatalogQuery(ctx, stmt, paramOIDs)
+}
+
+// planNoRelation plans a query that reads no relation on DuckDB (nolake.go).
+// Should DuckDB describe a result column with another type than
+// PostgreSQL's (ti, the statement's types as written), the query goes to
+// the catalog after all: the client is told PostgreSQL's types or none.
+func (s *Session) planNoRelation(ctx context.Context, stmt *pg_query.Node, ti *typeInfo) (pgwire.Statement, error) {
+	orig := proto.Clone(stmt).(*pg_query.Node)
+	nameValuesColumns(stmt) // nolake.go
+	textLiteralTargets(stmt, ti)
+	q, err := s.planDuckQuery(ctx, stmt, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range q.cols {
+		want := ti.output[i].t.oid
+		if ti.output[i].t.literal {
+			want = schema.OIDText // PostgreSQL resolves an unknown output column as text
+		}
+		if c.TypeOID != want {
+			s.e.log.Debug("no-relation query answered by the catalog: DuckDB's result type differs",
+				"column", c.Name, "duckdb_oid", c.TypeOID, "postgres_oid", want)
+			return s.planCatalogQuery(ctx, orig, nil)
+		}
+	}
+	return q, nil
 }
 
 // catalogQuery is a query the user wrote that runs on the catalog

@@ -3,6 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -331,7 +334,8 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("reference PostgreSQL %s", ver)
 
-	for i, q := range diffCorpus {
+	corpus := append(slices.Clip(diffCorpus), noRelationCorpus(t)...)
+	for i, q := range corpus {
 		want, wantErr := textResult(ctx, ref, q)
 		got, gotErr := textResult(ctx, lake, q)
 		diff := ""
@@ -362,6 +366,27 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	compareScripts(t, ctx, lake, ref)
+}
+
+// noRelationCorpus are queries that read no relation
+// (testdata/norelation.sql): the server answers them on its DuckDB, never
+// on the shared catalog, and the engine's TestNoRelationCorpus checks that
+// each takes that route and that together they use every function,
+// operator and cast the route allows — so this test compares each of those
+// with PostgreSQL.
+func noRelationCorpus(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "norelation.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "--") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // compareScripts runs diffScripts on both sides and compares each
