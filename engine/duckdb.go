@@ -101,6 +101,7 @@ var engineErrorCodes = map[string]string{
 	"cannot extract elements from":                         sqlerr.InvalidParameterValue,
 	"cannot call json":                                     sqlerr.InvalidParameterValue,
 	"key must not be null":                                 "22004",
+	keyUpdateMessage:                                       sqlerr.FeatureNotSupported,
 }
 
 // engineError finds an engine error in a DuckDB message: its SQLSTATE and
