@@ -94,8 +94,8 @@ func (s *Session) beginWithSettings(ctx context.Context, conn *pgxpool.Conn, mod
 	if err != nil {
 		return nil, err
 	}
-	setup := "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true)"
-	args := []any{strings.Join(s.searchPath(), ","), s.settings["timezone"].value}
+	setup := "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true), set_config('IntervalStyle', $3, true)"
+	args := []any{strings.Join(s.searchPath(), ","), s.settings["timezone"].value, s.settings["intervalstyle"].value}
 	if role != "" {
 		args = append(args, role)
 		setup += fmt.Sprintf(", set_config('role', $%d, true)", len(args))
