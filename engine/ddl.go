@@ -42,8 +42,16 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 			}
 		}
 		err := s.cat.CreateNamespaceIn(ctx, name, domain)
-		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema {
+		switch {
+		case err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema:
 			return nil
+		case sqlerr.Code(err) == sqlerr.InsufficientPrivilege:
+			// The catalog refused the namespace row (its privileges or
+			// row-level security); PostgreSQL words this as the missing
+			// CREATE privilege on the database. The catalog's own message
+			// names LakeSoul's tables and stays in the log.
+			return &sqlerr.Error{Code: sqlerr.InsufficientPrivilege,
+				Message: fmt.Sprintf("permission denied for database %s", DatabaseName), Err: err}
 		}
 		return err
 	}), nil

@@ -40,6 +40,9 @@ func (s *Session) lookupTable(ctx context.Context, schemaName, name string) (*ca
 				return t2, nil
 			}
 		}
+		if sqlerr.Code(err) == sqlerr.UndefinedTable {
+			return nil, undefinedRelation(schemaName, name)
+		}
 		return t, err
 	}
 	var firstErr error
@@ -55,7 +58,17 @@ func (s *Session) lookupTable(ctx context.Context, schemaName, name string) (*ca
 			firstErr = err
 		}
 	}
-	return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	return nil, undefinedRelation("", name)
+}
+
+// undefinedRelation is PostgreSQL's 42P01 for a relation named as the
+// statement wrote it: "relation \"s.t\" does not exist" for a qualified
+// name, whichever namespace the lookup failed in.
+func undefinedRelation(schemaName, name string) error {
+	if schemaName != "" {
+		name = schemaName + "." + name
+	}
+	return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 }
 
 // relationKinds classifies the relations a statement reads.

@@ -106,7 +106,7 @@ func (s *Session) expandView(ctx context.Context, n *pg_query.Node, rv *pg_query
 		return err
 	}
 	if v == nil {
-		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rv.Relname)
+		return undefinedRelation(rv.Schemaname, rv.Relname)
 	}
 	if *expanded++; *expanded > maxViewExpansions {
 		return sqlerr.New(sqlerr.InvalidObjectDefinition, "infinite recursion detected in rules for relation %q", rv.Relname)
