@@ -268,8 +268,13 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 // dateDifference makes date - date an integer, as in PostgreSQL (DuckDB's
 // is bigint).
 func (rw *pgRewriter) dateDifference(n *pg_query.Node, a *pg_query.A_Expr) {
-	if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && operatorName(a) == "-" &&
-		rw.ti.typeAt(a.Lexpr).oid == schema.OIDDate && rw.ti.typeAt(a.Rexpr).oid == schema.OIDDate {
+	if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || operatorName(a) != "-" || a.Lexpr == nil {
+		return
+	}
+	// An unknown operand of a date difference is a date (coerceOperands).
+	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
+	if (l.oid == schema.OIDDate || r.oid == schema.OIDDate) && (l.oid == schema.OIDDate || l.literal) &&
+		(r.oid == schema.OIDDate || r.literal) {
 		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "int4") })
 	}
 }
@@ -580,6 +585,11 @@ func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) error {
 			}
 			return nil
 		}
+		if l.known() && r.known() && comparisons[op] && !comparable(l, r) {
+			return &sqlerr.Error{Code: sqlerr.UndefinedFunction,
+				Message: fmt.Sprintf("operator does not exist: %s %s %s", typeDisplayName(l), op, typeDisplayName(r)),
+				Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
+		}
 		if l.known() {
 			if err := rw.coerceLiteral(a.Rexpr, l); err != nil {
 				return err
@@ -597,17 +607,57 @@ func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) error {
 	return nil
 }
 
+// typeCategory is PostgreSQL's type category of the scalar types whose
+// comparisons it defines across types within a category only: numbers,
+// strings, dates and timestamps; every other type is its own category.
+func typeCategory(t pgType) string {
+	switch {
+	case t.isInteger(), t.isFloat(), t.isNumeric():
+		return "N"
+	case t.isText():
+		return "S"
+	case t.oid == schema.OIDDate, t.oid == schema.OIDTimestamp, t.oid == schema.OIDTimestamptz:
+		return "D"
+	case t.oid == schema.OIDBool:
+		return "B"
+	}
+	return ""
+}
+
+// comparable reports whether PostgreSQL compares values of the known types
+// l and r with =, <, …: within one of typeCategory's categories. Types
+// outside them (uuid, json, enums, arrays, vectors …) are DuckDB's to
+// judge.
+func comparable(l, r pgType) bool {
+	lc, rc := typeCategory(l), typeCategory(r)
+	return lc == "" || rc == "" || lc == rc
+}
+
+// typeDisplayName names a type as PostgreSQL's messages do.
+func typeDisplayName(t pgType) string {
+	if n, ok := map[uint32]string{schema.OIDInt2: "smallint", schema.OIDInt4: "integer", schema.OIDInt8: "bigint",
+		schema.OIDFloat4: "real", schema.OIDFloat8: "double precision", schema.OIDNumeric: "numeric",
+		schema.OIDText: "text", schema.OIDVarchar: "character varying", schema.OIDBPChar: "character",
+		schema.OIDDate: "date", schema.OIDTimestamp: "timestamp without time zone",
+		schema.OIDTimestamptz: "timestamp with time zone", schema.OIDBool: "boolean"}[t.oid]; ok {
+		return n
+	}
+	return "unknown"
+}
+
 // coerceOperand resolves an unknown operand of arithmetic or
 // concatenation to t: a parameter always (coerceParam), a string literal
-// when t is a number or an interval — DuckDB has no operator for a number
-// and a string, and text concatenation reads the literal as text anyway.
+// when t is a number, an interval, a date or a timestamp — DuckDB has no
+// operator for those and a string, and text concatenation reads the
+// literal as text anyway.
 func (rw *pgRewriter) coerceOperand(n *pg_query.Node, t pgType) error {
 	switch {
 	case n.GetParamRef() != nil:
 		return coerceParam(n, t)
 	case n.GetAConst().GetSval() == nil:
 		return nil
-	case t.isInteger() || t.isFloat() || t.oid == schema.OIDInterval:
+	case t.isInteger() || t.isFloat() || t.oid == schema.OIDInterval || t.oid == schema.OIDDate ||
+		t.oid == schema.OIDTimestamp || t.oid == schema.OIDTimestamptz:
 		return rw.coerceLiteral(n, t)
 	case t.isNumeric():
 		// The literal's own digits, as PostgreSQL reads '1.5' as numeric.

@@ -222,8 +222,9 @@ func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, erro
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", n.Name)
 	}
 	return &funcStmt{
-		tag:  "SHOW",
-		cols: []pgwire.Column{{Name: name, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}},
+		tag: "SHOW",
+		// The column is named as the setting is (SHOW timezone: TimeZone).
+		cols: []pgwire.Column{{Name: s.settings[name].name, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}},
 		run: func(context.Context, []any) (string, [][]any, error) {
 			return "SHOW", [][]any{{s.settings[name].value}}, nil
 		},
@@ -389,7 +390,7 @@ func validateSetting(name, value string) (string, error) {
 		v := strings.ToLower(strings.TrimSpace(value))
 		if !slices.Contains(pgwire.IntervalStyles, v) {
 			return "", &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
-				Message: fmt.Sprintf("invalid value for parameter %q: %q", "IntervalStyle", value),
+				Message: fmt.Sprintf("invalid value for parameter %q: %q", name, value),
 				Hint:    "Available values: " + strings.Join(pgwire.IntervalStyles, ", ") + "."}
 		}
 		return v, nil
