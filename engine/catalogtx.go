@@ -95,7 +95,7 @@ func (s *Session) beginWithSettings(ctx context.Context, conn *pgxpool.Conn, mod
 		return nil, err
 	}
 	setup := "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true), set_config('IntervalStyle', $3, true)"
-	args := []any{strings.Join(s.searchPath(), ","), s.settings["timezone"].value, s.settings["intervalstyle"].value}
+	args := []any{strings.Join(s.searchPathSchemas(), ","), s.settings["timezone"].value, s.settings["intervalstyle"].value}
 	if role != "" {
 		args = append(args, role)
 		setup += fmt.Sprintf(", set_config('role', $%d, true)", len(args))

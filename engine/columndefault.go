@@ -131,7 +131,8 @@ func withIdentity(f arrow.Field, identity string) arrow.Field {
 }
 
 // sequenceDefault is the default text of a column numbered by sequence
-// ns.name (SERIAL, IDENTITY).
+// ns.name (SERIAL, IDENTITY), in PostgreSQL's names (public.t_id_seq), as
+// \d and pg_dump show it.
 func sequenceDefault(ns, name string) string {
 	return fmt.Sprintf("nextval(%s::regclass)", quoteLiteral(quoteIdentifier(storedNamespace(ns))+"."+quoteIdentifier(name)))
 }

@@ -10,7 +10,6 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -60,7 +59,7 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("IntervalStyle", "postgres")
 	set("is_superuser", boolSetting(s.superuser))
 	set("session_authorization", s.user)
-	set("search_path", catalog.DefaultNamespace)
+	set("search_path", `"$user", public`)
 	set("extra_float_digits", "1")
 	set("statement_timeout", "0")
 	set(idleInTransactionSetting, formatMillisSetting(s.e.cfg.IdleInTransactionTimeout)) // sessionlimits.go
@@ -109,6 +108,18 @@ func (s *Session) ParameterStatus() map[string]string {
 
 // searchPath returns the lake namespaces unqualified names resolve in.
 func (s *Session) searchPath() []string {
+	schemas := s.searchPathSchemas()
+	out := make([]string, len(schemas))
+	for i, sc := range schemas {
+		out[i] = pgcatalog.Namespace(sc)
+	}
+	return out
+}
+
+// searchPathSchemas returns the search path's schemas as the PostgreSQL
+// face names them (public first by default); "$user" names no lake
+// namespace and is skipped.
+func (s *Session) searchPathSchemas() []string {
 	var out []string
 	for _, p := range strings.Split(s.settings["search_path"].value, ",") {
 		p = strings.Trim(strings.TrimSpace(p), `"`)
@@ -117,7 +128,7 @@ func (s *Session) searchPath() []string {
 		}
 	}
 	if len(out) == 0 {
-		out = []string{catalog.DefaultNamespace}
+		out = []string{pgcatalog.PublicSchema}
 	}
 	return out
 }
