@@ -78,6 +78,13 @@ func emulationCall(fn string, args ...*pg_query.Node) *pg_query.FuncCall {
 
 // rewriteRegCasts re-points the object-name casts of tree (see above).
 func rewriteRegCasts(tree *pg_query.ParseResult) {
+	// The statement's result columns keep the names PostgreSQL gives the
+	// expressions as written.
+	for _, rt := range topTargets(tree) {
+		if rt.Name == "" && rt.Val.GetTypeCast() != nil && hasRegCast(rt.Val) {
+			rt.Name, _ = figureColumnName(rt.Val)
+		}
+	}
 	var nodes []*pg_query.Node
 	walk(tree.ProtoReflect(), func(m any) {
 		if n, ok := m.(*pg_query.Node); ok && n.GetTypeCast() != nil {
@@ -101,43 +108,67 @@ func rewriteRegCasts(tree *pg_query.ParseResult) {
 			}
 		}
 	}
+	for _, rt := range topTargets(tree) {
+		if typ := regCall(rt.Val); typ != "" {
+			if rt.Name == "" {
+				rt.Name, _ = figureColumnName(rt.Val) // to_regclass
+			}
+			rt.Val = &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: emulationCall(typ+"_text", rt.Val)}}
+		}
+	}
+}
+
+// topTargets are the result columns of the statements of tree (of EXPLAIN's
+// query too) that have a value.
+func topTargets(tree *pg_query.ParseResult) []*pg_query.ResTarget {
+	var out []*pg_query.ResTarget
 	for _, raw := range tree.GetStmts() {
 		stmt := raw.GetStmt()
 		if e := stmt.GetExplainStmt(); e != nil {
 			stmt = e.GetQuery()
 		}
-		sel := stmt.GetSelectStmt()
-		if sel == nil {
-			continue
-		}
-		for _, t := range sel.TargetList {
-			rt := t.GetResTarget()
-			if rt == nil || rt.Val == nil {
-				continue
-			}
-			if typ := regCall(rt.Val); typ != "" {
-				if rt.Name == "" {
-					rt.Name = castColumnName(rt.Val.GetFuncCall().Args[0], typ)
-				}
-				rt.Val = &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: emulationCall(typ+"_text", rt.Val)}}
+		for _, t := range stmt.GetSelectStmt().GetTargetList() {
+			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
+				out = append(out, rt)
 			}
 		}
 	}
+	return out
 }
 
-// castColumnName is the name PostgreSQL gives a result column that is a
-// cast of arg to typ: the name of a column or function it casts, else the
-// type's.
-func castColumnName(arg *pg_query.Node, typ string) string {
-	if cr := arg.GetColumnRef(); cr != nil {
+// hasRegCast reports whether n casts to an object-name type somewhere.
+func hasRegCast(n *pg_query.Node) bool {
+	found := false
+	walk(n.ProtoReflect(), func(m any) {
+		if tc, ok := m.(*pg_query.TypeCast); ok && regTypes[castTypeName(tc.TypeName)] {
+			found = true
+		}
+	})
+	return found
+}
+
+// figureColumnName is the name PostgreSQL's parser gives a result column
+// without an alias, and how strongly (FigureColname: a column's or
+// function's name beats a cast's type name, which beats "?column?").
+func figureColumnName(n *pg_query.Node) (string, int) {
+	switch {
+	case n.GetColumnRef() != nil:
+		cr := n.GetColumnRef()
 		if s := cr.Fields[len(cr.Fields)-1].GetString_(); s != nil {
-			return s.Sval
+			return s.Sval, 2
+		}
+	case n.GetFuncCall() != nil:
+		if names, ok := strs(n.GetFuncCall().Funcname); ok && len(names) > 0 {
+			return names[len(names)-1], 2
+		}
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		if name, strength := figureColumnName(tc.Arg); strength > 1 {
+			return name, strength
+		}
+		if names, ok := strs(tc.TypeName.Names); ok && len(names) > 0 {
+			return names[len(names)-1], 1
 		}
 	}
-	if fc := arg.GetFuncCall(); fc != nil {
-		if names, ok := strs(fc.Funcname); ok && len(names) > 0 {
-			return names[len(names)-1]
-		}
-	}
-	return typ
+	return "?column?", 0
 }

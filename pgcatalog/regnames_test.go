@@ -2,6 +2,7 @@ package pgcatalog
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -142,5 +143,25 @@ func TestObjectNames(t *testing.T) {
 	}
 	if _, err := tryQuery(c.su, `SELECT lakesoul_pg.has_schema_privilege('nosuch', 'USAGE')`); err == nil {
 		t.Errorf("has_schema_privilege of a missing schema succeeded")
+	}
+}
+
+// TestObjectNameColumns: result columns of object-name casts are named as
+// PostgreSQL names them.
+func TestObjectNameColumns(t *testing.T) {
+	for q, want := range map[string]string{
+		`SELECT 't'::regclass FROM pg_class c`:            "regclass",
+		`SELECT c.oid::regclass FROM pg_class c`:          "oid",
+		`SELECT c.oid::regclass::text FROM pg_class c`:    "oid",
+		`SELECT to_regclass('t') FROM pg_class c`:         "to_regclass",
+		`SELECT 't'::regclass::text AS x FROM pg_class c`: "x",
+	} {
+		out, err := RewriteSQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, " AS "+want+" ") {
+			t.Errorf("%s → %s: column not named %s", q, out, want)
+		}
 	}
 }
