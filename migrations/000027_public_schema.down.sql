@@ -63,5 +63,16 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE VIEW lakesoul_pg.lake_attrdef WITH (security_invoker = true) AS
+SELECT (1000000000 + ((t.oid8 - 1000000000) * 1600 + e.n) % 3294967295)::oid AS oid,
+       t.oid AS adrelid, e.n::int2 AS adnum, e.field->'metadata'->>'pg_default' AS adsrc
+  FROM lakesoul_pg.lake_table t
+ CROSS JOIN LATERAL jsonb_array_elements(lakesoul_pg.schema_fields(t.table_schema)) WITH ORDINALITY AS e(field, n)
+ WHERE e.field->'metadata'->>'pg_default' IS NOT NULL
+   AND e.field->'metadata'->>'pg_identity' IS NULL -- an identity column has no default in PostgreSQL
+   AND (e.field->'metadata'->>'pg_default' !~* '\mnextval\s*\('
+        OR EXISTS (SELECT 1 FROM lakesoul_pg.lake_sequence_owner o WHERE o.reloid = t.oid AND o.adnum = e.n));
+
+DROP FUNCTION IF EXISTS lakesoul_pg.default_text(text);
 DROP FUNCTION IF EXISTS lakesoul_pg.lake_namespace_name(text);
 DROP FUNCTION IF EXISTS lakesoul_pg.pg_schema_name(text);

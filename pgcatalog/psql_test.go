@@ -190,7 +190,8 @@ func TestPsqlSearchPath(t *testing.T) {
 		want [][]string
 	}{
 		// LakeSoul's namespace "default" is the schema public (SchemaName).
-		{"", [][]string{{"public", "t"}}},
+		{"", nil}, // an empty search path, as pg_dump sets it: nothing is visible
+		{"public", [][]string{{"public", "t"}}},
 		{"s", [][]string{{"s", "t"}, {"s", "u"}}},
 		{"s, public", [][]string{{"s", "t"}, {"s", "u"}}}, // public.t is hidden by s.t
 		{`public,"s"`, [][]string{{"public", "t"}, {"s", "u"}}},

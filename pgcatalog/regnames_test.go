@@ -19,7 +19,7 @@ import (
 func TestObjectNames(t *testing.T) {
 	c := newCatalogDB(t)
 	exec(t, c.su, `SELECT lakesoul.create_table('tid_p', 'default', 'p', 'file:///lake/default/p', $1, '{}', ';id')`,
-		`{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"pg_default":"nextval('p_id_seq'::regclass)"}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`)
+		`{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"pg_default":"nextval('public.p_id_seq'::regclass)"}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`)
 	exec(t, c.su, `SELECT lakesoul.create_sequence('default', 'p_id_seq', 1, 1, 1, 9223372036854775807, false, 'tid_p')`)
 	exec(t, c.su, `SELECT lakesoul.create_sequence('s', 'q', 1, 1, 1, 100, false, NULL)`)
 	exec(t, c.su, `SELECT lakesoul.create_view('s', 'v', 'SELECT 1 AS x', '{x}', '{23}', '{-1}', false)`)
@@ -137,6 +137,23 @@ func TestObjectNames(t *testing.T) {
 			t.Errorf("%s: %v, want %s", q, got, want)
 		}
 	}
+	// A SERIAL default names its sequence as regclass output does, by the
+	// search path (TypeORM compares column_default with nextval('t_id_seq'::regclass)).
+	for _, tc := range []struct{ path, want string }{
+		{"public", `nextval('p_id_seq'::regclass)`},
+		{"s", `nextval('public.p_id_seq'::regclass)`},
+	} {
+		exec(t, c.su, `SELECT set_config('lakesoul.search_path', $1, false)`, tc.path)
+		for _, q := range []string{
+			`SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid WHERE c.relname = 'p'`,
+			`SELECT column_default FROM information_schema.columns WHERE table_name = 'p' AND column_name = 'id'`,
+		} {
+			if got := rewriteAndQuery(t, c.su, q); len(got) != 1 || got[0][0] != tc.want {
+				t.Errorf("search path %s: %s: %v, want %s", tc.path, q, got, tc.want)
+			}
+		}
+	}
+	exec(t, c.su, `SELECT set_config('lakesoul.search_path', 'public', false)`)
 	out, _ := RewriteSQL(`SELECT t.oid::text FROM pg_type t WHERE t.oid = $1::regtype`)
 	if got, err := tryQuery(c.su, out, `s."Mood"`); err != nil || len(got) != 1 {
 		t.Errorf("$1::regtype with an enum name (psycopg's EnumInfo.fetch): %v %v", got, err)
