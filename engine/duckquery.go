@@ -522,8 +522,26 @@ func pgColumnName(n *pg_query.Node) string {
 			return "exists"
 		case pg_query.SubLinkType_ARRAY_SUBLINK:
 			return "array"
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			// The subquery's one result column's name; DuckDB would name
+			// the column after the subquery's text, lake scans and all.
+			if sel := n.GetSubLink().Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) > 0 {
+				if rt := sel.TargetList[0].GetResTarget(); rt != nil && rt.Val != nil {
+					if rt.Name != "" {
+						return rt.Name
+					}
+					if cr := rt.Val.GetColumnRef(); cr != nil {
+						if last := cr.Fields[len(cr.Fields)-1].GetString_(); last != nil {
+							return last.Sval
+						}
+					}
+					if name := pgColumnName(rt.Val); name != "" {
+						return name
+					}
+				}
+			}
 		}
-		return ""
+		return "?column?"
 	}
 	return "?column?"
 }

@@ -310,6 +310,13 @@ var diffSessionCorpus = []string{
 	`SET intervalstyle = 'nope'`,
 }
 
+// diffNamesCorpus: result columns of scalar subqueries over lake tables are
+// named as PostgreSQL names them, never after the engine's scans.
+var diffNamesCorpus = []string{
+	`SELECT (SELECT sum(salary) FROM diff.emp), (SELECT max(id) AS m FROM diff.events), (SELECT dept FROM diff.emp WHERE id = 1),
+		id = ANY (SELECT emp_id FROM diff.events), (SELECT count(*) FROM diff.dept) + 1 FROM diff.emp WHERE id = 1`,
+}
+
 // diffErrorCorpus are queries PostgreSQL refuses: the SQLSTATE and the
 // message must be PostgreSQL's (issue 35, item 11: no DuckDB wording).
 var diffErrorCorpus = []string{
@@ -421,6 +428,13 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("%s: %v", q, gotErr)
 		case got != want:
 			t.Errorf("%s differs from PostgreSQL:\nlakesoul:\n%s\npostgres:\n%s", q, got, want)
+		}
+	}
+	for _, q := range diffNamesCorpus {
+		want, wantErr := textResult(ctx, ref, q)
+		got, gotErr := textResult(ctx, lake, q)
+		if wantErr != nil || gotErr != nil || got != want {
+			t.Errorf("%s differs from PostgreSQL:\nlakesoul: %v\n%s\npostgres: %v\n%s", q, gotErr, got, wantErr, want)
 		}
 	}
 	for _, q := range diffErrorCorpus {
