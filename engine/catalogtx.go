@@ -107,8 +107,10 @@ func (s *Session) beginWithSettings(ctx context.Context, conn *pgxpool.Conn, mod
 	if err != nil {
 		return nil, err
 	}
+	// IntervalStyle stays the catalog's own (postgres): the server reads
+	// the catalog's intervals and writes them in the session's style.
 	setup := "SELECT set_config('lakesoul.search_path', $1, true), set_config('TimeZone', $2, true)"
-	args := []any{strings.Join(s.searchPath(), ","), s.settings["timezone"].value}
+	args := []any{strings.Join(s.searchPathSchemas(), ","), s.settings["timezone"].value}
 	if role != "" {
 		args = append(args, role)
 		setup += fmt.Sprintf(", set_config('role', $%d, true)", len(args))

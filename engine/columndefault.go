@@ -131,7 +131,10 @@ func withIdentity(f arrow.Field, identity string) arrow.Field {
 }
 
 // sequenceDefault is the default text of a column numbered by sequence
-// ns.name (SERIAL, IDENTITY).
+// ns.name (SERIAL, IDENTITY): PostgreSQL's nextval('public.t_id_seq'::regclass),
+// qualified (storedrefs.go); the catalog shows the name as regclass output
+// does, unqualified where the search path finds it
+// (lakesoul_pg.default_text, migration 27), as TypeORM and others compare it.
 func sequenceDefault(ns, name string) string {
 	return fmt.Sprintf("nextval(%s::regclass)", quoteLiteral(quoteIdentifier(storedNamespace(ns))+"."+quoteIdentifier(name)))
 }

@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -41,9 +42,19 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 				return err
 			}
 		}
-		err := s.cat.CreateNamespaceIn(ctx, name, domain)
-		if err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema {
+		err := s.cat.CreateNamespaceIn(ctx, pgcatalog.Namespace(name), domain)
+		switch {
+		case err != nil && n.IfNotExists && sqlerr.Code(err) == sqlerr.DuplicateSchema:
 			return nil
+		case sqlerr.Code(err) == sqlerr.DuplicateSchema:
+			return &sqlerr.Error{Code: sqlerr.DuplicateSchema, Message: fmt.Sprintf("schema %q already exists", name), Err: err}
+		case sqlerr.Code(err) == sqlerr.InsufficientPrivilege:
+			// The catalog refused the namespace row (its privileges or
+			// row-level security); PostgreSQL words this as the missing
+			// CREATE privilege on the database. The catalog's own message
+			// names LakeSoul's tables and stays in the log.
+			return &sqlerr.Error{Code: sqlerr.InsufficientPrivilege,
+				Message: fmt.Sprintf("permission denied for database %s", DatabaseName), Err: err}
 		}
 		return err
 	}), nil
@@ -64,14 +75,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	if err := s.resolveColumnTypes(ctx, tableColumnDefs(n.TableElts)); err != nil { // enum.go
 		return nil, err
 	}
-	ns := rel.Schemaname
+	ns := pgcatalog.Namespace(rel.Schemaname)
 	if ns == "" {
 		ns = s.searchPath()[0]
-	}
-	if ns == "public" {
-		if ok, _ := s.cat.NamespaceExists(ctx, "public"); !ok {
-			ns = catalog.DefaultNamespace
-		}
 	}
 	t := &catalog.Table{
 		ID:         "table_" + uuid.NewString(),
@@ -412,7 +418,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		return s.ddl("DROP SCHEMA", func(ctx context.Context) error {
 			for _, parts := range names {
-				paths, err := s.cat.DropNamespace(ctx, parts[0], cascade)
+				paths, err := s.cat.DropNamespace(ctx, pgcatalog.Namespace(parts[0]), cascade)
 				if err != nil {
 					if n.MissingOk && sqlerr.Code(err) == sqlerr.InvalidSchemaName {
 						continue
@@ -420,7 +426,7 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 					return err
 				}
 				for _, p := range paths {
-					s.dropTableDir(ctx, parts[0], p)
+					s.dropTableDir(ctx, pgcatalog.Namespace(parts[0]), p)
 				}
 			}
 			return nil

@@ -189,10 +189,6 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 		if len(t.Schema.FieldIndices(rt.Name)) == 0 {
 			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
 		}
-		if slices.Contains(t.PKCols, rt.Name) || slices.Contains(t.RangeCols, rt.Name) {
-			return nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name),
-				"delete the row and insert it with the new key")
-		}
 		if _, dup := sets[rt.Name]; dup {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", rt.Name)
 		}
@@ -200,6 +196,9 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 			return nil, err
 		}
 		sets[rt.Name] = rt.Val
+		if slices.Contains(t.PKCols, rt.Name) || slices.Contains(t.RangeCols, rt.Name) {
+			sets[rt.Name] = sameKey(d.alias, rt.Name, rt.Val)
+		}
 		setCols = append(setCols, rt.Name)
 	}
 	d.keyed = len(n.FromClause) == 0 && keyedWhere(t, n.WhereClause)
@@ -234,10 +233,10 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 	for _, f := range t.Schema.Fields() {
 		var val *pg_query.Node
 		switch {
+		case sets[f.Name] != nil: // a key column's is guarded by sameKey
+			val = sets[f.Name]
 		case slices.Contains(t.PKCols, f.Name) || slices.Contains(t.RangeCols, f.Name):
 			val = colRef(d.alias, f.Name)
-		case sets[f.Name] != nil:
-			val = sets[f.Name]
 		case f.Name == t.Properties[reader.CDCColumnProperty]:
 			val = pg_query.MakeAConstStrNode("update", -1)
 		case d.ret != nil:
@@ -635,4 +634,15 @@ func (s *Session) noteWrite() {
 	if s.inBlock {
 		s.wroteInBlock = true
 	}
+}
+
+// keyUpdateMessage begins the message of an assignment that would change
+// a row's primary-key or partition column.
+const keyUpdateMessage = "updating primary-key or partition column"
+
+// sameKey guards an assignment of e to key or partition column col of the
+// target (alias): the row keeps the value it has, and a different value
+// fails the statement when it runs (lakesoul_same_key, duckfuncs.go).
+func sameKey(alias, col string, e *pg_query.Node) *pg_query.Node {
+	return makeCall("lakesoul_same_key", e, colRef(alias, col), pg_query.MakeAConstStrNode(col, -1))
 }

@@ -156,3 +156,35 @@ func TestRewritesInTransactionBlock(t *testing.T) {
 	mustRun(t, s, "COMMIT")
 	expectRows(t, s, "SELECT x, y FROM a", "9|nine")
 }
+
+// TestKeyColumnsAssignedTheirOwnValue: every statement that assigns
+// columns (UPDATE of a key table and of a partitioned append table, ON
+// CONFLICT DO UPDATE, MERGE … UPDATE) may name a primary-key or partition
+// column when the row keeps its value, as ORMs do (SET id = EXCLUDED.id,
+// UPDATE … SET id = $1, … WHERE id = $1); a different value fails with
+// 0A000 and writes nothing.
+func TestKeyColumnsAssignedTheirOwnValue(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE k (id int PRIMARY KEY, d text, v text) PARTITION BY LIST (d)`)
+	mustRun(t, s, `INSERT INTO k VALUES (1, 'x', 'a'), (2, 'x', 'b')`)
+	mustRun(t, s, `CREATE TABLE ap (id int, d text, v text) PARTITION BY LIST (d)`)
+	mustRun(t, s, `INSERT INTO ap VALUES (1, 'x', 'a'), (2, 'y', 'b')`)
+	for _, c := range []struct{ ok, bad string }{
+		{`UPDATE k SET id = id, d = d, v = 'u1' WHERE id = 1`, `UPDATE k SET id = id + 1, v = 'no' WHERE id = 1`},
+		{`UPDATE k SET id = 2, v = 'u2' WHERE id = 2`, `UPDATE k SET d = 'y', v = 'no' WHERE id = 2`},
+		{`INSERT INTO k VALUES (1, 'x', 'c1'), (3, 'x', 'c3') ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id, d = EXCLUDED.d, v = EXCLUDED.v`,
+			`INSERT INTO k VALUES (1, 'x', 'no') ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id + 10, v = EXCLUDED.v`},
+		{`MERGE INTO k USING (SELECT 2 AS id, 'm2' AS v) s ON k.id = s.id WHEN MATCHED THEN UPDATE SET id = s.id, v = s.v`,
+			`MERGE INTO k USING (SELECT 2 AS id, 'no' AS v) s ON k.id = s.id WHEN MATCHED THEN UPDATE SET id = 7, v = s.v`},
+		{`UPDATE ap SET d = d, v = 'a1' WHERE id = 1`, `UPDATE ap SET d = 'z', v = 'no' WHERE id = 2`},
+	} {
+		if _, err := run(t, s, c.ok); err != nil {
+			t.Errorf("%s: %v", c.ok, err)
+		}
+		if _, err := run(t, s, c.bad); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", c.bad, err)
+		}
+	}
+	expectRows(t, s, "SELECT id, d, v FROM k ORDER BY id", "1|x|c1", "2|x|m2", "3|x|c3")
+	expectRows(t, s, "SELECT id, d, v FROM ap ORDER BY id", "1|x|a1", "2|y|b")
+}

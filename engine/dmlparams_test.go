@@ -55,3 +55,30 @@ func TestUpdateFromCountsTargetRows(t *testing.T) {
 	wantTag(t, s, "UPDATE pk SET c = src.v FROM src WHERE pk.id = src.id", "UPDATE 1")
 	expectRows(t, s, "SELECT * FROM pk ORDER BY id", "1|x", "2|b")
 }
+
+// Parameters sent without a type take their type from the operand they are
+// combined with, as PostgreSQL resolves unknown operands (gorm's
+// Expr("age + ?"), pgbench -M prepared's "abalance + $1"); so do untyped
+// string literals in arithmetic.
+func TestUntypedOperandsTakeTheOtherType(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE acc (id bigint PRIMARY KEY, age int, bal numeric(10,2), r double precision, d date)`)
+	mustRun(t, s, `INSERT INTO acc VALUES (1, 10, 1.50, 0.5, '2026-01-02'), (2, NULL, 2.00, 1.5, '2026-01-03')`)
+	for q, want := range map[string][]uint32{
+		"UPDATE acc SET age = age + $1 WHERE id = $2":            {schema.OIDInt4, schema.OIDInt8},
+		"SELECT $1 * 2 FROM acc":                                 {schema.OIDInt4},
+		"SELECT COALESCE(age, 0) + $1 FROM acc":                  {schema.OIDInt4},
+		"SELECT bal - $1, r / $2, d - $3 FROM acc WHERE id = $4": {schema.OIDNumeric, schema.OIDFloat8, schema.OIDDate, schema.OIDInt8},
+	} {
+		st, err := s.Parse(context.Background(), q, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got := st[0].ParamOIDs(); !slices.Equal(got, want) {
+			t.Errorf("%s: parameter types %v, want %v", q, got, want)
+		}
+	}
+	mustRun(t, s, "UPDATE acc SET age = age + $1 WHERE id = $2", int32(5), int64(1))
+	mustRun(t, s, "UPDATE acc SET age = COALESCE(age, 0) + $1 WHERE id = $2", int32(7), int64(2))
+	expectRows(t, s, "SELECT id, age, age + '1', bal + '1.5', r * '2' FROM acc ORDER BY id", "1|15|16|3.00|1", "2|7|8|3.50|3")
+}

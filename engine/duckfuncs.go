@@ -28,7 +28,16 @@ import (
 // once for a deterministic b; lakesoul_divisor_once evaluates b exactly
 // once (a lambda over a one-element list), for divisors that may call
 // volatile functions.
+//
+// lakesoul_same_key(new, old, col) is old when a key or partition column
+// is assigned the value it has (new evaluated once), and otherwise fails as
+// an update of the key (0A000, keyUpdateMessage): the statement may name
+// key columns in SET (ORMs set every column, and EXCLUDED.id in ON CONFLICT
+// is the key it matched), but a row cannot move to another key.
 var duckMacros = []string{
+	`CREATE MACRO lakesoul_same_key(new, old, col) AS
+		CASE WHEN new IS NOT DISTINCT FROM old THEN old
+		ELSE error('` + keyUpdateMessage + ` "' || col || '" is not supported') END`,
 	`CREATE MACRO lakesoul_divisor(a, b) AS CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') ELSE b END`,
 	`CREATE MACRO lakesoul_divisor_once(a, b) AS
 		list_transform([b], lambda x: CASE WHEN x = 0 AND a IS NOT NULL THEN error('division by zero') ELSE x END)[1]`,

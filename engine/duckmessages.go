@@ -10,7 +10,7 @@ import (
 
 // DuckDB's errors in PostgreSQL's words. Where DuckDB and PostgreSQL fail
 // for the same reason, the client gets PostgreSQL's SQLSTATE and message:
-// mapDuckDBError (duckdb.go) consults pgMessageFor with DuckDB's message
+// mapDuckDBError (duckerror.go) consults pgMessageFor with DuckDB's message
 // (its "<Kind> Error: " prefix removed).
 
 // duckIntegerTypes names DuckDB's integer types as PostgreSQL does.

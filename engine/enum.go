@@ -15,6 +15,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -174,7 +175,7 @@ func (s *Session) lookupEnum(ctx context.Context, parts []string) (*catalog.Enum
 	case 1:
 		spaces = s.searchPath()
 	case 2:
-		spaces = []string{parts[0]}
+		spaces = []string{pgcatalog.Namespace(parts[0])}
 	default:
 		return nil, nil
 	}
@@ -344,9 +345,9 @@ func (s *Session) enumTypeName(nodes []*pg_query.Node) (ns, name string, err err
 		return "", "", err
 	}
 	if ns == "" {
-		ns = s.searchPath()[0]
+		return s.searchPath()[0], name, nil
 	}
-	return ns, name, nil
+	return pgcatalog.Namespace(ns), name, nil
 }
 
 // planCreateEnum plans CREATE TYPE name AS ENUM (labels).

@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -184,7 +185,7 @@ func (s *Session) duckExplain(ctx context.Context, q *duckQuery, analyze bool, p
 	// The plan names scans by handle; show the tables instead.
 	var names []string
 	for h, t := range q.tables {
-		names = append(names, scanFunctionName+"('"+strings.ReplaceAll(h, "'", "''")+"')", t.QualifiedName())
+		names = append(names, scanFunctionName+"('"+strings.ReplaceAll(h, "'", "''")+"')", pgQualifiedName(t))
 	}
 	unhandle := strings.NewReplacer(names...)
 	var out []string
@@ -219,7 +220,7 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 			continue
 		}
 		t := e.table
-		out = append(out, "Lake Scan on "+t.QualifiedName())
+		out = append(out, "Lake Scan on "+pgQualifiedName(t))
 		pc := e.counts
 		switch {
 		case e.fixed:
@@ -299,3 +300,9 @@ func intList(v []int) string {
 type countingRows struct{ n int64 }
 
 func (c *countingRows) WriteRow([]any) error { c.n++; return nil }
+
+// pgQualifiedName is a table's schema-qualified name as PostgreSQL clients
+// know it (pgcatalog.SchemaName: LakeSoul's default namespace is public).
+func pgQualifiedName(t *catalog.Table) string {
+	return pgcatalog.SchemaName(t.Namespace) + "." + t.Name
+}

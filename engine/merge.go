@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -75,13 +74,13 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				if len(t.Schema.FieldIndices(rt.Name)) == 0 {
 					return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
 				}
-				if slices.Contains(keyCols, rt.Name) {
-					return nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name), "SET non-key columns")
-				}
 				if err := typeAssigned(rt.Val, t.Schema.Field(t.Schema.FieldIndices(rt.Name)[0])); err != nil {
 					return nil, err
 				}
 				c.vals[rt.Name] = rt.Val
+				if slices.Contains(keyCols, rt.Name) {
+					c.vals[rt.Name] = sameKey(d.alias, rt.Name, rt.Val)
+				}
 			}
 		case pg_query.CmdType_CMD_INSERT:
 			c.vals = map[string]*pg_query.Node{}

@@ -186,7 +186,7 @@ type opSig struct{ l, r argClass }
 
 // pgDuckOperators are the operators (by name) the route computes as
 // PostgreSQL does, on the operand classes listed. Comparisons of a class
-// with itself are in comparable.
+// with itself are in comparableGroups.
 var pgDuckOperators = map[string][]opSig{
 	"+":   {{aExact, aExact}, {aFloat, aNumber}, {aNumber, aFloat}, {aDate, aInt4}, {aTimestamp, aInterval}, {aInterval, aInterval}, {0, aNumber}},
 	"-":   {{aExact, aExact}, {aFloat, aNumber}, {aNumber, aFloat}, {aDate, aInt4}, {aDate, aDate}, {aTimestamp, aTimestamp}, {aTimestamp, aInterval}, {aInterval, aInterval}, {0, aNumber}},
@@ -202,10 +202,10 @@ var pgDuckOperators = map[string][]opSig{
 // spells != as <>).
 var comparisonOps = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
 
-// comparable are the groups of classes whose values compare with each
+// comparableGroups are the groups of classes whose values compare with each
 // other as PostgreSQL compares them (text in the catalog's C collation is
 // byte order, as in DuckDB).
-var comparable = []argClass{aNumber, aText, aBool, aDate | aTimestamp, aInterval, aUUID}
+var comparableGroups = []argClass{aNumber, aText, aBool, aDate | aTimestamp, aInterval, aUUID}
 
 // pgDuckCasts are the casts the route performs as PostgreSQL does, by target
 // type name: the classes a value may have (a string literal is aText).
@@ -434,7 +434,7 @@ func engineReadsLiteral(name, text string) bool {
 }
 
 // sameGroup reports whether two operands compare within one group of
-// comparable. NULL fits every group; an untyped string literal takes the
+// comparableGroups. NULL fits every group; an untyped string literal takes the
 // other side's type as PostgreSQL's unknown does, which the route
 // reproduces for text, date/time and uuid values (pgsemantics.go), not for
 // numbers ('1.5' = 1 is an error in PostgreSQL).
@@ -452,7 +452,7 @@ func (c *duckCheck) sameGroup(l, r *pg_query.Node) bool {
 		}
 		return classOf(t)&g != 0
 	}
-	for _, g := range comparable {
+	for _, g := range comparableGroups {
 		if in(l, g) && in(r, g) {
 			return true
 		}

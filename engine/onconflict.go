@@ -127,11 +127,13 @@ func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []s
 		if len(t.Schema.FieldIndices(rt.Name)) == 0 {
 			return "", nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name)
 		}
-		if slices.Contains(keyCols, rt.Name) {
-			return "", nil, sqlerr.Unsupported(fmt.Sprintf("updating primary-key or partition column %q", rt.Name), "SET non-key columns")
-		}
 		rewriteConflictRefs(rt.Val, t, alias, target)
-		e, err := deparseExpr(rt.Val)
+		val := rt.Val
+		if slices.Contains(keyCols, rt.Name) {
+			// The key it matched (EXCLUDED.id), or a failure (sameKey).
+			val = sameKey("__old", rt.Name, val)
+		}
+		e, err := deparseExpr(val)
 		if err != nil {
 			return "", nil, err
 		}

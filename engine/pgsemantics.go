@@ -275,8 +275,13 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 // dateDifference makes date - date an integer, as in PostgreSQL (DuckDB's
 // is bigint).
 func (rw *pgRewriter) dateDifference(n *pg_query.Node, a *pg_query.A_Expr) {
-	if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && operatorName(a) == "-" &&
-		rw.ti.typeAt(a.Lexpr).oid == schema.OIDDate && rw.ti.typeAt(a.Rexpr).oid == schema.OIDDate {
+	if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || operatorName(a) != "-" || a.Lexpr == nil {
+		return
+	}
+	// An unknown operand of a date difference is a date (coerceOperands).
+	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
+	if (l.oid == schema.OIDDate || r.oid == schema.OIDDate) && (l.oid == schema.OIDDate || l.literal) &&
+		(r.oid == schema.OIDDate || r.literal) {
 		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "int4") })
 	}
 }
@@ -581,9 +586,13 @@ var coercibleTypes = map[uint32]string{
 	schema.OIDFloat8: "float8",
 }
 
-// coerceLiteral casts n, if it is an untyped string literal, to t. Text
-// that cannot be an array of array type t is 22P02, as PostgreSQL reads it.
+// coerceLiteral casts n, if it is an untyped string literal or parameter,
+// to t. Text that cannot be an array of array type t is 22P02, as
+// PostgreSQL reads it.
 func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) error {
+	if n != nil && n.GetParamRef() != nil {
+		return coerceParam(n, t)
+	}
 	if n == nil || n.GetAConst().GetSval() == nil {
 		return nil
 	}
@@ -610,6 +619,26 @@ func (rw *pgRewriter) coerceLiteral(n *pg_query.Node, t pgType) error {
 	return nil
 }
 
+// coerceParam casts a parameter sent without a type to t, the type
+// PostgreSQL resolves it to from its context; the parameter is then
+// described as t. Types DuckDB would read differently are left to DuckDB's
+// own inference (and text when it has none): arrays and vectors have their
+// own rules (arrayparams.go, vectorops.go), enums are DuckDB's ENUMs; a
+// numeric takes the other operand's precision and scale.
+func coerceParam(n *pg_query.Node, t pgType) error {
+	name, ok := coercibleTypes[t.oid]
+	switch {
+	case t.isText():
+		name, ok = "text", true
+	case t.isNumeric() && t.typmod >= 4:
+		name, ok = fmt.Sprintf("numeric(%d,%d)", (t.typmod-4)>>16, (t.typmod-4)&0xffff), true
+	}
+	if !ok {
+		return nil
+	}
+	return castParam(n, name)
+}
+
 func (rw *pgRewriter) coerceLiterals(ns []*pg_query.Node, t pgType) error {
 	for _, n := range ns {
 		if err := rw.coerceLiteral(n, t); err != nil {
@@ -623,15 +652,61 @@ func (rw *pgRewriter) coerceLiterals(ns []*pg_query.Node, t pgType) error {
 // the other.
 var comparisons = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true}
 
-// coerceOperands resolves untyped literals compared with a typed operand
-// (=, <, IN, BETWEEN …).
+// sameTypeOperator reports whether PostgreSQL has operator op for two
+// operands of type t — the operator its resolution picks when the other
+// operand is unknown ("assume it is the same type as the other argument",
+// PostgreSQL's operator type resolution): comparisons of any type,
+// arithmetic of numbers and intervals, the difference of dates and
+// timestamps, the concatenation of text.
+func sameTypeOperator(op string, t pgType) bool {
+	switch {
+	case comparisons[op]:
+		return true
+	case t.isInteger() || t.isNumeric():
+		return op == "+" || op == "-" || op == "*" || op == "/" || op == "%"
+	case t.isFloat():
+		return op == "+" || op == "-" || op == "*" || op == "/"
+	case t.oid == schema.OIDInterval:
+		return op == "+" || op == "-"
+	case t.oid == schema.OIDDate, t.oid == schema.OIDTimestamp, t.oid == schema.OIDTimestamptz:
+		return op == "-"
+	case t.isText():
+		return op == "||"
+	}
+	return false
+}
+
+// coerceOperands resolves untyped literals and parameters combined with a
+// typed operand (=, <, +, ||, IN, BETWEEN …), as PostgreSQL resolves an
+// unknown operand: by the other operand's type, where an operator for two
+// of that type exists.
 func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) error {
 	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
 	switch a.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP, pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
 		pg_query.A_Expr_Kind_AEXPR_NULLIF:
-		if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && !comparisons[operatorName(a)] {
+		op := operatorName(a)
+		if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && !comparisons[op] {
+			// Arithmetic and concatenation: the unknown operand takes the
+			// other's type (string literals only where DuckDB would not
+			// combine them: numbers and intervals).
+			if a.Lexpr == nil {
+				return nil
+			}
+			if l.known() && sameTypeOperator(op, l) {
+				if err := rw.coerceOperand(a.Rexpr, l); err != nil {
+					return err
+				}
+			}
+			if r.known() && sameTypeOperator(op, r) {
+				return rw.coerceOperand(a.Lexpr, r)
+			}
 			return nil
+		}
+		if l.known() && r.known() && comparisons[op] && !comparable(l, r) {
+			return &sqlerr.Error{Code: sqlerr.UndefinedFunction,
+				Message: fmt.Sprintf("operator does not exist: %s %s %s", typeDisplayName(l), op, typeDisplayName(r)),
+				Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
 		}
 		if l.known() {
 			if err := rw.coerceLiteral(a.Rexpr, l); err != nil {
@@ -646,6 +721,75 @@ func (rw *pgRewriter) coerceOperands(a *pg_query.A_Expr) error {
 		if l.known() {
 			return rw.coerceLiterals(a.Rexpr.GetList().GetItems(), l)
 		}
+	}
+	return nil
+}
+
+// typeCategory is PostgreSQL's type category of the scalar types whose
+// comparisons it defines across types within a category only: numbers,
+// strings, dates and timestamps; every other type is its own category.
+func typeCategory(t pgType) string {
+	switch {
+	case t.isInteger(), t.isFloat(), t.isNumeric():
+		return "N"
+	case t.isText():
+		return "S"
+	case t.oid == schema.OIDDate, t.oid == schema.OIDTimestamp, t.oid == schema.OIDTimestamptz:
+		return "D"
+	case t.oid == schema.OIDBool:
+		return "B"
+	}
+	return ""
+}
+
+// comparable reports whether PostgreSQL compares values of the known types
+// l and r with =, <, …: within one of typeCategory's categories. Types
+// outside them (uuid, json, enums, arrays, vectors …) are DuckDB's to
+// judge.
+func comparable(l, r pgType) bool {
+	lc, rc := typeCategory(l), typeCategory(r)
+	return lc == "" || rc == "" || lc == rc
+}
+
+// typeDisplayName names a type as PostgreSQL's messages do.
+func typeDisplayName(t pgType) string {
+	if n, ok := map[uint32]string{schema.OIDInt2: "smallint", schema.OIDInt4: "integer", schema.OIDInt8: "bigint",
+		schema.OIDFloat4: "real", schema.OIDFloat8: "double precision", schema.OIDNumeric: "numeric",
+		schema.OIDText: "text", schema.OIDVarchar: "character varying", schema.OIDBPChar: "character",
+		schema.OIDDate: "date", schema.OIDTimestamp: "timestamp without time zone",
+		schema.OIDTimestamptz: "timestamp with time zone", schema.OIDBool: "boolean"}[t.oid]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+// coerceOperand resolves an unknown operand of arithmetic or
+// concatenation to t: a parameter always (coerceParam), a string literal
+// when t is a number, an interval, a date or a timestamp — DuckDB has no
+// operator for those and a string, and text concatenation reads the
+// literal as text anyway.
+func (rw *pgRewriter) coerceOperand(n *pg_query.Node, t pgType) error {
+	switch {
+	case n.GetParamRef() != nil:
+		return coerceParam(n, t)
+	case n.GetAConst().GetSval() == nil:
+		return nil
+	case t.isInteger() || t.isFloat() || t.oid == schema.OIDInterval || t.oid == schema.OIDDate ||
+		t.oid == schema.OIDTimestamp || t.oid == schema.OIDTimestamptz:
+		return rw.coerceLiteral(n, t)
+	case t.isNumeric():
+		// The literal's own digits, as PostgreSQL reads '1.5' as numeric.
+		text := strings.TrimSpace(n.GetAConst().GetSval().Sval)
+		if _, err := strconv.ParseFloat(text, 64); err != nil || strings.ContainsAny(text, "eEnNiI") {
+			return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", text)
+		}
+		_, frac, _ := strings.Cut(text, ".")
+		if len(frac) > 37 {
+			return nil
+		}
+		wrap(n, func(inner *pg_query.Node) *pg_query.Node {
+			return makeCast(inner, fmt.Sprintf("numeric(38,%d)", len(frac)))
+		})
 	}
 	return nil
 }

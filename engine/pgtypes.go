@@ -27,8 +27,9 @@ import (
 type pgType struct {
 	oid    uint32 // 0: not known
 	typmod int32
-	// literal marks an untyped string literal or NULL: PostgreSQL's
-	// "unknown", which takes the type its context calls for.
+	// literal marks an untyped string literal, NULL or a parameter without
+	// a type: PostgreSQL's "unknown", which takes the type its context
+	// calls for.
 	literal bool
 }
 
@@ -529,6 +530,11 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 			return typeOf(schema.OIDBool)
 		}
 		return unknownType
+	case *pg_query.Node_ParamRef:
+		// A parameter the client sent without a type (declared ones are
+		// casts by now, castDeclaredParams): PostgreSQL's unknown, which
+		// takes the type of its context as an untyped literal does.
+		return pgType{typmod: -1, literal: true}
 	case *pg_query.Node_TypeCast:
 		ty.expr(x.TypeCast.Arg, sc)
 		return typeNameType(x.TypeCast.TypeName)

@@ -56,7 +56,7 @@ func (s *Session) unqualifyColumns(stmt *pg_query.Node) error {
 		schemaName, table := names[0], names[1]
 		if !slices.ContainsFunc(rels, func(rv *pg_query.RangeVar) bool {
 			return rv.Alias == nil && rv.Relname == table &&
-				(rv.Schemaname == schemaName || rv.Schemaname == "" && slices.Contains(s.searchPath(), schemaName))
+				(rv.Schemaname == schemaName || rv.Schemaname == "" && slices.Contains(s.searchPathSchemas(), schemaName))
 		}) {
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -290,11 +291,9 @@ func refersTo(rv *pg_query.RangeVar, v catalog.View, ns, name string) bool {
 	if rv.Relname != name || rv.Catalogname != "" {
 		return false
 	}
-	switch rv.Schemaname {
+	switch pgcatalog.Namespace(rv.Schemaname) {
 	case ns:
 		return true
-	case "public":
-		return ns == catalog.DefaultNamespace
 	case "":
 		return v.Namespace == ns || ns == catalog.DefaultNamespace
 	}

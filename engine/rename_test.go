@@ -167,7 +167,7 @@ func TestRenameViewsFollow(t *testing.T) {
 	wantCode(t, s, `ALTER VIEW vv2 RENAME TO vstar2`, sqlerr.DuplicateTable)
 	wantCode(t, s, `ALTER VIEW nope RENAME TO x`, sqlerr.UndefinedTable)
 	mustRun(t, s, `ALTER VIEW IF EXISTS nope RENAME TO x`)
-	expectRows(t, s, `SELECT viewname, definition LIKE '%vt2%' FROM pg_views WHERE schemaname = 'default' ORDER BY 1`,
+	expectRows(t, s, `SELECT viewname, definition LIKE '%vt2%' FROM pg_views WHERE schemaname = 'public' ORDER BY 1`,
 		"vover|false", "vstar2|true", "vv2|true")
 }
 

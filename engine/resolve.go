@@ -14,9 +14,8 @@ import (
 
 // resolveTable finds a lake table by (optional) schema and name, for any
 // use of its files: a table whose path is not its own directory in the
-// warehouse is refused (42501, paths.go). "public" is accepted as another
-// name of LakeSoul's "default" namespace, since that is what PostgreSQL
-// clients assume.
+// warehouse is refused (42501, paths.go). schemaName is the PostgreSQL
+// face's ("public" is LakeSoul's "default" namespace, pgcatalog.Namespace).
 func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*catalog.Table, error) {
 	t, err := s.lookupTable(ctx, schemaName, name)
 	if err != nil {
@@ -34,17 +33,15 @@ func (s *Session) resolveTable(ctx context.Context, schemaName, name string) (*c
 // directory).
 func (s *Session) lookupTable(ctx context.Context, schemaName, name string) (*catalog.Table, error) {
 	if schemaName != "" {
-		t, err := s.cat.TableByName(ctx, schemaName, name)
-		if err != nil && schemaName == "public" && sqlerr.Code(err) == sqlerr.UndefinedTable {
-			if t2, err2 := s.cat.TableByName(ctx, catalog.DefaultNamespace, name); err2 == nil {
-				return t2, nil
-			}
+		t, err := s.cat.TableByName(ctx, pgcatalog.Namespace(schemaName), name)
+		if sqlerr.Code(err) == sqlerr.UndefinedTable {
+			return nil, undefinedRelation(schemaName, name)
 		}
 		return t, err
 	}
 	var firstErr error
-	for _, ns := range s.searchPath() {
-		t, err := s.lookupTable(ctx, ns, name)
+	for _, schemaName := range s.searchPathSchemas() {
+		t, err := s.lookupTable(ctx, schemaName, name)
 		if err == nil {
 			return t, nil
 		}
@@ -55,7 +52,17 @@ func (s *Session) lookupTable(ctx context.Context, schemaName, name string) (*ca
 			firstErr = err
 		}
 	}
-	return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	return nil, undefinedRelation("", name)
+}
+
+// undefinedRelation is PostgreSQL's 42P01 for a relation named as the
+// statement wrote it: "relation \"s.t\" does not exist" for a qualified
+// name, whichever namespace the lookup failed in.
+func undefinedRelation(schemaName, name string) error {
+	if schemaName != "" {
+		name = schemaName + "." + name
+	}
+	return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 }
 
 // relationKinds classifies the relations a statement reads.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -138,7 +139,7 @@ func (s *Session) planAlterOwner(n *pg_query.AlterOwnerStmt) (pgwire.Statement, 
 	}
 	name := n.Object.GetString_().GetSval()
 	return s.planOwnerTo("SCHEMA", n.Newowner, func(ctx context.Context) error {
-		ok, err := s.cat.NamespaceExists(ctx, name)
+		ok, err := s.cat.NamespaceExists(ctx, pgcatalog.Namespace(name))
 		if err != nil {
 			return err
 		}
@@ -158,7 +159,7 @@ func (s *Session) relationExists(ctx context.Context, rv *pg_query.RangeVar) err
 	}
 	for _, ns := range s.searchPath() {
 		if rv.Schemaname != "" {
-			ns = rv.Schemaname
+			ns = pgcatalog.Namespace(rv.Schemaname)
 		}
 		if v, verr := s.cat.ViewByName(ctx, ns, rv.Relname); verr != nil {
 			return verr

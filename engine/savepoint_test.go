@@ -116,11 +116,11 @@ func TestViews(t *testing.T) {
 	wantCode(t, s, `CREATE VIEW bad AS SELECT nope FROM e`, sqlerr.UndefinedColumn)
 	mustRun(t, s, `CREATE OR REPLACE VIEW by_dept (d, total) AS SELECT dept, max(pay) FROM e GROUP BY dept`)
 	expectRows(t, s, `SELECT d, total FROM by_dept ORDER BY d`, "eng|20", "ops|50")
-	expectRows(t, s, `SELECT viewname FROM pg_views WHERE schemaname = 'default' ORDER BY 1`, "big", "by_dept")
-	expectRows(t, s, `SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'default' ORDER BY 1`,
+	expectRows(t, s, `SELECT viewname FROM pg_views WHERE schemaname = 'public' ORDER BY 1`, "big", "by_dept")
+	expectRows(t, s, `SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`,
 		"big|VIEW", "by_dept|VIEW", "e|BASE TABLE")
 	expectRows(t, s, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind = 'v' AND n.nspname = 'default' ORDER BY 1`, "big", "by_dept")
+		WHERE c.relkind = 'v' AND n.nspname = 'public' ORDER BY 1`, "big", "by_dept")
 	mustRun(t, s, "BEGIN")
 	mustRun(t, s, `DROP VIEW big`)
 	mustRun(t, s, "ROLLBACK")

@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -278,7 +279,7 @@ func (s *Session) planCreateSequence(n *pg_query.CreateSeqStmt) (pgwire.Statemen
 	if n.Sequence.Relpersistence == "t" {
 		return nil, sqlerr.Unsupported("temporary sequences", "CREATE SEQUENCE")
 	}
-	ns := n.Sequence.Schemaname
+	ns := pgcatalog.Namespace(n.Sequence.Schemaname)
 	if ns == "" {
 		ns = s.searchPath()[0]
 	}
@@ -349,7 +350,7 @@ func (s *Session) dropNamed(ctx context.Context, kind string, names [][]string, 
 	for _, parts := range names {
 		ns, name := s.searchPath()[0], parts[len(parts)-1]
 		if len(parts) == 2 {
-			ns = parts[0]
+			ns = pgcatalog.Namespace(parts[0])
 		} else if len(parts) > 2 {
 			return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
 		}
@@ -380,7 +381,7 @@ func (s *Session) rewriteSequenceRelation(ctx context.Context, stmt *pg_query.No
 	}
 	schemas := s.searchPath()
 	if rv.Schemaname != "" {
-		schemas = []string{rv.Schemaname}
+		schemas = []string{pgcatalog.Namespace(rv.Schemaname)}
 	}
 	for _, ns := range schemas {
 		id, ok, err := s.cat.SequenceID(ctx, ns, rv.Relname)

@@ -6,12 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -61,7 +59,7 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("IntervalStyle", "postgres")
 	set("is_superuser", boolSetting(s.superuser))
 	set("session_authorization", s.user)
-	set("search_path", catalog.DefaultNamespace)
+	set("search_path", `"$user", public`)
 	set("extra_float_digits", "1")
 	set("statement_timeout", "0")
 	set(idleInTransactionSetting, formatMillisSetting(s.e.cfg.IdleInTransactionTimeout)) // sessionlimits.go
@@ -110,6 +108,18 @@ func (s *Session) ParameterStatus() map[string]string {
 
 // searchPath returns the lake namespaces unqualified names resolve in.
 func (s *Session) searchPath() []string {
+	schemas := s.searchPathSchemas()
+	out := make([]string, len(schemas))
+	for i, sc := range schemas {
+		out[i] = pgcatalog.Namespace(sc)
+	}
+	return out
+}
+
+// searchPathSchemas returns the search path's schemas as the PostgreSQL
+// face names them (public first by default); "$user" names no lake
+// namespace and is skipped.
+func (s *Session) searchPathSchemas() []string {
 	var out []string
 	for _, p := range strings.Split(s.settings["search_path"].value, ",") {
 		p = strings.Trim(strings.TrimSpace(p), `"`)
@@ -118,7 +128,7 @@ func (s *Session) searchPath() []string {
 		}
 	}
 	if len(out) == 0 {
-		out = []string{catalog.DefaultNamespace}
+		out = []string{pgcatalog.PublicSchema}
 	}
 	return out
 }
@@ -139,9 +149,6 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	case "transaction_snapshot":
 		return &funcStmt{tag: "SET", run: func(context.Context, []any) (string, [][]any, error) { return "SET", nil, nil }}, nil
 	}
-	if name == "timezone" && n.Kind == pg_query.VariableSetKind_VAR_SET_VALUE {
-		name = "timezone"
-	}
 	if readOnlySettings[name] {
 		return nil, sqlerr.New("55P02", "parameter %q cannot be changed", n.Name)
 	}
@@ -150,6 +157,15 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
 		parts := make([]string, 0, len(n.Args))
 		for _, a := range n.Args {
+			if name == "timezone" && isIntervalCast(a) {
+				// SET TIME ZONE INTERVAL '…' [range]: a fixed offset.
+				east, err := timeZoneInterval(a.GetTypeCast())
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, pgwire.OffsetTimeZone(east))
+				continue
+			}
 			v, ok := stringValue(a)
 			if !ok {
 				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter %q", n.Name)
@@ -217,8 +233,9 @@ func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, erro
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", n.Name)
 	}
 	return &funcStmt{
-		tag:  "SHOW",
-		cols: []pgwire.Column{{Name: name, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}},
+		tag: "SHOW",
+		// The column is named as the setting is (SHOW timezone: TimeZone).
+		cols: []pgwire.Column{{Name: s.settings[name].name, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}},
 		run: func(context.Context, []any) (string, [][]any, error) {
 			return "SHOW", [][]any{{s.settings[name].value}}, nil
 		},
@@ -363,9 +380,7 @@ func validateSetting(name, value string) (string, error) {
 	}
 	switch name {
 	case "timezone":
-		if _, ok := loadLocation(value); !ok {
-			return bad()
-		}
+		return canonicalTimeZone(value)
 	case "datestyle":
 		v := strings.ToUpper(value)
 		if !strings.Contains(v, "ISO") && v != "MDY" && v != "DMY" && v != "YMD" {
@@ -383,10 +398,13 @@ func validateSetting(name, value string) (string, error) {
 		}
 		return "ISO, " + order, nil
 	case "intervalstyle":
-		if !strings.EqualFold(value, "postgres") {
-			return "", sqlerr.Unsupported("IntervalStyle "+value, "IntervalStyle postgres")
+		v := strings.ToLower(strings.TrimSpace(value))
+		if !slices.Contains(pgwire.IntervalStyles, v) {
+			return "", &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
+				Message: fmt.Sprintf("invalid value for parameter %q: %q", name, value),
+				Hint:    "Available values: " + strings.Join(pgwire.IntervalStyles, ", ") + "."}
 		}
-		return "postgres", nil
+		return v, nil
 	case "statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout":
 		if _, ok := parseDurationSetting(value); !ok {
 			return bad()
@@ -422,43 +440,133 @@ func validateSetting(name, value string) (string, error) {
 	return value, nil
 }
 
-var (
-	locMu    sync.Mutex
-	locCache = map[string]*time.Location{}
+// isIntervalCast reports whether n is a cast to interval (SET TIME ZONE
+// INTERVAL '…').
+func isIntervalCast(n *pg_query.Node) bool {
+	tc := n.GetTypeCast()
+	return tc != nil && tc.TypeName != nil && typeNameString(tc.TypeName) == "interval"
+}
+
+// Interval range bits of an interval typmod (PostgreSQL's INTERVAL_MASK).
+const (
+	intervalMaskMonth  = 1 << 1
+	intervalMaskYear   = 1 << 2
+	intervalMaskDay    = 1 << 3
+	intervalMaskHour   = 1 << 10
+	intervalMaskMinute = 1 << 11
+	intervalMaskSecond = 1 << 12
 )
 
-// loadLocation resolves a TimeZone setting: an IANA name, UTC/GMT, or a
-// numeric offset in hours (POSIX sign: "+5" is five hours west of UTC… as
-// in PostgreSQL's "SET TIME ZONE 5", which means UTC+5; we follow that).
-func loadLocation(name string) (*time.Location, bool) {
-	locMu.Lock()
-	defer locMu.Unlock()
-	if l, ok := locCache[name]; ok {
-		return l, true
-	}
-	var loc *time.Location
-	switch up := strings.ToUpper(strings.TrimSpace(name)); {
-	case up == "UTC" || up == "GMT" || up == "Z" || up == "ZULU" || up == "UCT":
-		loc = time.UTC
-	default:
-		if h, err := strconv.ParseFloat(strings.TrimSpace(name), 64); err == nil && h >= -15 && h <= 15 {
-			loc = time.FixedZone(fmt.Sprintf("%+g", h), int(h*3600))
-		} else if l, err := time.LoadLocation(name); err == nil {
-			loc = l
-		} else if l, err := time.LoadLocation(strings.ToUpper(name)); err == nil {
-			loc = l
+// timeZoneInterval reads the interval of SET TIME ZONE INTERVAL '…'
+// [HOUR TO MINUTE …] as an offset in seconds east of UTC, as PostgreSQL
+// does: hh[:mm[:ss]] or number-unit pairs of hours, minutes and seconds (a
+// bare number counts in the range's last field, seconds without one);
+// fields below the range's last are dropped; months and days are refused.
+func timeZoneInterval(tc *pg_query.TypeCast) (int, error) {
+	text, _ := stringValue(tc.Arg)
+	mask := 0
+	if len(tc.TypeName.Typmods) > 0 {
+		if c := tc.TypeName.Typmods[0].GetAConst(); c != nil && c.GetIval() != nil {
+			mask = int(c.GetIval().Ival)
 		}
 	}
-	if loc == nil {
-		return nil, false
+	bad := func() (int, error) {
+		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", text)
 	}
-	locCache[name] = loc
-	return loc, true
+	notAllowed := func(field string) (int, error) {
+		return 0, &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
+			Message: fmt.Sprintf("invalid value for parameter %q: %q", "TimeZone", "INTERVAL '"+text+"'"),
+			Detail:  fmt.Sprintf("Cannot specify %s in time zone interval.", field)}
+	}
+	unitSeconds := 1
+	switch {
+	case mask == 0 || mask&intervalMaskSecond != 0:
+	case mask&intervalMaskMinute != 0:
+		unitSeconds = 60
+	case mask&intervalMaskHour != 0:
+		unitSeconds = 3600
+	case mask&intervalMaskDay != 0:
+		return notAllowed("days")
+	case mask&(intervalMaskMonth|intervalMaskYear) != 0:
+		return notAllowed("months")
+	}
+	var total float64
+	fields := strings.Fields(strings.ToLower(text))
+	if len(fields) == 0 {
+		return bad()
+	}
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if strings.Contains(f, ":") {
+			sign := 1.0
+			if f[0] == '-' || f[0] == '+' {
+				if f[0] == '-' {
+					sign = -1
+				}
+				f = f[1:]
+			}
+			parts := strings.Split(f, ":")
+			if len(parts) > 3 {
+				return bad()
+			}
+			secs := 0.0
+			for j, p := range parts {
+				v, err := strconv.ParseFloat(p, 64)
+				if err != nil || p == "" || (j < len(parts)-1 && strings.Contains(p, ".")) {
+					return bad()
+				}
+				secs += v * []float64{3600, 60, 1}[j]
+			}
+			total += sign * secs
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return bad()
+		}
+		unit := ""
+		if i+1 < len(fields) {
+			unit = fields[i+1]
+			i++
+		}
+		switch strings.TrimSuffix(unit, "s") {
+		case "":
+			total += v * float64(unitSeconds)
+		case "hour", "hr", "h":
+			total += v * 3600
+		case "minute", "min", "m":
+			total += v * 60
+		case "second", "sec":
+			total += v
+		case "day", "d", "week", "w":
+			return notAllowed("days")
+		case "month", "mon", "year", "y", "yr", "decade", "century", "millennium":
+			return notAllowed("months")
+		default:
+			return bad()
+		}
+	}
+	secs := int(total)
+	switch unitSeconds {
+	case 60, 3600:
+		secs -= secs % unitSeconds // fields below the range are dropped
+	}
+	return secs, nil
+}
+
+// canonicalTimeZone checks a TimeZone value and returns it as PostgreSQL
+// shows it (pgwire.TimeZoneLocation).
+func canonicalTimeZone(value string) (string, error) {
+	loc, ok := pgwire.TimeZoneLocation(value)
+	if !ok {
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter %q: %q", "TimeZone", value)
+	}
+	return loc.String(), nil
 }
 
 // timeZone is the session's TimeZone as a location (UTC if unknown).
 func (s *Session) timeZone() *time.Location {
-	if l, ok := loadLocation(s.settings["timezone"].value); ok {
+	if l, ok := pgwire.TimeZoneLocation(s.settings["timezone"].value); ok {
 		return l
 	}
 	return time.UTC

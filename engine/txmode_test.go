@@ -43,7 +43,7 @@ func TestTransactionCharacteristics(t *testing.T) {
 	mustRun(t, s, "SET search_path = s1, public")
 	expectRows(t, s, "SHOW search_path", "s1, public")
 	expectRows(t, s, "SELECT current_setting('search_path')", "s1, public")
-	expectRows(t, s, "SELECT current_setting('search_path'), count(*) FROM \"default\".pk", "s1, public|1")
+	expectRows(t, s, "SELECT current_setting('search_path'), count(*) FROM public.pk", "s1, public|1")
 }
 
 // A block's isolation level and read-write mode are fixed by its first query,

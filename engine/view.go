@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -60,7 +61,7 @@ func (s *Session) planCreateView(ctx context.Context, n *pg_query.ViewStmt) (pgw
 	if len(n.Aliases) > len(cols) {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns")
 	}
-	v := catalog.View{Namespace: n.View.Schemaname, Name: n.View.Relname, Definition: text}
+	v := catalog.View{Namespace: pgcatalog.Namespace(n.View.Schemaname), Name: n.View.Relname, Definition: text}
 	if v.Namespace == "" {
 		v.Namespace = s.searchPath()[0]
 	}
@@ -85,7 +86,7 @@ func (s *Session) planCreateView(ctx context.Context, n *pg_query.ViewStmt) (pgw
 // tables); nil when there is none.
 func (s *Session) lookupView(ctx context.Context, rv *pg_query.RangeVar) (*catalog.View, error) {
 	if rv.Schemaname != "" {
-		return s.cat.ViewByName(ctx, rv.Schemaname, rv.Relname)
+		return s.cat.ViewByName(ctx, pgcatalog.Namespace(rv.Schemaname), rv.Relname)
 	}
 	for _, ns := range s.searchPath() {
 		v, err := s.cat.ViewByName(ctx, ns, rv.Relname)
@@ -106,7 +107,7 @@ func (s *Session) expandView(ctx context.Context, n *pg_query.Node, rv *pg_query
 		return err
 	}
 	if v == nil {
-		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rv.Relname)
+		return undefinedRelation(rv.Schemaname, rv.Relname)
 	}
 	if *expanded++; *expanded > maxViewExpansions {
 		return sqlerr.New(sqlerr.InvalidObjectDefinition, "infinite recursion detected in rules for relation %q", rv.Relname)

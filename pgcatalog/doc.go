@@ -27,7 +27,7 @@
 //
 // The catalog session a rewritten query runs on should carry the client's lake
 // search path in the setting lakesoul.search_path (a comma list of namespaces,
-// "default" when unset): pg_table_is_visible, current_schema and
+// in PostgreSQL names, "public" when unset; see SchemaName): pg_table_is_visible, current_schema and
 // current_schemas answer from it. The session's role decides what it may see:
 // the views read LakeSoul's tables as that role (security_invoker), so its
 // privileges and row-level security apply.

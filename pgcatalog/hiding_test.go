@@ -15,7 +15,14 @@ func TestHidesCatalogDatabase(t *testing.T) {
 	exec(t, c.su, `SELECT lakesoul.create_table('tid_bad', 's', 'bad', 'file:///lake/s/bad', 'not json', '{}', ';id')`)
 	// Visible namespaces, by name and (lake namespaces, which regnamespace
 	// does not know) by OID.
-	visible := map[string]bool{"pg_catalog": true, "information_schema": true, "s": true, "default": true}
+	// LakeSoul's namespace "default" is shown as public (SchemaName); the
+	// catalog database's own schema public is not shown (its OID below).
+	visible := map[string]bool{"pg_catalog": true, "information_schema": true, "s": true, "public": true}
+	for _, r := range rewriteAndQuery(t, c.su, `SELECT n.oid::text FROM pg_namespace n WHERE n.nspname = 'public'`) {
+		if r[0] == "2200" {
+			t.Errorf("pg_namespace shows the catalog database's schema public")
+		}
+	}
 	for _, r := range query(t, c.su, `SELECT oid::text FROM lakesoul_pg.lake_namespace`) {
 		visible[r[0]] = true
 	}

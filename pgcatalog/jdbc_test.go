@@ -13,7 +13,7 @@ import (
 var jdbcChecks = map[string]func(t *testing.T, c *catalogDB, rows [][]string){
 	"getSchemas": func(t *testing.T, c *catalogDB, rows [][]string) {
 		wantRows(t, "getSchemas", [][]string{col(rows, 0)},
-			[][]string{{"default", "information_schema", "pg_catalog", "s"}})
+			[][]string{{"information_schema", "pg_catalog", "public", "s"}})
 	},
 	"getSchemasPattern": func(t *testing.T, c *catalogDB, rows [][]string) {
 		wantRows(t, "getSchemas(s)", rows, [][]string{{"s", null}})

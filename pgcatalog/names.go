@@ -55,6 +55,12 @@ var emulatedFunctions = map[string][]int{
 	"format_type":            {2},    // migration 000019 (enum types)
 	"pg_type_is_visible":     {1},
 	"pg_get_expr":            {2, 3}, // migration 000021 (lake defaults are text)
+	// sqlfuncs/170_pg_names.sql: names of lake objects (regnames.go).
+	"to_regclass":            {1},
+	"to_regtype":             {1},
+	"to_regnamespace":        {1},
+	"pg_get_serial_sequence": {2},
+	"has_schema_privilege":   {2, 3},
 }
 
 // IsCatalogRelation reports whether a relation reference names a PostgreSQL
@@ -94,4 +100,39 @@ func hasEmulatedFunction(name string, nargs int) bool {
 		}
 	}
 	return false
+}
+
+// The PostgreSQL face names LakeSoul's default namespace "public", the
+// schema every PostgreSQL user and tool starts in, while the LakeSoul
+// catalog (its tables, LakeSoul's own clients, lakesoul.* functions) keeps
+// "default". The mapping is applied wherever a name crosses between the
+// two: a schema name a statement writes becomes a namespace with Namespace,
+// a namespace shown to a PostgreSQL client becomes a schema name with
+// SchemaName (and lakesoul_pg.pg_schema_name in the catalog views,
+// migration 27). No namespace may be called "public"
+// (lakesoul.guard_namespace_name), so the two are one to one; "default"
+// written as a schema name still means the default namespace, as text
+// stored before this naming spells it.
+const (
+	// PublicSchema is the default namespace's name on the PostgreSQL face.
+	PublicSchema = "public"
+	// DefaultNamespace is LakeSoul's default namespace (catalog.DefaultNamespace).
+	DefaultNamespace = "default"
+)
+
+// SchemaName is the PostgreSQL name of LakeSoul namespace ns.
+func SchemaName(ns string) string {
+	if ns == DefaultNamespace {
+		return PublicSchema
+	}
+	return ns
+}
+
+// Namespace is the LakeSoul namespace PostgreSQL schema name schema means
+// ("" stays "": no schema written).
+func Namespace(schema string) string {
+	if schema == PublicSchema {
+		return DefaultNamespace
+	}
+	return schema
 }

@@ -73,7 +73,7 @@ func tAttrs() [][]string {
 // (file name in testdata/psql, see commands.txt there). Every flow also runs
 // through the generic checks in TestPsqlCommands.
 var psqlChecks = map[string]func(t *testing.T, c *catalogDB, res [][][]string){
-	// \dt with lakesoul.search_path = 'default,s': the visible lake tables.
+	// \dt with lakesoul.search_path = 'public,s': the visible lake tables.
 	"dt": func(t *testing.T, c *catalogDB, res [][][]string) {
 		wantRows(t, `\dt`, res[0], [][]string{{"s", "t", "table", c.owner}, {"s", "u", "table", c.owner}})
 	},
@@ -91,10 +91,10 @@ var psqlChecks = map[string]func(t *testing.T, c *catalogDB, res [][][]string){
 		wantRows(t, `\d+ names`, [][]string{col(res[0], 1)}, [][]string{{"t", "u"}})
 	},
 	"dn": func(t *testing.T, c *catalogDB, res [][][]string) {
-		wantRows(t, `\dn`, res[0], [][]string{{"default", c.owner}, {"s", c.owner}})
+		wantRows(t, `\dn`, res[0], [][]string{{"public", c.owner}, {"s", c.owner}})
 	},
 	"dnplus": func(t *testing.T, c *catalogDB, res [][][]string) {
-		wantRows(t, `\dn+`, res[0], [][]string{{"default", c.owner, null, null}, {"s", c.owner, null, "sales data"}})
+		wantRows(t, `\dn+`, res[0], [][]string{{"public", c.owner, null, null}, {"s", c.owner, null, "sales data"}})
 	},
 	"l": func(t *testing.T, c *catalogDB, res [][][]string) {
 		if len(res[0]) == 0 {
@@ -155,7 +155,7 @@ func TestPsqlCommands(t *testing.T) {
 	rd, _ := c.reader(t)
 	sessions := map[string]*pgx.Conn{"superuser": c.su, "reader": rd}
 	for _, conn := range sessions {
-		exec(t, conn, `SET lakesoul.search_path = 'default,s'`)
+		exec(t, conn, `SET lakesoul.search_path = 'public,s'`)
 	}
 	b, err := os.ReadFile(filepath.Join("testdata", "psql", "commands.txt"))
 	if err != nil {
@@ -189,10 +189,13 @@ func TestPsqlSearchPath(t *testing.T) {
 		path string
 		want [][]string
 	}{
-		{"", [][]string{{"default", "t"}}},
+		// LakeSoul's namespace "default" is the schema public (SchemaName).
+		{"", nil}, // an empty search path, as pg_dump sets it: nothing is visible
+		{"public", [][]string{{"public", "t"}}},
 		{"s", [][]string{{"s", "t"}, {"s", "u"}}},
-		{"s, default", [][]string{{"s", "t"}, {"s", "u"}}}, // default.t is hidden by s.t
-		{`default,"s"`, [][]string{{"default", "t"}, {"s", "u"}}},
+		{"s, public", [][]string{{"s", "t"}, {"s", "u"}}}, // public.t is hidden by s.t
+		{`public,"s"`, [][]string{{"public", "t"}, {"s", "u"}}},
+		{`default,"s"`, [][]string{{"s", "t"}, {"s", "u"}}}, // no schema is called default
 		{"nosuch", nil},
 	} {
 		exec(t, c.su, `SELECT set_config('lakesoul.search_path', $1, false)`, tc.path)

@@ -67,6 +67,7 @@ func Rewrite(tree *pg_query.ParseResult) error {
 				"permission denied: the system catalogs only answer queries")
 		}
 	}
+	rewriteRegCasts(tree)        // regnames.go (before the casts tableoid.go adds)
 	rewriteTableoids(tree, ctes) // tableoid.go
 	walk(tree.ProtoReflect(), func(m any) {
 		switch n := m.(type) {

@@ -124,14 +124,14 @@ type timeZoneCache struct {
 	loc  *time.Location
 }
 
-// location returns the location named by a TimeZone setting; names Go does
-// not know (including POSIX offset specifications) fall back to UTC.
+// location returns the location named by a TimeZone setting
+// (TimeZoneLocation); a name it does not know falls back to UTC.
 func (z *timeZoneCache) location(name string) *time.Location {
 	if z.loc != nil && z.name == name {
 		return z.loc
 	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
+	loc, ok := TimeZoneLocation(name)
+	if !ok {
 		loc = time.UTC
 	}
 	z.name, z.loc = name, loc

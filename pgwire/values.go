@@ -17,7 +17,7 @@ import (
 // pgtype.Map does the work, with these exceptions where its output differs
 // from PostgreSQL's: float4/float8 (PostgreSQL's shortest-exact output,
 // "Infinity", "NaN"), timestamptz (rendered in the session's TimeZone, with
-// PostgreSQL's offset notation), intervals (IntervalStyle postgres), arrays
+// PostgreSQL's offset notation), intervals (in the session's IntervalStyle), arrays
 // and records (composite.go: elements encoded by these rules), and numeric
 // given as a string in binary format (parsed first).
 func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte, error) {
@@ -30,7 +30,7 @@ func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte,
 		return c.appendRecord(format, x, buf)
 	case pgtype.Interval:
 		if format == pgproto3.TextFormat && x.Valid {
-			return appendIntervalText(buf, x), nil
+			return AppendIntervalText(buf, x, c.reported["IntervalStyle"]), nil
 		}
 	}
 	if format == pgproto3.TextFormat {

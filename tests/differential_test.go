@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestDifferential runs a corpus of queries against lakesoul serve and
@@ -296,6 +298,59 @@ var diffScripts = [][]string{
 		`ALTER TABLE diff.rn2 RENAME w TO v`, `INSERT INTO diff.rn2 VALUES (2, 'b')`, `SELECT id, v FROM diff.rn2 ORDER BY id`},
 }
 
+// diffSessionCorpus are texts of several statements (one simple Query,
+// compared as diffCorpus entries are) that change session settings and read
+// under them (issue 35, item 1: Sequelize's SET TIME ZONE INTERVAL,
+// ActiveRecord's SET intervalstyle = iso_8601); each ends where it began.
+var diffSessionCorpus = []string{
+	`SET client_min_messages TO warning;SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE; SHOW TimeZone; SELECT id, ts FROM diff.docs ORDER BY id; SET TIME ZONE 'UTC'`,
+	`SET TIME ZONE '+05:30'; SHOW TimeZone; SELECT id, ts FROM diff.docs ORDER BY id; SET TIME ZONE 'UTC'`,
+	`SET TIME ZONE INTERVAL '-08:00' HOUR TO MINUTE; SHOW TimeZone; SELECT id, ts FROM diff.docs ORDER BY id; SET TIME ZONE 5.5; SHOW TimeZone; SELECT ts FROM diff.docs WHERE id = 1; SET TIME ZONE 'UTC'`,
+	`SET TIME ZONE INTERVAL '1 day'`,
+	`SET intervalstyle = iso_8601; SHOW intervalstyle; SELECT id, INTERVAL '1 year 2 mons -3 days 04:05:06.5', INTERVAL '-3 days', updated - TIMESTAMP '2026-01-01 00:00:00' FROM diff.emp WHERE id < 4 ORDER BY id; SET intervalstyle = postgres`,
+	`SET intervalstyle = sql_standard; SELECT id, INTERVAL '1 year 2 mons', INTERVAL '-3 days -04:05:06', INTERVAL '1 mon -1 sec' FROM diff.emp WHERE id = 1; SET intervalstyle = postgres`,
+	`SET intervalstyle = postgres_verbose; SELECT id, INTERVAL '1 year 2 mons -3 days 04:05:06.5', INTERVAL '-1 year -2 mons', INTERVAL '0' FROM diff.emp WHERE id = 1; RESET intervalstyle; SHOW intervalstyle`,
+	`SET intervalstyle = 'nope'`,
+}
+
+// diffNamesCorpus: result columns of scalar subqueries over lake tables are
+// named as PostgreSQL names them, never after the engine's scans.
+var diffNamesCorpus = []string{
+	`SELECT (SELECT sum(salary) FROM diff.emp), (SELECT max(id) AS m FROM diff.events), (SELECT dept FROM diff.emp WHERE id = 1),
+		id = ANY (SELECT emp_id FROM diff.events), (SELECT count(*) FROM diff.dept) + 1 FROM diff.emp WHERE id = 1`,
+}
+
+// diffErrorCorpus are queries PostgreSQL refuses: the SQLSTATE and the
+// message must be PostgreSQL's (issue 35, item 11: no DuckDB wording).
+var diffErrorCorpus = []string{
+	`SELECT * FROM diff.emp WHERE id = 'x'`,
+	`SELECT id FROM diff.events WHERE id = 'x'`,
+	`SELECT 'x'::bigint + id FROM diff.events`,
+	`SELECT id + 'a' FROM diff.emp`,
+	`SELECT * FROM diff.missing`,
+	`SELECT nope FROM diff.emp`,
+	`SELECT lower(id) FROM diff.emp`,
+	`SELECT id FROM diff.emp WHERE hired = 1`,
+	`SELECT id FROM diff.emp WHERE active < rating`,
+	`SELECT id FROM diff.emp WHERE hired = 'soon'`,
+	`SELECT id FROM diff.events WHERE id = '99999999999999999999'`,
+}
+
+// diffParamCorpus are statements with parameters the client sends without
+// types (issue 35, item 3): the types PostgreSQL describes them as, and
+// the results for values of those types, must be PostgreSQL's.
+var diffParamCorpus = []struct {
+	sql  string
+	args []string
+}{
+	{`SELECT id, salary + $1, $2 * 2, COALESCE(rating, 0) + $3 FROM diff.emp WHERE id < $4 ORDER BY id`, []string{"1.5", "3", "0.25", "4"}},
+	{`SELECT id, hired - $1, updated - $2, name || $3 FROM diff.emp WHERE dept = $4 ORDER BY id`, []string{"2020-01-01", "2026-01-01 00:00:00", "!", "eng"}},
+	{`SELECT id, hired - '2020-01-01', updated - '2026-01-01' FROM diff.emp WHERE id < $1 ORDER BY id`, []string{"3"}},
+	{`SELECT id FROM diff.events WHERE amount > $1 AND at BETWEEN $2 AND $3 AND emp_id IN ($4, $5) ORDER BY id`, []string{"1", "2026-01-01", "2026-01-05", "1", "5"}},
+	{`SELECT id, id + '1', rating * '2', salary - '0.5' FROM diff.emp WHERE id <= $1 ORDER BY id`, []string{"3"}},
+	{`SELECT CASE WHEN id > $1 THEN $2 ELSE rating END FROM diff.emp ORDER BY id`, []string{"4", "9.5"}},
+}
+
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
 var knownDifferences = map[string]string{
 	diffCorpus[23]: "numeric / integer is double precision in DuckDB, numeric with PostgreSQL's scale rules in PostgreSQL",
@@ -365,6 +420,49 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("query %d differs from PostgreSQL:\n%s\n%s", i, q, diff)
 		}
 	}
+	for _, q := range diffSessionCorpus {
+		want, wantErr := textResult(ctx, ref, q)
+		got, gotErr := textResult(ctx, lake, q)
+		switch {
+		case wantErr != nil:
+			if pgCode(gotErr) != pgCode(wantErr) || errorText(gotErr) != errorText(wantErr) {
+				t.Errorf("%s:\nlakesoul: %v\npostgres: %v", q, gotErr, wantErr)
+			}
+		case gotErr != nil:
+			t.Errorf("%s: %v", q, gotErr)
+		case got != want:
+			t.Errorf("%s differs from PostgreSQL:\nlakesoul:\n%s\npostgres:\n%s", q, got, want)
+		}
+	}
+	for _, q := range diffNamesCorpus {
+		want, wantErr := textResult(ctx, ref, q)
+		got, gotErr := textResult(ctx, lake, q)
+		if wantErr != nil || gotErr != nil || got != want {
+			t.Errorf("%s differs from PostgreSQL:\nlakesoul: %v\n%s\npostgres: %v\n%s", q, gotErr, got, wantErr, want)
+		}
+	}
+	for _, q := range diffErrorCorpus {
+		_, wantErr := textResult(ctx, ref, q)
+		_, gotErr := textResult(ctx, lake, q)
+		if wantErr == nil {
+			t.Fatalf("%s: PostgreSQL accepts it", q)
+		}
+		if pgCode(gotErr) != pgCode(wantErr) || errorText(gotErr) != errorText(wantErr) {
+			t.Errorf("%s:\nlakesoul: %v\npostgres: %v", q, gotErr, wantErr)
+		}
+	}
+	for _, p := range diffParamCorpus {
+		want, wantErr := paramResult(ctx, ref, p.sql, p.args)
+		got, gotErr := paramResult(ctx, lake, p.sql, p.args)
+		switch {
+		case wantErr != nil:
+			t.Fatalf("%s: PostgreSQL: %v", p.sql, wantErr)
+		case gotErr != nil:
+			t.Errorf("%s: %v", p.sql, gotErr)
+		case got != want:
+			t.Errorf("%s differs from PostgreSQL:\nlakesoul:\n%s\npostgres:\n%s", p.sql, got, want)
+		}
+	}
 	compareScripts(t, ctx, lake, ref)
 }
 
@@ -387,6 +485,62 @@ func noRelationCorpus(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// errorText is an error's message as the client shows it, DETAIL
+// included (HINTs may differ: PostgreSQL's guesses at misspelt names are
+// not reproduced).
+func errorText(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message + " | " + pe.Detail
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// paramResult prepares q with untyped parameters (Parse without types, as
+// node-postgres, gorm's pgx and pgbench -M prepared send it), and renders
+// the parameter types the server describes, then the rows of an execution
+// with args in text format.
+func paramResult(ctx context.Context, c *pgx.Conn, q string, args []string) (string, error) {
+	sd, err := c.PgConn().Prepare(ctx, "", q, nil)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "params %v\n", sd.ParamOIDs)
+	values := make([][]byte, len(args))
+	for i, a := range args {
+		values[i] = []byte(a)
+	}
+	res := c.PgConn().ExecPrepared(ctx, "", values, nil, nil).Read()
+	if res.Err != nil {
+		return "", res.Err
+	}
+	for i, f := range res.FieldDescriptions {
+		if i > 0 {
+			b.WriteString("|")
+		}
+		fmt.Fprintf(&b, "%d", f.DataTypeOID)
+	}
+	b.WriteString("\n")
+	for _, row := range res.Rows {
+		for i, v := range row {
+			if i > 0 {
+				b.WriteString("|")
+			}
+			if v == nil {
+				b.WriteString("NULL")
+			} else {
+				b.Write(v)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
 }
 
 // compareScripts runs diffScripts on both sides and compares each

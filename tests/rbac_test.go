@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,10 @@ func TestWorkspacesAndRowLevelSecurity(t *testing.T) {
 		if _, err := bob.Exec(ctx, q); pgCode(err) != "42501" {
 			t.Errorf("bob: %s: %v, want 42501", q, err)
 		}
+	}
+	// In PostgreSQL's words, not the catalog's (issue 35, item 11).
+	if _, err := bob.Exec(ctx, "CREATE SCHEMA rbac_bob"); err == nil || !strings.Contains(err.Error(), "permission denied for database lakesoul") {
+		t.Errorf("bob: CREATE SCHEMA: %v, want permission denied for database lakesoul", err)
 	}
 
 	// Scenario 48: for carol (rbac_b) rbac_a's objects do not exist.
