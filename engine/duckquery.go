@@ -215,6 +215,7 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	if err != nil {
 		return nil, err
 	}
+	s.markRowsOnlyScans(stmt, tables)
 	pgcatalog.RewriteVersionCalls(stmt)
 	nameUnnamedTargets(stmt)
 	text, cols, convs, params, err := s.prepareDuck(ctx, stmt, paramOIDs)
@@ -285,11 +286,6 @@ func (p *duckPortal) start(ctx context.Context) error {
 		return err
 	}
 	query := p.q.sql
-	if native, err := p.q.s.nativeSQL(p.q); err != nil {
-		return err
-	} else if native != "" {
-		query = native
-	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	// DuckDB may run much of the query before the first row (aggregates,
 	// sorts): link the caller's cancellation (CancelRequest,
