@@ -21,26 +21,45 @@ import (
 // opens only its spill files in tempDir: disabling external access leaves
 // exactly that directory open (DuckDB adds its temp directory to the
 // allowed directories itself, and spilling needs it), and tempDir holds
-// nothing but DuckDB's spill.
-func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, tempDir string) (*sql.DB, error) {
+// nothing but DuckDB's spill. That no user statement can name even those
+// files is the function gate's part (duckgate.go).
+// It returns the names of the functions the engine created.
+func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, tempDir string) (*sql.DB, map[string]bool, error) {
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
-		return nil, fmt.Errorf("open duckdb: %w", err)
+		return nil, nil, fmt.Errorf("open duckdb: %w", err)
 	}
 	db := sql.OpenDB(connector)
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open duckdb: %w", err)
+		return nil, nil, fmt.Errorf("open duckdb: %w", err)
 	}
 	defer conn.Close()
+	builtin, err := duckFunctionNames(ctx, conn)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
 	if err := registerScanFunction(conn, reg); err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if err := registerDuckFunctions(ctx, conn); err != nil { // duckfuncs.go
 		db.Close()
-		return nil, err
+		return nil, nil, err
+	}
+	// The engine's functions are the names registering added (duckgate.go
+	// admits them; lakesoul_scan only with the session's handles).
+	funcs, err := duckFunctionNames(ctx, conn)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	for name := range funcs {
+		if builtin[name] || name == scanFunctionName {
+			delete(funcs, name)
+		}
 	}
 	// GLOBAL: a plain SET is the setup connection's alone, and every
 	// session has a connection of its own.
@@ -74,7 +93,7 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, tempDir stri
 	for _, s := range setup {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("duckdb setup %q: %w", s, err)
+			return nil, nil, fmt.Errorf("duckdb setup %q: %w", s, err)
 		}
 	}
 	bulk, err := newBulkBridge(ctx, db)
@@ -82,7 +101,7 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, tempDir stri
 		cfg.Logger.Warn("lakesoul_scan: rows go to DuckDB value by value", "err", err)
 	}
 	reg.bulk = bulk
-	return db, nil
+	return db, funcs, nil
 }
 
 func init() { sqlerr.RegisterMapper(mapDuckDBError) }

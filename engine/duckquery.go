@@ -113,8 +113,8 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 		return "", nil, nil, nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		if text, err = deparseNode(stmt); err != nil {
-			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
+		if text, err = s.duckSQL(stmt); err != nil { // duckgate.go
+			return "", nil, nil, nil, err
 		}
 		var duckTypes []duckdb.TypeInfo
 		cols, convs, duckTypes, params, err = s.describeDuck(ctx, text)

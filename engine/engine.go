@@ -83,6 +83,9 @@ type Engine struct {
 	// ownTemp is the temp directory the engine made for itself (no
 	// Config.TempDir), removed at Close.
 	ownTemp string
+	// engineFuncs are the functions the engine created in DuckDB, part of
+	// what user SQL may call (duckgate.go).
+	engineFuncs map[string]bool
 	// catalogRole is the role the catalog pool connects as; sessions of
 	// other roles run their catalog work under SET LOCAL ROLE.
 	catalogRole string
@@ -141,11 +144,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.vectors = newVectorIndexes(cfg.Catalog, e)
 	e.ivfs = newIVFCache(1 << 30)
 	e.vrows = newVectorRowCache(vectorRowCacheBytes)
-	db, err := openDuckDB(ctx, e.scans, cfg, duckTemp)
+	db, funcs, err := openDuckDB(ctx, e.scans, cfg, duckTemp)
 	if err != nil {
 		e.removeOwnTemp()
 		return nil, err
 	}
+	e.engineFuncs = funcs
 	e.duck = db
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&e.serverVersion, &e.catalogRole); err != nil {
 		db.Close()

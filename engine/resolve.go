@@ -95,9 +95,6 @@ func classifyRelations(stmt *pg_query.Node) relationKinds {
 // get engine-chosen names (ctescope.go): no relation name the user wrote is
 // left for DuckDB to interpret.
 func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[string]*catalog.Table, error) {
-	if err := s.checkTableFunctions(stmt); err != nil {
-		return nil, err
-	}
 	if err := s.unqualifyColumns(stmt); err != nil { // qualified.go
 		return nil, err
 	}
