@@ -138,6 +138,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.results.dir, e.results.limit = e.scans.spill, cfg.TempLimit
 	if err := duckstream.Available(); err != nil {
 		// Without streaming, every result would be materialised in memory.
+		e.removeOwnTemp()
 		return nil, fmt.Errorf("DuckDB results cannot stream: %w", err)
 	}
 	e.snaps = newSnapshotCache()
