@@ -140,12 +140,61 @@ func duckFunctionNames(ctx context.Context, conn *sql.Conn) (map[string]bool, er
 	return out, rows.Err()
 }
 
-// duckSQL renders stmt as the SQL DuckDB runs, once the gate accepts it.
+// duckSQL renders stmt as the SQL DuckDB runs: the session's user and
+// database answered (answerSessionValues), then checked by the gate.
 func (s *Session) duckSQL(stmt *pg_query.Node) (string, error) {
+	s.answerSessionValues(stmt)
 	if err := s.checkDuckTree(stmt); err != nil {
 		return "", err
 	}
 	return deparseNode(stmt)
+}
+
+// sessionValueNames are the SQL value functions that name the session's
+// user or database, by the column name PostgreSQL gives them.
+var sessionValueNames = map[pg_query.SQLValueFunctionOp]string{
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:    "current_role",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER:    "current_user",
+	pg_query.SQLValueFunctionOp_SVFOP_USER:            "current_user",
+	pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:    "session_user",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_catalog",
+}
+
+// answerSessionValues replaces CURRENT_USER, SESSION_USER, CURRENT_ROLE,
+// USER and CURRENT_CATALOG by the session's values, which DuckDB would
+// answer from its own state ('duckdb', 'memory'). A session runs as the
+// role it logged in with (SET ROLE is refused) in the one database, so the
+// values hold wherever the expression is evaluated — temporary tables'
+// defaults included.
+func (s *Session) answerSessionValues(stmt *pg_query.Node) {
+	value := func(n *pg_query.Node) (string, string, bool) {
+		svf := n.GetSqlvalueFunction()
+		if svf == nil {
+			return "", "", false
+		}
+		name, ok := sessionValueNames[svf.Op]
+		if !ok {
+			return "", "", false
+		}
+		if svf.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG {
+			return name, DatabaseName, true
+		}
+		return name, s.user, true
+	}
+	walk(stmt, func(n *pg_query.Node) {
+		if rt := n.GetResTarget(); rt != nil && rt.Name == "" && rt.Val != nil {
+			if name, _, ok := value(rt.Val); ok {
+				rt.Name = name
+			}
+		}
+		if _, v, ok := value(n); ok {
+			n.Node = &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+				Arg:      pg_query.MakeAConstStrNode(v, -1),
+				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+				Location: -1,
+			}}
+		}
+	})
 }
 
 // duckExprSQL renders one expression as DuckDB SQL, once the gate accepts
@@ -188,6 +237,11 @@ func (s *Session) checkDuckTree(stmt *pg_query.Node) error {
 		switch x := n.Node.(type) {
 		case *pg_query.Node_FuncCall:
 			err = s.checkDuckCall(x.FuncCall, inFrom[x.FuncCall])
+		case *pg_query.Node_SqlvalueFunction:
+			if x.SqlvalueFunction.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA {
+				// DuckDB would answer its own schema ('main').
+				err = sqlerr.Unsupported("CURRENT_SCHEMA in a statement over lake tables", "current_setting('search_path')")
+			}
 		case *pg_query.Node_RangeVar:
 			rv := x.RangeVar
 			if rv == created || ctes[rv] != nil || rv.Catalogname == duckTempCatalog && rv.Schemaname == duckTempSchema {

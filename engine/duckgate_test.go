@@ -35,6 +35,16 @@ func TestDuckDBStateIsNotUsers(t *testing.T) {
 			t.Errorf("%s: got %v (%v, rows %q), want %s", q, got, err, rows, code)
 		}
 	}
+	// The session's user and database are the engine's answers, not DuckDB's.
+	who := mustRun(t, s, "SELECT current_user")[0] // the catalog's answer
+	expectRows(t, s, "SELECT current_user, session_user, current_role, user, current_catalog, id FROM t",
+		who+"|"+who+"|"+who+"|"+who+"|lakesoul|1")
+	if _, err := run(t, s, "SELECT current_schema, id FROM t"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("current_schema over a lake table: %v, want 0A000", err)
+	}
+	mustRun(t, s, `CREATE TEMP TABLE tu (id int, who text DEFAULT current_user)`)
+	mustRun(t, s, `INSERT INTO tu (id) VALUES (1)`)
+	expectRows(t, s, `SELECT who FROM tu`, who)
 	// Temporary tables still take PostgreSQL's defaults and checks.
 	mustRun(t, s, `CREATE TEMP TABLE tt (id int CHECK (id > 0), v text DEFAULT upper('x'), n int DEFAULT length('abc'))`)
 	mustRun(t, s, `INSERT INTO tt (id) VALUES (1)`)
