@@ -22,6 +22,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/duckarrow"
 	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -323,8 +324,9 @@ type scanSource struct {
 	// every value is set one by one.
 	bulk *bulkScan
 	// rowsOnly is the entry's: the first column, when DuckDB asks for it
-	// alone, is read from no file (NULLs fill it).
-	rowsOnly bool
+	// alone, is read from no file (NULLs fill it); nullFirst: it does,
+	// and chunks are filled by fillRows.
+	rowsOnly, nullFirst bool
 }
 
 type openIterators struct {
@@ -464,11 +466,16 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 		if s.rowsOnly && onlyFirst(s.projected) {
 			// DuckDB wants some column of a scan whose statement reads
 			// none (count(*), EXISTS): the reader counts rows from the
-			// footers, and the column it hands over is NULL.
+			// footers, and the column it hands over is NULL, marked so
+			// in one call per chunk when its type is flat.
 			s.scan.Needed = make([]bool, len(s.projected))
+			s.nullFirst = duckarrow.Available() == nil && bulkType(s.scan.Table.Schema.Field(0))
 		}
 		s.bulk = s.reg.bulk.newScan(s.scan.Table, s.projected)
 	})
+	if s.nullFirst {
+		return s.fillRows(th, &chunk)
+	}
 	if b := s.bulk; b != nil && b.enabled() {
 		return s.fillBulk(th, b, &chunk)
 	}
@@ -500,6 +507,27 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 		n += take
 	}
 	return chunk.SetSize(n)
+}
+
+// fillRows fills chunk with the next rows of th's batch (at most one
+// chunk's worth) for a scan whose only column the query does not read:
+// the column is marked NULL, nothing else is set.
+func (s *scanSource) fillRows(th *scanThread, chunk *duckdb.DataChunk) error {
+	if th.batch == nil || th.row >= int(th.batch.NumRows()) {
+		ok, err := s.advance(th)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return chunk.SetSize(0)
+		}
+	}
+	take := min(duckdb.GetDataChunkCapacity(), int(th.batch.NumRows())-th.row)
+	if err := duckarrow.FillNull(chunk, 0, take); err != nil {
+		return err
+	}
+	th.row += take
+	return chunk.SetSize(take)
 }
 
 // advance moves th to its next batch, as nextBatch, closing th at the end

@@ -202,6 +202,20 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	batchRows, bufSize int, fm *fileMeta, sel *fileSelection) (*fileStream, error) {
 	ctx, f, t := fo.ctx, fo.f, scan.Table
 	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
+	if fm != nil && !ranged && scan.needsNone() {
+		// No column is needed (count(*)) and the footer is known: the
+		// row counts are all there is to read, and the file stays shut.
+		fs := &fileStream{order: order, path: f.Path, mem: mem, stats: scan.Stats, colMap: make([]int, t.Schema.NumFields())}
+		for i := range fs.colMap {
+			fs.colMap[i] = -1
+		}
+		var rowGroups []int
+		if sel != nil {
+			rowGroups = sel.rowGroups
+		}
+		fs.rr = newCountReader(fm.md, rowGroups, int64(batchRows))
+		return fs, nil
+	}
 	if ranged && scan.Chunks != nil && fm != nil {
 		fs, ok, err := openCachedStream(fo, order, scan, batchRows, fm, sel)
 		if ok || err != nil {

@@ -105,6 +105,17 @@ func (s *Scan) needs(c int) bool {
 	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })
 }
 
+// needsNone reports whether no column is to be read from files (count(*)
+// of an append table).
+func (s *Scan) needsNone() bool {
+	for c := range s.Table.Schema.NumFields() {
+		if s.needs(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // Unit is an independent piece of a scan: the files of one bucket of one
 // partition, in snapshot order.
 type Unit struct {
