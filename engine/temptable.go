@@ -81,9 +81,9 @@ func (s *Session) planCreateTempTable(n *pg_query.CreateStmt) (pgwire.Statement,
 	}
 	c := proto.Clone(n).(*pg_query.CreateStmt)
 	c.Relation.Schemaname, c.Oncommit = "", pg_query.OnCommitAction_ONCOMMIT_NOOP
-	text, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_CreateStmt{CreateStmt: c}})
+	text, err := s.duckSQL(&pg_query.Node{Node: &pg_query.Node_CreateStmt{CreateStmt: c}}) // duckgate.go
 	if err != nil {
-		return nil, fmt.Errorf("deparse: %w", err)
+		return nil, err
 	}
 	return &funcStmt{tag: "CREATE TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		if _, ok := s.temps[rel.Relname]; ok && n.IfNotExists {
