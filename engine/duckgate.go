@@ -81,7 +81,7 @@ var duckUserFunctions = setOf(
 	"stddev_samp", "string_agg", "sum", "var_pop", "var_samp", "variance",
 	// DuckDB functions the engine's rewrites call
 	"epoch_us", "from_base64", "hex", "len", "list", "list_value", "printf", "round_even", "strftime",
-	"struct_pack", "to_base64", "unhex",
+	"struct_pack", "to_base64", "trim", "unhex",
 )
 
 // duckStateFunctions are PostgreSQL's functions that DuckDB has but
