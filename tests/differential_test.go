@@ -291,6 +291,11 @@ var diffScripts = [][]string{
 		`ALTER TABLE diff.rn RENAME COLUMN w TO id`, `ALTER TABLE diff.rn RENAME TO rn2`, `ALTER TABLE diff.rn RENAME TO rn3`,
 		`ALTER TABLE diff.rn2 RENAME TO acct`, `ALTER TABLE IF EXISTS diff.nope RENAME TO x`, `ALTER VIEW diff.rn2 RENAME TO x`,
 		`ALTER TABLE diff.rn2 RENAME w TO v`, `INSERT INTO diff.rn2 VALUES (2, 'b')`, `SELECT id, v FROM diff.rn2 ORDER BY id`},
+	// Issue 35 item 7: DROP SCHEMA … CASCADE drops sequences and views too.
+	{`CREATE SCHEMA diffdrop`, `CREATE SEQUENCE diffdrop.s`, `DROP SCHEMA diffdrop`, `CREATE VIEW diffdrop.v AS SELECT 1 AS x`,
+		`CREATE TABLE diffdrop.t (id serial, PRIMARY KEY (id))`, `DROP SCHEMA diffdrop CASCADE`, `CREATE SCHEMA diffdrop`,
+		`CREATE SEQUENCE diffdrop.s`, `CREATE VIEW diffdrop.v AS SELECT 1 AS x`, `CREATE TABLE diffdrop.t (id serial, PRIMARY KEY (id))`,
+		`SELECT nextval('diffdrop.s'), nextval('diffdrop.t_id_seq')`, `DROP SCHEMA diffdrop CASCADE`},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
