@@ -73,6 +73,8 @@ var diffSetup = []string{
 	`CREATE TYPE diff.mood AS ENUM ('sad', 'ok', 'happy')`,
 	`ALTER TYPE diff.mood ADD VALUE 'meh' BEFORE 'ok'`,
 	`CREATE TABLE diff.moods (id int, m diff.mood, PRIMARY KEY (id))`,
+	// Issue 35 item 8: catalog facts of identity and array columns and views.
+	`CREATE VIEW diff.arrv AS SELECT id, ta, ia FROM diff.arr`,
 	`CREATE TABLE diff.moodlog (id int, m diff.mood)`,
 	`INSERT INTO diff.moods VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL), (5, 'meh'), (6, 'happy')`,
 	`INSERT INTO diff.moodlog SELECT id, m FROM diff.moods WHERE m IS NOT NULL`,
@@ -259,6 +261,13 @@ var diffCorpus = []string{
 	`SELECT id FROM diff.moods WHERE m = 'nope'`,
 	`SELECT 'nope'::diff.mood`,
 	`SELECT count(*), count(m) FROM diff.moods`,
+	// Issue 35 item 8: catalog facts.
+	`SELECT table_name, column_name, data_type, udt_name, is_nullable, is_identity, identity_generation
+		FROM information_schema.columns WHERE table_schema = 'diff' AND table_name IN ('gen', 'arr', 'arrv')
+		ORDER BY table_name, ordinal_position`,
+	`SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attidentity
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'diff' AND c.relname IN ('gen', 'arr', 'arrv') AND a.attnum > 0 ORDER BY 1, a.attnum`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)
