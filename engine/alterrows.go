@@ -62,28 +62,35 @@ func rowsCmd(cmd *pg_query.AlterTableCmd) bool {
 // accepts: its commands run one after another, in one transaction block.
 func (s *Session) planAlterRows(n *pg_query.AlterTableStmt) pgwire.Statement {
 	return &funcStmt{tag: "ALTER TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		implicit := !s.inBlock
-		if implicit {
-			s.beginTx(nil)
-		}
-		err := s.runAlterRows(ctx, n)
-		if implicit {
-			if err != nil {
-				s.rollbackBlock(ctx)
-				return "", nil, err
-			}
-			if end, err := s.commitBlock(ctx); err != nil || end != "COMMIT" {
-				if err == nil {
-					err = sqlerr.New(sqlerr.InternalError, "ALTER TABLE rolled back")
-				}
-				return "", nil, err
-			}
-		}
+		return s.inOwnBlock(ctx, "ALTER TABLE", func(ctx context.Context) error { return s.runAlterRows(ctx, n) })
+	}}
+}
+
+// inOwnBlock runs fn inside the session's transaction block, or, outside
+// one, inside a block of its own that commits when fn succeeds and rolls
+// back when it fails: the statement's DDL and writes commit together.
+func (s *Session) inOwnBlock(ctx context.Context, tag string, fn func(ctx context.Context) error) (string, [][]any, error) {
+	implicit := !s.inBlock
+	if implicit {
+		s.beginTx(nil)
+	}
+	err := fn(ctx)
+	if implicit {
 		if err != nil {
+			s.rollbackBlock(ctx)
 			return "", nil, err
 		}
-		return "ALTER TABLE", nil, nil
-	}}
+		if end, err := s.commitBlock(ctx); err != nil || end != "COMMIT" {
+			if err == nil {
+				err = sqlerr.New(sqlerr.InternalError, "%s rolled back", tag)
+			}
+			return "", nil, err
+		}
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return tag, nil, nil
 }
 
 func (s *Session) runAlterRows(ctx context.Context, n *pg_query.AlterTableStmt) error {
@@ -347,4 +354,78 @@ type rowsCollector [][]any
 func (r *rowsCollector) WriteRow(vals []any) error {
 	*r = append(*r, slices.Clone(vals))
 	return nil
+}
+
+// hasRows reports whether t has a live file as the session sees it (its
+// block's writes included).
+func (s *Session) hasRows(ctx context.Context, t *catalog.Table) (bool, error) {
+	parts, err := s.cat.LiveFiles(ctx, t.ID, nil)
+	if err != nil {
+		return false, err
+	}
+	if s.inBlock {
+		if parts, err = s.snapshotForBlock(ctx, t, parts); err != nil {
+			return false, err
+		}
+	}
+	return slices.ContainsFunc(parts, func(p catalog.PartitionFiles) bool { return len(p.Files) > 0 }), nil
+}
+
+// addPrimaryKeyWithRows gives t, which has rows, primary key keys, inside
+// the open block: the key must be unique and not null over the rows
+// (23505, 23502, PostgreSQL's words); the rows are copied aside into a
+// temporary table, the table is emptied and made a keyed table in the
+// catalog (lakesoul.add_primary_key_emptying), and the rows are written
+// again, keyed and bucketed, all committing with the block.
+func (s *Session) addPrimaryKeyWithRows(ctx context.Context, t *catalog.Table, keys []string) error {
+	nt, done, err := keyedDefinition(t, keys)
+	if done || err != nil {
+		return err
+	}
+	if slices.ContainsFunc(s.staged, func(w stagedWrite) bool { return w.table.ID == t.ID }) ||
+		slices.ContainsFunc(s.buffered, func(w *bufferedWrite) bool { return w.table.ID == t.ID }) {
+		return sqlerr.Unsupported("adding a primary key to a table written in the same transaction block",
+			"COMMIT the rows first")
+	}
+	rel := qualifiedName(&pg_query.RangeVar{Schemaname: t.Namespace, Relname: t.Name})
+	var cols, texts []string
+	for _, k := range keys {
+		rows, err := s.runInternal(ctx, fmt.Sprintf("SELECT 1 FROM %s WHERE %s IS NULL LIMIT 1", rel, quoteIdent(k)))
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			return sqlerr.New(sqlerr.NotNullViolation, "column %q of relation %q contains null values", k, t.Name)
+		}
+		cols = append(cols, quoteIdent(k))
+		texts = append(texts, quoteIdent(k)+"::text")
+	}
+	dup, err := s.runInternal(ctx, fmt.Sprintf("SELECT %s FROM %s GROUP BY %s HAVING count(*) > 1 LIMIT 1",
+		strings.Join(texts, ", "), rel, strings.Join(cols, ", ")))
+	if err != nil {
+		return err
+	}
+	if len(dup) > 0 {
+		vals := make([]string, len(dup[0]))
+		for i, v := range dup[0] {
+			vals[i] = fmt.Sprint(v)
+		}
+		e := sqlerr.New(sqlerr.UniqueViolation, "could not create unique index %q", t.Name+"_pkey")
+		e.Detail = fmt.Sprintf("Key (%s)=(%s) is duplicated.", strings.Join(keys, ", "), strings.Join(vals, ", "))
+		return e
+	}
+	tmp := quoteIdent("lakesoul_rekey_" + strings.ReplaceAll(t.ID, "-", "_"))
+	if _, err := s.runInternal(ctx, fmt.Sprintf("CREATE TEMP TABLE %s AS SELECT * FROM %s", tmp, rel)); err != nil {
+		return err
+	}
+	if _, _, err := s.ddl("ALTER TABLE", func(ctx context.Context) error {
+		return s.cat.AddPrimaryKeyEmptying(ctx, nt)
+	}).run(ctx, nil); err != nil {
+		return err
+	}
+	if _, err := s.runInternal(ctx, fmt.Sprintf("INSERT INTO %s OVERRIDING SYSTEM VALUE SELECT * FROM pg_temp.%s", rel, tmp)); err != nil {
+		return err
+	}
+	_, err = s.runInternal(ctx, "DROP TABLE pg_temp."+tmp)
+	return err
 }
