@@ -373,19 +373,15 @@ func (s *Session) hasRows(ctx context.Context, t *catalog.Table) (bool, error) {
 
 // addPrimaryKeyWithRows gives t, which has rows, primary key keys, inside
 // the open block: the key must be unique and not null over the rows
-// (23505, 23502, PostgreSQL's words); the rows are copied aside into a
-// temporary table, the table is emptied and made a keyed table in the
-// catalog (lakesoul.add_primary_key_emptying), and the rows are written
-// again, keyed and bucketed, all committing with the block.
+// (23505, 23502, PostgreSQL's words); the rows (the block's own writes
+// included) are copied aside into a temporary table, the table is emptied
+// (the block's writes of it dropped) and made a keyed table in the catalog
+// (lakesoul.add_primary_key_emptying), and the rows are written again, keyed
+// and bucketed, all committing with the block.
 func (s *Session) addPrimaryKeyWithRows(ctx context.Context, t *catalog.Table, keys []string) error {
 	nt, done, err := keyedDefinition(t, keys)
 	if done || err != nil {
 		return err
-	}
-	if slices.ContainsFunc(s.staged, func(w stagedWrite) bool { return w.table.ID == t.ID }) ||
-		slices.ContainsFunc(s.buffered, func(w *bufferedWrite) bool { return w.table.ID == t.ID }) {
-		return sqlerr.Unsupported("adding a primary key to a table written in the same transaction block",
-			"COMMIT the rows first")
 	}
 	rel := qualifiedName(&pg_query.RangeVar{Schemaname: t.Namespace, Relname: t.Name})
 	var cols, texts []string
@@ -417,6 +413,23 @@ func (s *Session) addPrimaryKeyWithRows(ctx context.Context, t *catalog.Table, k
 	tmp := quoteIdent("lakesoul_rekey_" + strings.ReplaceAll(t.ID, "-", "_"))
 	if _, err := s.runInternal(ctx, fmt.Sprintf("CREATE TEMP TABLE %s AS SELECT * FROM %s", tmp, rel)); err != nil {
 		return err
+	}
+	// The block's own writes of t (pg_restore -1: CREATE TABLE, COPY, ADD
+	// PRIMARY KEY in one transaction) are in the copy: they go, as
+	// TRUNCATE drops them, and the committed rows go in the catalog.
+	if err := s.flushBuffered(ctx, t.ID); err != nil {
+		return err
+	}
+	var descs []string
+	for _, w := range s.staged {
+		if w.table.ID == t.ID {
+			for _, p := range w.parts {
+				descs = append(descs, p.Desc)
+			}
+		}
+	}
+	for _, d := range descs {
+		s.supersedeStaged(ctx, t, d)
 	}
 	if _, _, err := s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		return s.cat.AddPrimaryKeyEmptying(ctx, nt)

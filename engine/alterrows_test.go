@@ -108,6 +108,16 @@ func TestAddPrimaryKeyOverRows(t *testing.T) {
 	expectRows(t, s, "SELECT count(*) FROM information_schema.table_constraints WHERE table_schema = 'k' AND constraint_type = 'PRIMARY KEY'", "0")
 	expectRows(t, s, "SELECT count(*) FROM k.t", "4")
 
+	// pg_restore -1: the table, its rows and its key in one block.
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, "CREATE TABLE k.r (id int, v text)")
+	mustRun(t, s, "INSERT INTO k.r VALUES (1, 'a'), (2, 'b')")
+	mustRun(t, s, "INSERT INTO k.r VALUES (3, 'c')")
+	mustRun(t, s, "ALTER TABLE ONLY k.r ADD CONSTRAINT r_pkey PRIMARY KEY (id)")
+	mustRun(t, s, "INSERT INTO k.r VALUES (1, 'a2')")
+	mustRun(t, s, "COMMIT")
+	expectRows(t, s, "SELECT id, v FROM k.r ORDER BY id", "1|a2", "2|b", "3|c")
+
 	mustRun(t, s, "ALTER TABLE k.t ADD PRIMARY KEY (id)")
 	expectRows(t, s, "SELECT id, g, v, tags FROM k.t ORDER BY id", "1|a|10|[x]", "2|a|20|NULL", "3|b|30|[y z]", "4|b|40|[]")
 	mustRun(t, s, "INSERT INTO k.t (id, g, v) VALUES (1, 'a', 11), (5, 'a', 50)")
