@@ -129,3 +129,23 @@ func TestAddPrimaryKeyOverRows(t *testing.T) {
 		t.Fatalf("a second key: %v", err)
 	}
 }
+
+// TestExtensions: the extensions migrations ask for (uuid-ossp, pgcrypto)
+// are there, and their functions make uuids in queries, in defaults (of
+// CREATE TABLE and of a column added to a table with rows) and in writes;
+// an extension the engine does not serve is 0A000.
+func TestExtensions(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`)
+	mustRun(t, s, `CREATE EXTENSION pgcrypto`)
+	mustRun(t, s, `CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA public`)
+	if _, err := run(t, s, `CREATE EXTENSION postgis`); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("CREATE EXTENSION postgis: %v", err)
+	}
+	expectRows(t, s, `SELECT uuid_generate_v4() <> public.uuid_generate_v4(), length(gen_random_uuid()::text)`, "true|36")
+	mustRun(t, s, `CREATE SCHEMA x; CREATE TABLE x.u (id uuid DEFAULT uuid_generate_v4(), v text, PRIMARY KEY (id))`)
+	mustRun(t, s, `INSERT INTO x.u (v) VALUES ('a'), ('b'); INSERT INTO x.u VALUES (uuid_generate_v4(), 'c')`)
+	mustRun(t, s, `ALTER TABLE x.u ADD COLUMN w uuid NOT NULL DEFAULT uuid_generate_v4()`)
+	expectRows(t, s, `SELECT count(DISTINCT id), count(DISTINCT w), count(*) FROM x.u`, "3|3|3")
+	expectRows(t, s, `SELECT count(*) FROM x.u WHERE id::text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'`, "3")
+}

@@ -53,6 +53,9 @@ var routes = []route{
 	{(*pg_query.Node_CopyStmt)(nil), "COPY", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCopy(ctx, n.GetCopyStmt())
 	}},
+	{(*pg_query.Node_CreateExtensionStmt)(nil), "CREATE EXTENSION (uuid-ossp, pgcrypto, plpgsql, vector)", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateExtension(n.GetCreateExtensionStmt()) // extensions.go
+	}},
 	{(*pg_query.Node_CreateSchemaStmt)(nil), "CREATE SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateSchema(n.GetCreateSchemaStmt())
 	}},

@@ -305,6 +305,18 @@ var diffScripts = [][]string{
 		`CREATE TABLE diffdrop.t (id serial, PRIMARY KEY (id))`, `DROP SCHEMA diffdrop CASCADE`, `CREATE SCHEMA diffdrop`,
 		`CREATE SEQUENCE diffdrop.s`, `CREATE VIEW diffdrop.v AS SELECT 1 AS x`, `CREATE TABLE diffdrop.t (id serial, PRIMARY KEY (id))`,
 		`SELECT nextval('diffdrop.s'), nextval('diffdrop.t_id_seq')`, `DROP SCHEMA diffdrop CASCADE`},
+	// Issue 35 item 5: ALTER TABLE over existing rows, extensions.
+	{`CREATE TABLE diff.alt (id int, v text)`, `INSERT INTO diff.alt VALUES (1, 'a'), (2, NULL), (2, 'b')`,
+		`ALTER TABLE diff.alt ADD COLUMN f boolean NOT NULL DEFAULT false`, `ALTER TABLE diff.alt ADD COLUMN z int NOT NULL`,
+		`ALTER TABLE diff.alt ADD CONSTRAINT big CHECK (id > 1)`, `ALTER TABLE diff.alt ADD CONSTRAINT pos CHECK (id > 0)`,
+		`ALTER TABLE diff.alt ADD COLUMN n int DEFAULT 5 CHECK (n > 9)`, `ALTER TABLE diff.alt ADD COLUMN n int DEFAULT 5 CHECK (n > 0)`,
+		`ALTER TABLE diff.alt ADD COLUMN s bigserial`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
+		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `DELETE FROM diff.alt WHERE v = 'b'`, `ALTER TABLE diff.alt ADD PRIMARY KEY (v)`,
+		`UPDATE diff.alt SET v = 'c' WHERE v IS NULL`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
+		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `INSERT INTO diff.alt (id, v) VALUES (3, NULL)`, `INSERT INTO diff.alt (id, v) VALUES (0, 'x')`,
+		`SELECT id, v, f, n, s FROM diff.alt ORDER BY id`},
+	{`CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`, `CREATE EXTENSION IF NOT EXISTS pgcrypto`,
+		`SELECT length(uuid_generate_v4()::text), uuid_generate_v4() <> gen_random_uuid()`},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
