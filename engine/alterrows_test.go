@@ -149,3 +149,35 @@ func TestExtensions(t *testing.T) {
 	expectRows(t, s, `SELECT count(DISTINCT id), count(DISTINCT w), count(*) FROM x.u`, "3|3|3")
 	expectRows(t, s, `SELECT count(*) FROM x.u WHERE id::text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'`, "3")
 }
+
+// TestSequenceFunctionsOfComputedNames: nextval, currval and setval of a
+// sequence named by a parameter or an expression (PHP's
+// lastInsertId('seq') sends SELECT currval($1)) resolve the name when the
+// statement runs, with search_path, and the engine's functions behind them
+// cannot be called by name.
+func TestSequenceFunctionsOfComputedNames(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE SCHEMA q; CREATE SEQUENCE q.s; CREATE TABLE q.t (id serial, v text)")
+	if _, err := run(t, s, "SELECT currval($1)", "q.s"); sqlerr.Code(err) != sqlerr.ObjectNotInPrerequisiteState {
+		t.Fatalf("currval before nextval: %v", err)
+	}
+	if got := mustRun(t, s, "SELECT nextval($1)", "q.s"); len(got) != 1 || got[0] != "1" {
+		t.Fatalf("nextval($1): %v", got)
+	}
+	if got := mustRun(t, s, "SELECT currval($1)", "q.s"); len(got) != 1 || got[0] != "1" {
+		t.Fatalf("currval($1): %v", got)
+	}
+	mustRun(t, s, "INSERT INTO q.t (v) VALUES ('a'), ('b')")
+	if got := mustRun(t, s, "SELECT currval($1)", "q.t_id_seq"); len(got) != 1 || got[0] != "2" {
+		t.Fatalf("currval($1) of a serial: %v", got)
+	}
+	expectRows(t, s, "SELECT currval('q.' || 't_id_seq'), setval('q.' || 's', 10), nextval(lower('Q.S'))", "2|10|11")
+	if _, err := run(t, s, "SELECT currval($1)", "q.nope"); err == nil {
+		t.Fatal("currval of a sequence that does not exist")
+	}
+	for _, q := range []string{"SELECT lakesoul_currval_named('x', 'q.s')", "SELECT lakesoul_nextval_named('x', 'q.s')"} {
+		if _, err := run(t, s, q); sqlerr.Code(err) != sqlerr.UndefinedFunction {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
