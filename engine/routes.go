@@ -120,8 +120,8 @@ var routes = []route{
 	{(*pg_query.Node_DeclareCursorStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planDeclare(ctx, n.GetDeclareCursorStmt(), p)
 	}},
-	{(*pg_query.Node_FetchStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
-		return s.planFetch(n.GetFetchStmt())
+	{(*pg_query.Node_FetchStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planFetch(ctx, n.GetFetchStmt())
 	}},
 	{(*pg_query.Node_ClosePortalStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planClose(n.GetClosePortalStmt())
