@@ -181,3 +181,25 @@ func TestSequenceFunctionsOfComputedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWithUpdateDelete: WITH … UPDATE … FROM (bun's bulk update) and
+// WITH … UPDATE/DELETE … WHERE … IN (SELECT … FROM cte), on keyed and
+// append tables, with RETURNING; a data-modifying WITH query is 0A000.
+func TestWithUpdateDelete(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE SCHEMA w; CREATE TABLE w.k (id int PRIMARY KEY, v text); CREATE TABLE w.a (id int, v text)")
+	mustRun(t, s, "INSERT INTO w.k VALUES (1, 'a'), (2, 'b'), (3, 'c'); INSERT INTO w.a VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	expectRows(t, s, `WITH _data (id, v) AS (VALUES (1, 'x'), (3, 'z'))
+		UPDATE w.k SET v = _data.v FROM _data WHERE w.k.id = _data.id RETURNING w.k.id, w.k.v`, "1|x", "3|z")
+	expectRows(t, s, "SELECT id, v FROM w.k ORDER BY id", "1|x", "2|b", "3|z")
+	for _, tbl := range []string{"w.k", "w.a"} {
+		mustRun(t, s, `WITH two AS (SELECT 2 AS id) UPDATE `+tbl+` SET v = 'y' WHERE id IN (SELECT id FROM two)`)
+		expectRows(t, s, "SELECT v FROM "+tbl+" WHERE id = 2", "y")
+		mustRun(t, s, `WITH gone AS (SELECT id FROM `+tbl+` WHERE v = 'y') DELETE FROM `+tbl+` WHERE id IN (SELECT id FROM gone)`)
+		expectRows(t, s, "SELECT count(*) FROM "+tbl+" WHERE id = 2", "0")
+	}
+	if _, err := run(t, s, `WITH d AS (DELETE FROM w.a RETURNING id) UPDATE w.k SET v = 'q' WHERE id IN (SELECT id FROM d)`); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("data-modifying WITH: %v", err)
+	}
+	expectRows(t, s, "SELECT count(*) FROM w.a", "2")
+}

@@ -315,6 +315,9 @@ var diffScripts = [][]string{
 		`UPDATE diff.alt SET v = 'c' WHERE v IS NULL`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
 		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `INSERT INTO diff.alt (id, v) VALUES (3, NULL)`, `INSERT INTO diff.alt (id, v) VALUES (0, 'x')`,
 		`SELECT id, v, f, n, s FROM diff.alt ORDER BY id`},
+	{`CREATE TABLE diff.wu (id int, v text, PRIMARY KEY (id))`, `INSERT INTO diff.wu VALUES (1, 'a'), (2, 'b'), (3, 'c')`,
+		`WITH _data (id, v) AS (VALUES (1, 'x'), (3, 'z')) UPDATE diff.wu SET v = _data.v FROM _data WHERE diff.wu.id = _data.id`,
+		`WITH two AS (SELECT 2 AS id) DELETE FROM diff.wu WHERE id IN (SELECT id FROM two)`, `SELECT id, v FROM diff.wu ORDER BY id`},
 	{`CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`, `CREATE EXTENSION IF NOT EXISTS pgcrypto`,
 		`SELECT length(uuid_generate_v4()::text), uuid_generate_v4() <> gen_random_uuid()`},
 }
