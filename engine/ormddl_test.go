@@ -116,3 +116,27 @@ func TestVarcharArrayColumns(t *testing.T) {
 		t.Fatalf("varchar(10)[]: %v", err)
 	}
 }
+
+// TestTempTableFromCatalog: CREATE TEMP TABLE … AS SELECT over catalog
+// relations (vacuumlo's first statement) makes a temporary table of the
+// catalog's rows, which later statements read, change, join with lake
+// tables and ANALYZE; WITH NO DATA makes it empty.
+func TestTempTableFromCatalog(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE SCHEMA tc; CREATE TABLE tc.t (id bigint, name text); INSERT INTO tc.t VALUES (1, 'a'), (2, 'b')")
+	expectRows(t, s, "CREATE TEMP TABLE lo AS SELECT oid AS lo FROM pg_largeobject_metadata")
+	expectRows(t, s, "SELECT count(*) FROM lo", "0")
+	mustRun(t, s, "ANALYZE lo")
+	mustRun(t, s, "VACUUM lo")
+	mustRun(t, s, `CREATE TEMP TABLE rels AS SELECT c.relname::text AS relname, c.relnatts AS n, c.oid AS o
+		FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = 'tc'`)
+	expectRows(t, s, "SELECT relname, n, o > 0 FROM rels", "t|2|true")
+	expectRows(t, s, "SELECT t.id FROM tc.t t JOIN rels r ON r.n = t.id", "2")
+	mustRun(t, s, "DELETE FROM rels WHERE n IN (SELECT id FROM tc.t)")
+	expectRows(t, s, "SELECT count(*) FROM rels", "0")
+	mustRun(t, s, "CREATE TEMP TABLE empty AS SELECT typname::text FROM pg_type WITH NO DATA")
+	expectRows(t, s, "SELECT count(*) FROM empty", "0")
+	if _, err := run(t, s, "CREATE TEMP TABLE lo AS SELECT 1 AS x FROM pg_class"); sqlerr.Code(err) != sqlerr.DuplicateTable {
+		t.Fatalf("a second lo: %v", err)
+	}
+}

@@ -44,6 +44,9 @@ func (s *Session) planVacuum(ctx context.Context, n *pg_query.VacuumStmt) (pgwir
 	var skipped []string // system relations that are no tables (views), warned about
 	for _, r := range n.Rels {
 		rv := r.GetVacuumRelation().Relation
+		if s.isTempRef(rv) {
+			continue // the session's DuckDB table: nothing to collect or refresh
+		}
 		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) {
 			table, err := s.systemRelation(ctx, rv.Schemaname, rv.Relname)
 			if err != nil {

@@ -145,3 +145,21 @@ func TestPgRestoreSinglePass(t *testing.T) {
 		mustExec(t, ctx, c, "DELETE FROM rst.ser WHERE id = 4")
 	}
 }
+
+// TestVacuumlo runs vacuumlo (verbose, then as a dry run): it copies the
+// large objects' OIDs into a temporary table (CREATE TEMP TABLE … AS SELECT
+// … FROM pg_largeobject_metadata), ANALYZEs it, looks for oid columns in
+// pg_class/pg_attribute and reads the table through a WITH HOLD cursor;
+// lake tables hold no large objects, so none is removed.
+func TestVacuumlo(t *testing.T) {
+	bin := pgToolPath(t, "vacuumlo")
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	env, conn := toolConn(t, srv)
+	for _, flag := range []string{"-v", "-n"} {
+		out := runTool(t, ctx, env, "", bin, append(append([]string{flag}, conn...), database)...)
+		if !strings.Contains(out, "0 large objects") {
+			t.Errorf("vacuumlo %s:\n%s", flag, out)
+		}
+	}
+}
