@@ -77,6 +77,9 @@ type Engine struct {
 	ivfs          *ivfCache
 	vrows         *vectorRowCache
 	serverVersion string
+	// typeNames are format_type's names of pg_catalog's types, by OID
+	// (pg_typeof of lake columns, pgtypeof.go).
+	typeNames map[uint32]string
 	// warehouseDir is the local warehouse root ("" for object stores);
 	// DuckDB may read Parquet files below it.
 	warehouseDir string
@@ -139,6 +142,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&e.serverVersion, &e.catalogRole); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("read catalog server version: %w", err)
+	}
+	if e.typeNames, err = loadTypeNames(ctx, e.cat.Pool()); err != nil { // pgtypeof.go
+		db.Close()
+		return nil, err
 	}
 	var vectorOID *uint32
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT to_regtype('vector')::oid").Scan(&vectorOID); err != nil {

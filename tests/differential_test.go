@@ -261,6 +261,12 @@ var diffCorpus = []string{
 	`SELECT id FROM diff.moods WHERE m = 'nope'`,
 	`SELECT 'nope'::diff.mood`,
 	`SELECT count(*), count(m) FROM diff.moods`,
+	// Issue 35 item 8: pg_typeof of lake columns is their PostgreSQL type.
+	`SELECT pg_typeof(id)::text, pg_typeof(ia)::text, pg_typeof(i4)::text, pg_typeof(ta)::text, pg_typeof(fa)::text,
+		pg_typeof(ba)::text FROM diff.arr WHERE id = 1`,
+	`SELECT pg_typeof(doc)::text, pg_typeof(raw)::text, pg_typeof(uid)::text, pg_typeof(ts)::text, pg_typeof(code)::text
+		FROM diff.docs WHERE id = 1`,
+	`SELECT pg_typeof(salary)::text, pg_typeof(hired)::text, pg_typeof(updated)::text, pg_typeof(rating)::text FROM diff.emp WHERE id = 1`,
 	// Issue 35 item 8: catalog facts.
 	`SELECT table_name, column_name, data_type, udt_name, is_nullable, is_identity, identity_generation
 		FROM information_schema.columns WHERE table_schema = 'diff' AND table_name IN ('gen', 'arr', 'arrv')
