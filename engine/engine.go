@@ -89,6 +89,9 @@ type Engine struct {
 	// engineFuncs are the functions the engine created in DuckDB, part of
 	// what user SQL may call (duckgate.go).
 	engineFuncs map[string]bool
+	// typeNames are format_type's names of pg_catalog's types, by OID
+	// (pg_typeof of lake columns, pgtypeof.go).
+	typeNames map[uint32]string
 	// catalogRole is the role the catalog pool connects as; sessions of
 	// other roles run their catalog work under SET LOCAL ROLE.
 	catalogRole string
@@ -161,6 +164,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&e.serverVersion, &e.catalogRole); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("read catalog server version: %w", err)
+	}
+	if e.typeNames, err = loadTypeNames(ctx, e.cat.Pool()); err != nil { // pgtypeof.go
+		db.Close()
+		return nil, err
 	}
 	var vectorOID *uint32
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT to_regtype('vector')::oid").Scan(&vectorOID); err != nil {

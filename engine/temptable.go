@@ -302,6 +302,10 @@ func (s *Session) planTempDML(ctx context.Context, stmt *pg_query.Node, paramOID
 			return nil, true, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 		}
 		n.Into.Rel.Schemaname = ""
+		if catalogSourced(n.Query) {
+			st, err := s.planTempFromCatalog(ctx, name, n.Query, n.Into.SkipData, paramOIDs) // tempcatalog.go
+			return st, true, err
+		}
 		q, err := s.planTempStatement(ctx, stmt, paramOIDs)
 		if err != nil {
 			return nil, true, err
