@@ -62,7 +62,8 @@ var namespaceRefusedStatements = []string{
 
 // namespaceDataStatements use the default namespace's objects without
 // changing what they are: every role may (LakeSoul's public domain), with
-// or without CREATE. ALTER … OWNER TO the lake owner changes nothing.
+// or without CREATE. ALTER … OWNER TO the lake owner changes nothing, and
+// neither does CREATE EXTENSION of an extension the engine serves.
 var namespaceDataStatements = []string{
 	"INSERT INTO public.nr_t VALUES (1, 'a')",
 	"UPDATE public.nr_t SET v = 'b' WHERE id = 1",
@@ -72,6 +73,7 @@ var namespaceDataStatements = []string{
 	"TRUNCATE public.nr_t",
 	"CALL lakesoul.compact('public.nr_t')",
 	"VACUUM public.nr_t",
+	`CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`,
 }
 
 func TestNamespaceRightsEveryWritingStatement(t *testing.T) {
