@@ -255,7 +255,7 @@ func scanTable(row pgx.Row) (*Table, error) {
 		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: fmt.Sprintf("table %s.%s has a schema this server cannot read", t.Namespace, t.Name),
 			Detail:  err.Error(), Hint: "Supported column types are those CREATE TABLE accepts; change the column with the engine that wrote it.",
-			Err:     err}
+			Err: err}
 	}
 	t.Schema = s
 	if err := json.Unmarshal([]byte(props), &t.Properties); err != nil {
