@@ -75,12 +75,14 @@ func (s *Session) nativeScanSQL(t *catalog.Table, parts []catalog.PartitionFiles
 		have := map[string]bool{}
 		var paths []string
 		for _, f := range p.Files {
-			// Only files inside the table's directory, and no name DuckDB
-			// would read as a glob; anything else goes to the reader, which
-			// refuses files outside the table (reader/file.go).
+			// Only Parquet files (by name: LakeSoul's engines may also
+			// write .vortex files) inside the table's directory, and no
+			// name DuckDB would read as a glob; anything else goes to the
+			// reader, which refuses files outside the table and names
+			// files of other formats (reader/file.go).
 			lp, err := objstore.LocalPath(f.Path)
 			if err != nil || !strings.HasPrefix(lp, s.e.warehouseDir+"/") || !layout.Within(t.Path, f.Path) ||
-				strings.ContainsAny(lp, "*?[{") {
+				strings.ContainsAny(lp, "*?[{") || !strings.HasSuffix(lp, ".parquet") {
 				return "", false
 			}
 			paths = append(paths, "'"+strings.ReplaceAll(lp, "'", "''")+"'")

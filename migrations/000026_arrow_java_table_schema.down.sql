@@ -44,3 +44,8 @@ $$;
 
 DROP FUNCTION IF EXISTS lakesoul_pg.schema_field_list(text);
 DROP FUNCTION IF EXISTS lakesoul_pg.arrow_java_type(jsonb);
+
+DROP TRIGGER IF EXISTS table_oid_register ON public.table_info;
+DROP TRIGGER IF EXISTS namespace_oid_register ON public.namespace;
+DROP FUNCTION IF EXISTS lakesoul.register_table_oid();
+DROP FUNCTION IF EXISTS lakesoul.register_namespace_oid();

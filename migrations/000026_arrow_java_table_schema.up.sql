@@ -137,3 +137,47 @@ BEGIN
     RETURN res;
 END
 $$;
+
+-- Namespaces and tables LakeSoul's own clients create (the Python package,
+-- Spark, Flink insert public.namespace and public.table_info rows directly)
+-- get their OIDs as they are inserted, so they appear in the emulated
+-- catalog (\d, JDBC metadata, pg_dump) like the server's own; a table they
+-- drop takes its OID row along. SECURITY DEFINER: those clients' roles have
+-- no rights on schema lakesoul.
+CREATE OR REPLACE FUNCTION lakesoul.register_table_oid() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        DELETE FROM lakesoul.table_oid WHERE table_id = OLD.table_id;
+    ELSE
+        INSERT INTO lakesoul.table_oid (table_id) VALUES (NEW.table_id) ON CONFLICT DO NOTHING;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+DROP TRIGGER IF EXISTS table_oid_register ON public.table_info;
+CREATE TRIGGER table_oid_register
+    AFTER INSERT OR DELETE ON public.table_info
+    FOR EACH ROW EXECUTE FUNCTION lakesoul.register_table_oid();
+
+CREATE OR REPLACE FUNCTION lakesoul.register_namespace_oid() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+BEGIN
+    INSERT INTO lakesoul.namespace_oid (namespace) VALUES (NEW.namespace) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+DROP TRIGGER IF EXISTS namespace_oid_register ON public.namespace;
+CREATE TRIGGER namespace_oid_register
+    AFTER INSERT ON public.namespace
+    FOR EACH ROW EXECUTE FUNCTION lakesoul.register_namespace_oid();
+
+-- Those created while no trigger was there.
+INSERT INTO lakesoul.namespace_oid (namespace)
+SELECT namespace FROM public.namespace ORDER BY namespace
+ON CONFLICT DO NOTHING;
+INSERT INTO lakesoul.table_oid (table_id)
+SELECT table_id FROM public.table_info ORDER BY table_id
+ON CONFLICT DO NOTHING;
