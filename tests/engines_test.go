@@ -1,0 +1,356 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+)
+
+// Engines: LakeSoul's own Python package and other engines' clients on the
+// tables this server writes, and the other way round. Each engine is driven
+// by a program of testdata/engines run under the engines' Python: a venv
+// scripts/test creates and fills from PyPI ($LAKESOUL_ENGINES_PYTHON, default
+// $HOME/.cache/lakesoul/engines-venv/bin/python; the versions are pinned in
+// scripts/engines-requirements.txt). Without it the tests skip, naming what
+// is missing, unless LAKESOUL_REQUIRE_ENGINES=1 (scripts/test sets it), which
+// makes that a failure.
+
+const (
+	envEnginesPython  = "LAKESOUL_ENGINES_PYTHON"
+	envRequireEngines = "LAKESOUL_REQUIRE_ENGINES"
+)
+
+// enginesPython returns the engines' Python when it imports every module,
+// else skips (or fails) the test naming the missing ones.
+func enginesPython(t *testing.T, modules ...string) string {
+	t.Helper()
+	py := os.Getenv(envEnginesPython)
+	if py == "" {
+		home, _ := os.UserHomeDir()
+		py = filepath.Join(home, ".cache", "lakesoul", "engines-venv", "bin", "python")
+	}
+	missing := func(why string) {
+		if os.Getenv(envRequireEngines) == "1" {
+			t.Fatalf("the engines' Python is required (%s=1): %s", envRequireEngines, why)
+		}
+		t.Skipf("%s (scripts/test installs it; %s=1 makes this a failure)", why, envRequireEngines)
+	}
+	if _, err := os.Stat(py); err != nil {
+		missing(fmt.Sprintf("no Python venv at %s", py))
+	}
+	var imports []string
+	for _, m := range modules {
+		imports = append(imports, "import "+m)
+	}
+	if out, err := exec.Command(py, "-c", strings.Join(imports, "; ")).CombinedOutput(); err != nil {
+		missing(fmt.Sprintf("%s cannot import %v: %v\n%s", py, modules, err, out))
+	}
+	return py
+}
+
+// enginesPath is the path of a program of testdata/engines.
+func enginesPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "engines", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// lakeEnv is a server whose catalog PostgreSQL listens on 127.0.0.1, as
+// LakeSoul's engines need it (they connect to the catalog themselves), with
+// Flight SQL on and compaction off (a test compacts when it says so).
+type lakeEnv struct {
+	srv        *server
+	flightAddr string
+	// pgURL, pgUser, pgPassword are the catalog as LakeSoul's clients take it.
+	pgURL, pgUser, pgPassword string
+	py                        string
+	admin                     *pgx.Conn
+}
+
+func startLakeEnv(t *testing.T, py string) *lakeEnv {
+	t.Helper()
+	requirePG(t)
+	cluster := pgtest.TCPCluster(t)
+	ctx := testCtx(t)
+	if err := cluster.CreateDatabase(ctx, "lake"); err != nil {
+		t.Fatal(err)
+	}
+	base := testBaseDir(t)
+	flightAddr, _, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startServer(filepath.Join(base, "data"), "lake-pw", "--catalog-url", cluster.ConnString("lake"),
+		"--flight-listen", flightAddr, "--compaction-workers", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.logTail(6000))
+		}
+		s.stopT(t)
+	})
+	e := &lakeEnv{srv: s, flightAddr: flightAddr, py: py,
+		pgURL:  fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/lake", cluster.Port()),
+		pgUser: cluster.SuperUser(), pgPassword: "unused-trust"}
+	e.admin = s.connect(t)
+	mustExec(t, ctx, e.admin, "SET TimeZone = 'UTC'")
+	return e
+}
+
+// lakesoul runs testdata/engines/lakesoul_client.py with cmd (see its doc)
+// and returns its output lines; a failure of the program (an "ERROR …"
+// line, status 3) is returned as an error, anything else fails the test.
+func (e *lakeEnv) lakesoul(t *testing.T, cmd map[string]any) ([]string, error) {
+	t.Helper()
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, e.py, enginesPath(t, "lakesoul_client.py"), string(b))
+	c.Env = append(os.Environ(), "LAKESOUL_PG_URL="+e.pgURL, "LAKESOUL_PG_USERNAME="+e.pgUser,
+		"LAKESOUL_PG_PASSWORD="+e.pgPassword, "RUST_LOG=error")
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err = c.Run()
+	out := strings.TrimRight(stdout.String(), "\n")
+	var lines []string
+	if out != "" {
+		lines = strings.Split(out, "\n")
+	}
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+		return nil, fmt.Errorf("%s", out)
+	}
+	if err != nil {
+		t.Fatalf("lakesoul_client.py %s: %v\nstdout:\n%s\nstderr:\n%s", b, err, out, stderr.String())
+	}
+	return lines, nil
+}
+
+// lakesoulRead is the rows LakeSoul's Python reader returns for cmd.
+func (e *lakeEnv) lakesoulRead(t *testing.T, ns, table string, extra map[string]any) []string {
+	t.Helper()
+	cmd := map[string]any{"op": "read", "namespace": ns, "table": table}
+	for k, v := range extra {
+		cmd[k] = v
+	}
+	rows, err := e.lakesoul(t, cmd)
+	if err != nil {
+		t.Fatalf("LakeSoul reads %s.%s %v: %v", ns, table, extra, err)
+	}
+	return rows
+}
+
+// textRows runs sql over pgwire (simple protocol) and returns each row's
+// values in PostgreSQL's text form joined by "|" (NULL for null).
+func textRows(t *testing.T, ctx context.Context, c *pgx.Conn, sql string) []string {
+	t.Helper()
+	res, err := c.PgConn().Exec(ctx, sql).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	var out []string
+	for _, r := range res {
+		for _, row := range r.Rows {
+			vals := make([]string, len(row))
+			for i, v := range row {
+				if v == nil {
+					vals[i] = "NULL"
+				} else {
+					vals[i] = string(v)
+				}
+			}
+			out = append(out, strings.Join(vals, "|"))
+		}
+	}
+	return out
+}
+
+// sameRowSet fails the test unless got and want hold the same rows, in any
+// order.
+func sameRowSet(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	g, w := slices.Clone(got), slices.Clone(want)
+	slices.Sort(g)
+	slices.Sort(w)
+	if slices.Equal(g, w) {
+		return
+	}
+	// The rows only one side has (at most 10 of each), with multiplicity.
+	count := map[string]int{}
+	for _, r := range g {
+		count[r]++
+	}
+	for _, r := range w {
+		count[r]--
+	}
+	var extra, missing []string
+	for _, r := range slices.Compact(slices.Concat(g, w)) {
+		switch n := count[r]; {
+		case n > 0 && len(extra) < 10:
+			extra = append(extra, fmt.Sprintf("%dx %s", n, r))
+		case n < 0 && len(missing) < 10:
+			missing = append(missing, fmt.Sprintf("%dx %s", -n, r))
+		}
+		count[r] = 0
+	}
+	t.Errorf("%s: %d rows, want %d; extra %q; missing %q", what, len(g), len(w), extra, missing)
+}
+
+// TestLakeSoulPythonReads: LakeSoul's Python package (lakesoul.catalog's
+// scan → lakesoul.arrow's dataset, the Rust reader) reads the tables this
+// server writes and returns exactly what SELECT returns over pgwire: a
+// primary-key table after full and partial-column upserts and UPDATEs, many
+// files per bucket and then compacted; an append table after UPDATE and
+// DELETE (copy-on-write); range partitions read whole and by a partition
+// filter; columns added and dropped; every column type CREATE TABLE takes
+// that LakeSoul's Arrow schema carries; a CDC table (the Python reader
+// returns delete markers: LakeSoul's own behaviour, README "LakeSoul
+// compatibility"); merge operators (LakeSoul's readers merge by UseLast
+// unless told otherwise: likewise documented).
+func TestLakeSoulPythonReads(t *testing.T) {
+	py := enginesPython(t, "lakesoul.catalog", "pyarrow")
+	e := startLakeEnv(t, py)
+	ctx := testCtx(t)
+	c := e.admin
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA eng",
+		`CREATE TABLE eng.pk (id bigint, k text, v double precision, n int, d date, PRIMARY KEY (id))
+			PARTITION BY LIST (d) WITH (hash_bucket_num = 4)`,
+		`INSERT INTO eng.pk SELECT g, 'k' || g, g * 1.5, g % 7, DATE '2026-01-01' + (g % 3) FROM generate_series(1, 300) g`,
+		`INSERT INTO eng.pk VALUES (1, 'one', 100.25, 1, '2026-01-02'), (5000, 'new', 0.5, NULL, '2026-01-01')`,
+		`INSERT INTO eng.pk (id, v, d) SELECT g, -g, DATE '2026-01-01' + (g % 3) FROM generate_series(10, 40) g`,
+		`UPDATE eng.pk SET n = n + 100 WHERE id % 11 = 0`,
+		`INSERT INTO eng.pk (id, k, d) VALUES (7, NULL, '2026-01-02')`)
+	// More files in one partition's buckets: a small upsert at a time.
+	for i := range 6 {
+		mustExec(t, ctx, c, fmt.Sprintf(`INSERT INTO eng.pk (id, n, d) VALUES (%d, %d, '2026-01-03')`, 3*i+2, 1000+i))
+	}
+	mustExec(t, ctx, c,
+		`CREATE TABLE eng.ap (x bigint, y text, z numeric(12,3))`,
+		`INSERT INTO eng.ap SELECT g, 'y' || g, g / 8.0 FROM generate_series(1, 200) g`,
+		`INSERT INTO eng.ap VALUES (NULL, NULL, NULL)`,
+		`UPDATE eng.ap SET y = 'updated' WHERE x % 10 = 0`,
+		`DELETE FROM eng.ap WHERE x > 190`,
+		`CREATE TABLE eng.ty (id bigint PRIMARY KEY, i int, sm smallint, r real, f double precision, b bool,
+			t text, vc varchar(10), ch char(3), u uuid, j json, jb jsonb, by bytea, dt date, ts timestamp, tz timestamptz,
+			nu numeric(10,2), nb numeric(38,0), ai bigint[], at text[], ab boolean[]) WITH (hash_bucket_num = 2)`,
+		`INSERT INTO eng.ty VALUES
+			(1, -7, 3, 1.5, -2.25, true, 'text ü', 'vc', 'ab', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{"b": 1, "a": [2]}',
+			 '{"a": 1}', '\x0102ff', '2026-03-04', '2026-03-04 05:06:07.5', '2026-03-04 05:06:07.123456+00', 12.30,
+			 12345678901234567890123456789012345678, '{1,2,NULL}', '{x,y}', '{t,NULL,f}'),
+			(2, 2147483647, -32768, 0, 1e-7, false, '', '', '', NULL, 'null', '[]', '\x', '1999-12-31',
+			 '1970-01-01 00:00:00', '2000-02-29 23:59:59.999999+00', -0.01, 0, '{}', '{}', '{}'),
+			(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+			 NULL, NULL, NULL)`,
+		`CREATE TABLE eng.ev (id bigint PRIMARY KEY, k text, v int) WITH (hash_bucket_num = 2)`,
+		`INSERT INTO eng.ev VALUES (1, 'a', 1), (2, 'b', 2)`,
+		`ALTER TABLE eng.ev ADD COLUMN c double precision`,
+		`INSERT INTO eng.ev VALUES (3, 'c', 3, 3.5)`,
+		`INSERT INTO eng.ev (id, c) VALUES (1, 1.25)`,
+		`ALTER TABLE eng.ev DROP COLUMN k`,
+		`INSERT INTO eng.ev (id, v) VALUES (4, 4)`,
+		`CREATE TABLE eng.cdc (id bigint PRIMARY KEY, v text, op text) WITH (hash_bucket_num = 2, cdc_column = 'op')`,
+		`INSERT INTO eng.cdc (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')`,
+		`UPDATE eng.cdc SET v = 'C' WHERE id = 3`,
+		`DELETE FROM eng.cdc WHERE id IN (2, 4)`,
+		`INSERT INTO eng.cdc (id, v) VALUES (4, 'D')`,
+		`CREATE TABLE eng.mo (id bigint PRIMARY KEY, s bigint, l text)
+			WITH (hash_bucket_num = 2, merge_op.s = 'SumAll', merge_op.l = 'UseLastNotNull')`,
+		`INSERT INTO eng.mo VALUES (1, 10, 'a'), (2, 20, 'b')`,
+		`INSERT INTO eng.mo VALUES (1, 5, NULL)`)
+
+	compare := func(what, table, where string, extra map[string]any) {
+		t.Helper()
+		got := e.lakesoulRead(t, "eng", table, extra)
+		want := textRows(t, ctx, c, "SELECT * FROM eng."+table+" "+where)
+		if len(want) == 0 {
+			t.Fatalf("%s: SELECT returned no rows", what)
+		}
+		sameRowSet(t, what, got, want)
+	}
+	compare("pk table, upserted", "pk", "", nil)
+	compare("pk table, two reader threads", "pk", "", map[string]any{"threads": 2})
+	compare("pk table, filter d = 2026-01-03", "pk", "WHERE d = '2026-01-03'",
+		map[string]any{"filter": []string{"d", "2026-01-03"}})
+	// lakesoul 2.0.0's scan(partitions=…) naming every range column lists
+	// the partition with ListPartitionByTableIdAndDesc, which returns every
+	// version of it, and reads all their files: rows repeat (README,
+	// "LakeSoul compatibility"). Naming some of several range columns
+	// takes the latest versions and is exact.
+	if got, want := e.lakesoulRead(t, "eng", "pk", map[string]any{"partitions": map[string]string{"d": "2026-01-03"}}),
+		textRows(t, ctx, c, "SELECT * FROM eng.pk WHERE d = '2026-01-03'"); len(got) <= len(want) {
+		t.Errorf("scan(partitions=d) gave %d rows, SELECT %d: LakeSoul's repeated rows are gone; update README's LakeSoul compatibility", len(got), len(want))
+	}
+	mustExec(t, ctx, c,
+		`CREATE TABLE eng.p2 (id bigint PRIMARY KEY, v text, d date, r text) PARTITION BY LIST (d, r) WITH (hash_bucket_num = 2)`,
+		`INSERT INTO eng.p2 SELECT g, 'v' || g, DATE '2026-05-01' + (g % 2), CASE WHEN g % 3 = 0 THEN 'east' ELSE 'west' END
+			FROM generate_series(1, 60) g`,
+		`INSERT INTO eng.p2 (id, v, d, r) VALUES (3, 'again', '2026-05-02', 'east'), (6, 'again', '2026-05-01', 'east')`,
+		`UPDATE eng.p2 SET v = upper(v) WHERE id % 4 = 0`)
+	compare("two range columns, partitions r=east", "p2", "WHERE r = 'east'",
+		map[string]any{"partitions": map[string]string{"r": "east"}})
+	compare("two range columns, filter d = 2026-05-02", "p2", "WHERE d = '2026-05-02'",
+		map[string]any{"filter": []string{"d", "2026-05-02"}})
+	compare("append table after UPDATE and DELETE", "ap", "", nil)
+	compare("every column type", "ty", "", nil)
+	compare("added and dropped columns", "ev", "", nil)
+
+	// CDC: LakeSoul's Python reader merges by key and returns the delete
+	// markers with their op; without them it is the server's answer.
+	var live, deletes []string
+	for _, r := range e.lakesoulRead(t, "eng", "cdc", nil) {
+		if strings.HasSuffix(r, "|delete") {
+			deletes = append(deletes, r)
+		} else {
+			live = append(live, r)
+		}
+	}
+	sameRowSet(t, "CDC table without delete markers", live, textRows(t, ctx, c, "SELECT * FROM eng.cdc"))
+	sameRowSet(t, "CDC delete markers LakeSoul's Python reader returns", deletes, []string{"2|b|delete"})
+	wantRows(t, "CDC table over pgwire", textRows(t, ctx, c, "SELECT * FROM eng.cdc ORDER BY id"),
+		[]string{"1|a|insert", "3|C|update", "4|D|insert"})
+
+	// Merge operators are this server's table options; LakeSoul's readers
+	// take them at read time and merge by UseLast by default.
+	wantRows(t, "merge operators over pgwire", textRows(t, ctx, c, "SELECT * FROM eng.mo ORDER BY id"),
+		[]string{"1|15|a", "2|20|b"})
+	sameRowSet(t, "merge-operator table read by LakeSoul's Python reader (UseLast)",
+		e.lakesoulRead(t, "eng", "mo", nil), []string{"1|5|NULL", "2|20|b"})
+
+	// Compacted: the same answers from the compacted files.
+	before := textRows(t, ctx, c, "SELECT count(*) FROM lakesoul.history('eng.pk') WHERE commit_op = 'CompactionCommit'")
+	mustExec(t, ctx, c, "CALL lakesoul.compact('eng.pk')", "CALL lakesoul.compact('eng.ev')", "CALL lakesoul.compact('eng.cdc')")
+	after := textRows(t, ctx, c, "SELECT count(*) FROM lakesoul.history('eng.pk') WHERE commit_op = 'CompactionCommit'")
+	if before[0] != "0" || after[0] == "0" {
+		t.Fatalf("compaction commits before/after CALL lakesoul.compact: %v/%v", before, after)
+	}
+	compare("pk table, compacted", "pk", "", nil)
+	compare("pk table, compacted, filter d = 2026-01-02", "pk", "WHERE d = '2026-01-02'",
+		map[string]any{"filter": []string{"d", "2026-01-02"}})
+	compare("added and dropped columns, compacted", "ev", "", nil)
+	sameRowSet(t, "CDC table, compacted (deletes dropped)", e.lakesoulRead(t, "eng", "cdc", nil),
+		textRows(t, ctx, c, "SELECT * FROM eng.cdc"))
+	// And upserts on top of the compacted files.
+	mustExec(t, ctx, c, `INSERT INTO eng.pk (id, k, d) VALUES (2, 'after compaction', '2026-01-03'), (6000, 'x', '2026-01-02')`)
+	compare("pk table, upserts after compaction", "pk", "", nil)
+}
+
