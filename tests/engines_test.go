@@ -353,4 +353,3 @@ func TestLakeSoulPythonReads(t *testing.T) {
 	mustExec(t, ctx, c, `INSERT INTO eng.pk (id, k, d) VALUES (2, 'after compaction', '2026-01-03'), (6000, 'x', '2026-01-02')`)
 	compare("pk table, upserts after compaction", "pk", "", nil)
 }
-
