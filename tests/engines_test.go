@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
 )
@@ -352,4 +354,161 @@ func TestLakeSoulPythonReads(t *testing.T) {
 	// And upserts on top of the compacted files.
 	mustExec(t, ctx, c, `INSERT INTO eng.pk (id, k, d) VALUES (2, 'after compaction', '2026-01-03'), (6000, 'x', '2026-01-02')`)
 	compare("pk table, upserts after compaction", "pk", "", nil)
+}
+
+// TestLakeSoulPythonWrites: what LakeSoul's Python package writes (Parquet,
+// LakeSoulTable.write_arrow, committed by its Rust metadata client) this
+// server reads exactly — upserts into a table the server created, a new
+// partition, a table the Python package created (which psql's \d and
+// pg_class list like the server's own) and the server's upserts on top of
+// it — and commits from both sides at once into one partition all land, in
+// versions without gaps: LakeSoul's Rust client takes no advisory lock, and
+// the catalog's commit protocol (sqlfuncs/020_commit.sql) lets its version
+// collisions fail and retry.
+func TestLakeSoulPythonWrites(t *testing.T) {
+	py := enginesPython(t, "lakesoul.catalog", "pyarrow")
+	e := startLakeEnv(t, py)
+	ctx := testCtx(t)
+	c := e.admin
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA pyw",
+		`CREATE TABLE pyw.t (id bigint, k text, v double precision, d date, PRIMARY KEY (id))
+			PARTITION BY LIST (d) WITH (hash_bucket_num = 4)`,
+		`INSERT INTO pyw.t VALUES (1, 'a', 1.5, '2026-01-01'), (2, 'b', 2.5, '2026-01-01'), (3, 'c', 3.5, '2026-01-02')`)
+	write := func(table string, rows [][]any, extra map[string]any) {
+		t.Helper()
+		cmd := map[string]any{"op": "write", "namespace": "pyw", "table": table, "rows": rows, "format": "parquet"}
+		for k, v := range extra {
+			cmd[k] = v
+		}
+		if _, err := e.lakesoul(t, cmd); err != nil {
+			t.Fatalf("LakeSoul writes %s: %v", table, err)
+		}
+	}
+	write("t", [][]any{{2, "B", 20.25, "2026-01-01"}, {4, "d", nil, "2026-01-01"}, {5, nil, 5.5, "2026-02-01"}}, nil)
+	wantRows(t, "after LakeSoul's upsert", textRows(t, ctx, c, "SELECT * FROM pyw.t ORDER BY id"), []string{
+		"1|a|1.5|2026-01-01", "2|B|20.25|2026-01-01", "3|c|3.5|2026-01-02", "4|d|NULL|2026-01-01", "5|NULL|5.5|2026-02-01"})
+	sameRowSet(t, "LakeSoul reads its own upsert", e.lakesoulRead(t, "pyw", "t", nil), textRows(t, ctx, c, "SELECT * FROM pyw.t"))
+	mustExec(t, ctx, c, `INSERT INTO pyw.t (id, v, d) VALUES (5, 50, '2026-02-01')`)
+	wantRows(t, "the server's partial upsert of LakeSoul's row", textRows(t, ctx, c, "SELECT * FROM pyw.t WHERE id = 5"),
+		[]string{"5|NULL|50|2026-02-01"})
+
+	// A table LakeSoul's Python package creates.
+	path := "file://" + filepath.Join(e.srv.dataDir, "warehouse", "pyw", "made_by_python")
+	if _, err := e.lakesoul(t, map[string]any{"op": "create", "namespace": "pyw", "table": "made_by_python", "path": path,
+		"columns":      [][]string{{"id", "int64"}, {"name", "string"}, {"score", "float64"}, {"day", "date32"}, {"at", "timestamp_utc"}, {"ok", "bool_"}, {"region", "string"}},
+		"primary_keys": []string{"id"}, "partition_by": []string{"region"}, "hash_bucket_num": 2}); err != nil {
+		t.Fatal(err)
+	}
+	write("made_by_python", [][]any{
+		{1, "x", 1.25, "2026-04-01", "2026-04-01T10:00:00.5+00:00", true, "eu"},
+		{2, "y", nil, "2026-04-02", nil, false, "us"},
+		{3, nil, -3.0, nil, "2026-04-03T00:00:00+00:00", nil, "eu"}}, nil)
+	write("made_by_python", [][]any{{1, "x2", 2.5, "2026-04-01", "2026-04-01T11:00:00+00:00", true, "eu"}}, nil)
+	wantRows(t, "a table LakeSoul created and wrote", textRows(t, ctx, c, "SELECT * FROM pyw.made_by_python ORDER BY id"), []string{
+		"1|x2|2.5|2026-04-01|2026-04-01 11:00:00+00|t|eu",
+		"2|y|NULL|2026-04-02|NULL|f|us",
+		"3|NULL|-3|NULL|2026-04-03 00:00:00+00|NULL|eu"})
+	wantRows(t, "its columns in pg_catalog", textRows(t, ctx, c, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull
+		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid JOIN pg_namespace n ON n.oid = r.relnamespace
+		WHERE n.nspname = 'pyw' AND r.relname = 'made_by_python' AND a.attnum > 0 ORDER BY a.attnum`), []string{
+		"id|bigint|t", "name|text|f", "score|double precision|f", "day|date|f", "at|timestamp with time zone|f", "ok|boolean|f", "region|text|f"})
+	mustExec(t, ctx, c, `INSERT INTO pyw.made_by_python (id, score, region) VALUES (2, 9.75, 'us'), (4, 4, 'ap')`)
+	sameRowSet(t, "LakeSoul reads the server's upserts of its table", e.lakesoulRead(t, "pyw", "made_by_python", nil),
+		textRows(t, ctx, c, "SELECT * FROM pyw.made_by_python"))
+
+	// Both sides commit into one partition at once: 8 LakeSoul commits of
+	// 3 rows and 8 server commits of 2 rows.
+	done := make(chan error, 1)
+	go func() {
+		b, _ := json.Marshal(map[string]any{"op": "write", "namespace": "pyw", "table": "t", "format": "parquet",
+			"rows":   [][]any{{1000, "py", 1, "2026-03-01"}, {1001, "py", 1, "2026-03-01"}, {1002, "py", 1, "2026-03-01"}},
+			"repeat": 8, "step": 10})
+		cmd := exec.CommandContext(ctx, e.py, enginesPath(t, "lakesoul_client.py"), string(b))
+		cmd.Env = append(os.Environ(), "LAKESOUL_PG_URL="+e.pgURL, "LAKESOUL_PG_USERNAME="+e.pgUser,
+			"LAKESOUL_PG_PASSWORD="+e.pgPassword, "RUST_LOG=error")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%v: %s", err, out)
+		}
+		done <- err
+	}()
+	for i := range 8 {
+		mustExec(t, ctx, c, fmt.Sprintf(`INSERT INTO pyw.t VALUES (%d, 'go', 2, '2026-03-01'), (%d, 'go', 2, '2026-03-01')`, 2000+i*10, 2001+i*10))
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("LakeSoul's concurrent writes: %v", err)
+	}
+	wantRows(t, "rows of both writers", textRows(t, ctx, c, "SELECT k, count(*) FROM pyw.t WHERE d = '2026-03-01' GROUP BY k ORDER BY k"),
+		[]string{"go|16", "py|24"})
+	wantRows(t, "versions of the partition", textRows(t, ctx, c, `SELECT count(*), min(version), max(version)
+		FROM lakesoul.history('pyw.t') WHERE partition = 'd=2026-03-01'`), []string{"16|0|15"})
+	sameRowSet(t, "LakeSoul reads both writers' rows", e.lakesoulRead(t, "pyw", "t", map[string]any{"filter": []string{"d", "2026-03-01"}}),
+		textRows(t, ctx, c, "SELECT * FROM pyw.t WHERE d = '2026-03-01'"))
+}
+
+// TestLakeSoulBadInput: what LakeSoul's engines may write and this server
+// cannot read is an error naming the file or column and the reason — never
+// a wrong answer, a crash, or other tables made unreadable: Vortex data files
+// (the Python package's default format) in a table the server created and in
+// one the Python package created without a key (DuckDB's native scan path),
+// and a column type the server does not store (uint64).
+func TestLakeSoulBadInput(t *testing.T) {
+	py := enginesPython(t, "lakesoul.catalog", "pyarrow")
+	e := startLakeEnv(t, py)
+	ctx := testCtx(t)
+	c := e.admin
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA bad",
+		`CREATE TABLE bad.vx (id bigint PRIMARY KEY, v text) WITH (hash_bucket_num = 2)`,
+		`INSERT INTO bad.vx VALUES (1, 'parquet')`,
+		`CREATE TABLE bad.fine (id bigint PRIMARY KEY, v text)`,
+		`INSERT INTO bad.fine VALUES (1, 'fine')`)
+	files, err := e.lakesoul(t, map[string]any{"op": "write", "namespace": "bad", "table": "vx", "rows": [][]any{{2, "vortex"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 || !strings.HasSuffix(files[0], ".vortex") {
+		t.Fatalf("LakeSoul's default write gave files %q, want .vortex files", files)
+	}
+	wantVortexError := func(what, sql string, files []string) {
+		t.Helper()
+		_, err := c.Exec(ctx, sql)
+		msg := fmt.Sprint(err)
+		if pgCode(err) != "0A000" || !strings.Contains(msg, "Vortex file, not Parquet") ||
+			!slices.ContainsFunc(files, func(f string) bool { return strings.Contains(msg, f) }) {
+			t.Errorf("%s: %s gave %v, want 0A000 naming a file of %q as Vortex", what, sql, err, files)
+		}
+	}
+	wantVortexError("a key table with Vortex files", "SELECT * FROM bad.vx", files)
+	wantVortexError("a key table with Vortex files, count", "SELECT count(*) FROM bad.vx WHERE id = 2", files)
+
+	path := "file://" + filepath.Join(e.srv.dataDir, "warehouse", "bad", "nokey")
+	if _, err := e.lakesoul(t, map[string]any{"op": "create", "namespace": "bad", "table": "nokey", "path": path,
+		"columns": [][]string{{"id", "int64"}, {"v", "string"}}}); err != nil {
+		t.Fatal(err)
+	}
+	files, err = e.lakesoul(t, map[string]any{"op": "write", "namespace": "bad", "table": "nokey", "rows": [][]any{{1, "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVortexError("a table without a key, Vortex files", "SELECT * FROM bad.nokey", files)
+	wantVortexError("a table without a key, Vortex files, aggregate", "SELECT sum(id) FROM bad.nokey", files)
+
+	path = "file://" + filepath.Join(e.srv.dataDir, "warehouse", "bad", "unsigned")
+	if _, err := e.lakesoul(t, map[string]any{"op": "create", "namespace": "bad", "table": "unsigned", "path": path,
+		"columns": [][]string{{"id", "int64"}, {"u", "uint64"}}, "primary_keys": []string{"id"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Exec(ctx, "SELECT * FROM bad.unsigned")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "bad.unsigned") ||
+		!strings.Contains(pe.Detail, `column "u"`) || !strings.Contains(pe.Detail, `"isSigned":false`) {
+		t.Errorf("a table with a uint64 column: %v, want 0A000 naming bad.unsigned and column u", err)
+	}
+	// The rest of the lake is unaffected.
+	wantRows(t, "another table", textRows(t, ctx, c, "SELECT * FROM bad.fine"), []string{"1|fine"})
+	wantRows(t, "the tables pg_class lists", textRows(t, ctx, c, `SELECT c.relname FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bad' AND c.relkind = 'r' ORDER BY 1`),
+		[]string{"fine", "nokey", "unsigned", "vx"})
 }

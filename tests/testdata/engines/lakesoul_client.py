@@ -10,7 +10,8 @@ command, given as JSON in argv[1]:
       PostgreSQL's text form joined by "|" (NULL for null), in column order;
   {"op": "write", "namespace", "table", "rows": [[...]], "format": f}
       writes rows (JSON values, in the table's column order; dates as
-      ISO strings) with LakeSoulTable.write_arrow and prints the files;
+      ISO strings) with LakeSoulTable.write_arrow and prints the files
+      ("repeat": n, "step": k: n commits, the first column plus i*k);
   {"op": "create", "namespace", "table", "path", "columns": [[name, type]],
    "primary_keys", "partition_by", "hash_bucket_num"}
       creates a table with LakeSoulCatalog.create_table (types: pyarrow
@@ -106,21 +107,31 @@ def write(cmd):
     schema = table.schema
     names = cmd.get("columns") or schema.names
     fields = [schema.field(n) for n in names]
-    arrays = [
-        pa.array([arrow_value(r[i], f.type) for r in cmd["rows"]], type=f.type)
-        for i, f in enumerate(fields)
-    ]
-    data = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     kwargs = {}
     if cmd.get("format"):
         kwargs["format"] = cmd["format"]
-    result = table.write_arrow(data, **kwargs)
-    for f in result.files:
-        print(f.path)
+    # "repeat": n writes (and commits) the rows n times, adding i * step to
+    # the first column of the i-th time (distinct keys per commit).
+    for i in range(cmd.get("repeat", 1)):
+        rows = [[r[0] + i * cmd.get("step", 0)] + r[1:] for r in cmd["rows"]]
+        arrays = [
+            pa.array([arrow_value(r[j], f.type) for r in rows], type=f.type)
+            for j, f in enumerate(fields)
+        ]
+        data = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        result = table.write_arrow(data, **kwargs)
+        for f in result.files:
+            print(f.path)
+
+
+def arrow_type(name):
+    if name == "timestamp_utc":
+        return pa.timestamp("us", tz="UTC")
+    return getattr(pa, name)()
 
 
 def create(cmd):
-    fields = [pa.field(n, getattr(pa, t)()) for n, t in cmd["columns"]]
+    fields = [pa.field(n, arrow_type(t)) for n, t in cmd["columns"]]
     catalog(cmd).create_table(
         cmd["table"],
         path=cmd["path"],
