@@ -627,10 +627,11 @@ func (c *conn) copyOut(pt *portal, cp CopyOutPortal) (string, bool, error) {
 	w := &copyRowWriter{c: c, f: f, cols: cols, formats: formats}
 	switch {
 	case f.Kind == CopyBinary:
-		hdr := append(append([]byte(nil), binaryCopySignature...), 0, 0, 0, 0, 0, 0, 0, 0)
-		if err := c.out.send(&pgproto3.CopyData{Data: hdr}); err != nil {
-			return "", false, err
-		}
+		// PostgreSQL sends the file header in the first row's CopyData
+		// message (with no rows, in the trailer's), and clients rely on
+		// it: the ADBC PostgreSQL driver parses a message's rows right
+		// after the header it holds.
+		w.prefix = append(append([]byte(nil), binaryCopySignature...), 0, 0, 0, 0, 0, 0, 0, 0)
 	case f.Header:
 		if err := w.writeHeader(); err != nil {
 			return "", false, err
@@ -652,7 +653,7 @@ func (c *conn) copyOut(pt *portal, cp CopyOutPortal) (string, bool, error) {
 		return "", false, err
 	}
 	if f.Kind == CopyBinary {
-		if err := c.out.send(&pgproto3.CopyData{Data: []byte{0xff, 0xff}}); err != nil {
+		if err := c.out.send(&pgproto3.CopyData{Data: append(w.prefix, 0xff, 0xff)}); err != nil {
 			return "", false, err
 		}
 	}
@@ -670,6 +671,9 @@ type copyRowWriter struct {
 	cols    []Column
 	formats []int16
 	scratch []byte
+	// prefix goes at the start of the next CopyData message: a binary
+	// COPY's file header, until the first row (or the trailer) takes it.
+	prefix []byte
 }
 
 // beginMessage starts a CopyData message in the output buffer and returns
@@ -711,6 +715,7 @@ func (w *copyRowWriter) WriteRow(values []any) error {
 	}
 	buf, start := w.beginMessage()
 	if w.f.Kind == CopyBinary {
+		buf = append(buf, w.prefix...)
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(values)))
 		for i, v := range values {
 			lenAt := len(buf)
@@ -727,6 +732,7 @@ func (w *copyRowWriter) WriteRow(values []any) error {
 			buf = enc
 			binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
 		}
+		w.prefix = nil
 		return w.endMessage(buf, start)
 	}
 	for i, v := range values {

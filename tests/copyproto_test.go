@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/hex"
 	"reflect"
 	"testing"
 	"time"
@@ -85,6 +86,38 @@ func TestCopyProtocolRaw(t *testing.T) {
 	for _, m := range got {
 		if d, ok := m.(*pgproto3.DataRow); ok && string(d.Values[0]) != "2" {
 			t.Errorf("rows after the failed COPY: %s, want 2", d.Values[0])
+		}
+	}
+
+	// Binary COPY TO frames its messages as PostgreSQL does: the file
+	// header in the first row's CopyData, or with no rows in the
+	// trailer's (the ADBC PostgreSQL driver reads rows right after the
+	// header of the message that holds it).
+	header := "5047434f50590aff0d0a000000000000000000"
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"COPY (SELECT id::int8 FROM cpr.t ORDER BY id) TO STDOUT (FORMAT binary)",
+			[]string{header + "0001000000080000000000000001", "0001000000080000000000000002", "ffff"}},
+		{"COPY (SELECT id::int8 FROM cpr.t WHERE false) TO STDOUT (FORMAT binary)", []string{header + "ffff"}},
+	} {
+		send(&pgproto3.Query{String: tc.query})
+		var frames []string
+		for { // (a message's Data is reused by the next Receive)
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, ok := m.(*pgproto3.CopyData); ok {
+				frames = append(frames, hex.EncodeToString(d.Data))
+			}
+			if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+		if !reflect.DeepEqual(frames, tc.want) {
+			t.Errorf("%s: CopyData messages\n%q, want\n%q", tc.query, frames, tc.want)
 		}
 	}
 	send(&pgproto3.Terminate{})
