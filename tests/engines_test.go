@@ -512,3 +512,59 @@ func TestLakeSoulBadInput(t *testing.T) {
 		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bad' AND c.relkind = 'r' ORDER BY 1`),
 		[]string{"fine", "nokey", "unsigned", "vx"})
 }
+
+// TestEngineClients: the compute clients of the seed's matrix that run in
+// CI, each on a real driver from PyPI: the ADBC PostgreSQL driver (pgwire)
+// and the ADBC Flight SQL driver read a 200,000-row table whole
+// (fetch_arrow_table: count and checksums equal to the server's), run a
+// parameterised query, roll back and commit a transaction, and pandas'
+// read_sql and polars' read_database run over both connections; the Flight
+// SQL driver ingests (adbc_ingest) into a lake table; DuckDB reads an append
+// table's Parquet files by the path list lakesoul.snapshot_files gives and
+// finds what the server finds.
+func TestEngineClients(t *testing.T) {
+	py := enginesPython(t, "adbc_driver_postgresql.dbapi", "adbc_driver_flightsql.dbapi", "duckdb", "pandas", "polars")
+	e := startLakeEnv(t, py)
+	ctx := testCtx(t)
+	c := e.admin
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA cl",
+		`CREATE TABLE cl.big (id bigint PRIMARY KEY, s text, f double precision, d date) WITH (hash_bucket_num = 4)`,
+		`INSERT INTO cl.big SELECT g, repeat('x', g % 17), g / 3.0, DATE '2026-01-01' + (g % 400) FROM generate_series(1, 150000) g`,
+		`INSERT INTO cl.big SELECT g, repeat('y', g % 5), -g, DATE '2025-01-01' + (g % 30) FROM generate_series(100000, 200000) g`,
+		`CREATE TABLE cl.target (id bigint, s text)`,
+		`CREATE TABLE cl.ap (id bigint, s text)`,
+		`INSERT INTO cl.ap SELECT g, 'a' || g FROM generate_series(1, 1000) g`,
+		`INSERT INTO cl.ap SELECT g, 'b' || g FROM generate_series(1001, 1500) g`,
+		`DELETE FROM cl.ap WHERE id % 7 = 0`)
+	var files []string
+	for _, p := range textRows(t, ctx, c, "SELECT path FROM lakesoul.snapshot_files('cl.ap', now())") {
+		files = append(files, strings.TrimPrefix(p, "file://"))
+	}
+	pw, err := e.srv.adminPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"pg":     strings.Replace(e.srv.dsn(adminRole, pw, database), "&connect_timeout=30", "", 1),
+		"flight": "grpc://" + e.flightAddr, "user": adminRole, "password": pw,
+		"big": "cl.big", "target": "cl.target", "files": files})
+	out := runClient(t, ctx, nil, py, enginesPath(t, "clients.py"), string(cfg))
+	sum := textRows(t, ctx, c, `SELECT count(*) || ' ' || sum(id) || ' ' || sum(length(s)) || ' ' ||
+		round(sum(f))::bigint || ' ' || max(d) FROM cl.big`)[0]
+	count := textRows(t, ctx, c, "SELECT count(*) || ' ' || sum(id) FROM cl.big")[0]
+	param := fmt.Sprintf("[('%s',)]", textRows(t, ctx, c, "SELECT s FROM cl.big WHERE id = 7")[0])
+	ap := textRows(t, ctx, c, "SELECT count(*) || ' ' || sum(id) || ' ' || sum(length(s)) FROM cl.ap")[0]
+	var want []string
+	for _, d := range []string{"adbc-postgresql", "adbc-flightsql"} {
+		want = append(want, d+" read "+sum, d+" param "+param)
+		if d == "adbc-flightsql" {
+			want = append(want, d+" ingest 2")
+		}
+		want = append(want, d+" pandas "+count, d+" polars "+count)
+	}
+	want = append(want, "duckdb files "+ap)
+	wantRows(t, "clients' answers", out, want)
+	wantRows(t, "what the clients wrote", textRows(t, ctx, c, "SELECT id, s FROM cl.target ORDER BY id, s"), []string{
+		"2|adbc-flightsql committed", "2|adbc-postgresql committed", "10|adbc-flightsql ingest a", "11|adbc-flightsql ingest b"})
+}
