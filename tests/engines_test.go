@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -567,4 +568,79 @@ func TestEngineClients(t *testing.T) {
 	wantRows(t, "clients' answers", out, want)
 	wantRows(t, "what the clients wrote", textRows(t, ctx, c, "SELECT id, s FROM cl.target ORDER BY id, s"), []string{
 		"2|adbc-flightsql committed", "2|adbc-postgresql committed", "10|adbc-flightsql ingest a", "11|adbc-flightsql ingest b"})
+}
+
+// pgjdbcJar is the pgjdbc 42.7 jar Spark's tests load: $LAKESOUL_PGJDBC_JAR,
+// else the one scripts/test fetches from Maven Central into ~/.m2.
+func pgjdbcJar(t *testing.T) string {
+	t.Helper()
+	jar := os.Getenv("LAKESOUL_PGJDBC_JAR")
+	if jar == "" {
+		home, _ := os.UserHomeDir()
+		jar = filepath.Join(home, ".m2", "repository", "org", "postgresql", "postgresql", "42.7.4", "postgresql-42.7.4.jar")
+	}
+	if _, err := os.Stat(jar); err != nil {
+		if os.Getenv(envRequireEngines) == "1" {
+			t.Fatalf("pgjdbc 42.7.4 is required (%s=1): %v", envRequireEngines, err)
+		}
+		t.Skipf("no pgjdbc 42.7.4 jar (mvn dependency:get -Dartifact=org.postgresql:postgresql:42.7.4): %v", err)
+	}
+	return jar
+}
+
+// TestSparkJDBC: Spark 3.5 (pyspark, local[2], Java 17) with pgjdbc 42.7
+// from Maven Central: a read partitioned on id into four range queries that
+// adds up to the server's answer, filters pushed into the JDBC query, a
+// DataFrame append, and an upsert as an ON CONFLICT batch through pgjdbc.
+// (LakeSoul's own Spark connector is not served by Maven Central here:
+// TestLakeSoulSparkConnector.)
+func TestSparkJDBC(t *testing.T) {
+	py := enginesPython(t, "pyspark")
+	jar := pgjdbcJar(t)
+	if _, err := exec.LookPath("java"); err != nil {
+		requireClient(t, "java (apt-get install default-jdk-headless)", "/nonexistent/java")
+	}
+	e := startLakeEnv(t, py)
+	ctx := testCtx(t)
+	c := e.admin
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA sj",
+		`CREATE TABLE sj.big (id bigint PRIMARY KEY, s text, f double precision, d date) WITH (hash_bucket_num = 4)`,
+		`INSERT INTO sj.big SELECT g, repeat('x', g % 17), g / 3.0, DATE '2026-01-01' + (g % 400) FROM generate_series(1, 100000) g`,
+		`CREATE TABLE sj.target (id bigint PRIMARY KEY, s text)`)
+	pw, err := e.srv.adminPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"url": fmt.Sprintf("jdbc:postgresql://%s/%s", e.srv.addr, database),
+		"user": adminRole, "password": pw, "jar": jar, "big": "sj.big", "n": 100000, "target": "sj.target"})
+	out := runClient(t, ctx, nil, py, enginesPath(t, "spark_jdbc.py"), string(cfg))
+	read := textRows(t, ctx, c, "SELECT count(*) || ' ' || sum(id) || ' ' || sum(length(s)) FROM sj.big")[0]
+	filtered := textRows(t, ctx, c, "SELECT count(*) FROM sj.big WHERE id < 100 AND s = 'xxx'")[0]
+	wantRows(t, "Spark's answers", out, []string{"partitions 4", "read " + read, "pushed True", "filtered " + filtered,
+		"batch [1, 1]", "target 1=spark a;2=upserted b;3=spark c;4=new d"})
+	wantRows(t, "the table Spark wrote", textRows(t, ctx, c, "SELECT * FROM sj.target ORDER BY id"),
+		[]string{"1|spark a", "2|upserted b", "3|spark c", "4|new d"})
+}
+
+// TestLakeSoulSparkConnector would run LakeSoul's Spark connector in a local
+// Spark 3.5 on this server's tables. It needs the connector from Maven
+// Central; it says precisely which coordinates it tried when none resolves.
+func TestLakeSoulSparkConnector(t *testing.T) {
+	if _, err := exec.LookPath("mvn"); err != nil {
+		t.Skip("no mvn to resolve LakeSoul's Spark connector")
+	}
+	var tried []string
+	for _, coord := range []string{"com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0", "com.dmetasoul:lakesoul-spark:3.5-3.0.0"} {
+		out, err := exec.Command("mvn", "-q", "-B", "-U", "dependency:get", "-Dartifact="+coord, "-Dtransitive=false").CombinedOutput()
+		if err == nil {
+			t.Fatalf("%s resolves now: write the LakeSoul Spark connector test (README, Engines)", coord)
+		}
+		why := "not resolved"
+		if m := regexp.MustCompile(`(Could not find|Failure to find)[^\n]*`).Find(out); m != nil {
+			why = string(m)
+		}
+		tried = append(tried, coord+": "+why)
+	}
+	t.Skipf("LakeSoul's Spark connector cannot run here; Maven Central serves neither coordinate: %s", strings.Join(tried, "; "))
 }
