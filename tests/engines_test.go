@@ -644,3 +644,89 @@ func TestLakeSoulSparkConnector(t *testing.T) {
 	}
 	t.Skipf("LakeSoul's Spark connector cannot run here; Maven Central serves neither coordinate: %s", strings.Join(tried, "; "))
 }
+
+// copyDir copies the files of directory src (recursively) into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDBT: dbt (dbt-core and dbt-postgres from PyPI, a venv of its own:
+// $LAKESOUL_DBT, default ~/.cache/lakesoul/dbt-venv/bin/dbt) builds a small
+// project over pgwire: a table, a view, an incremental model (and its
+// increment after the source changed) and a snapshot's first run, with
+// not_null and unique tests, each equal to what the SQL means. (A
+// snapshot's later runs read the columns of dbt's temporary table from
+// information_schema, where this server's temporary tables do not appear:
+// README, Engines.)
+func TestDBT(t *testing.T) {
+	dbt := os.Getenv("LAKESOUL_DBT")
+	if dbt == "" {
+		home, _ := os.UserHomeDir()
+		dbt = filepath.Join(home, ".cache", "lakesoul", "dbt-venv", "bin", "dbt")
+	}
+	if _, err := os.Stat(dbt); err != nil {
+		if os.Getenv(envRequireEngines) == "1" {
+			t.Fatalf("dbt is required (%s=1): %v", envRequireEngines, err)
+		}
+		t.Skipf("no dbt at %s (scripts/test installs it; %s=1 makes this a failure)", dbt, envRequireEngines)
+	}
+	requirePG(t)
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	c := s.connect(t)
+	mustExec(t, ctx, c, "SET TimeZone = 'UTC'",
+		"CREATE SCHEMA dbtsrc",
+		"CREATE TABLE dbtsrc.orders (id bigint PRIMARY KEY, customer text, amount numeric(10,2), updated_at timestamp)",
+		"INSERT INTO dbtsrc.orders VALUES (1, 'a', 5, '2026-01-01'), (2, 'a', 15, '2026-01-02'), (3, 'b', 20, '2026-01-03')")
+	dir := t.TempDir()
+	copyDir(t, enginesPath(t, "dbt"), dir)
+	pw, _ := s.adminPassword()
+	profiles := fmt.Sprintf("lake:\n  target: dev\n  outputs:\n    dev:\n      type: postgres\n      host: 127.0.0.1\n"+
+		"      port: %d\n      user: %s\n      password: %q\n      dbname: %s\n      schema: dbtl\n      threads: 1\n",
+		s.port, adminRole, pw, database)
+	if err := os.WriteFile(filepath.Join(dir, "profiles.yml"), []byte(profiles), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	build := func(selector string) {
+		t.Helper()
+		args := []string{"build", "--project-dir", dir, "--profiles-dir", dir, "--no-use-colors"}
+		if selector != "" {
+			args = append(args, "--select", selector)
+		}
+		cmd := exec.CommandContext(ctx, dbt, args...)
+		cmd.Env = append(os.Environ(), "DBT_SEND_ANONYMOUS_USAGE_STATS=false")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("dbt %v: %v\n%s", args, err, out)
+		}
+	}
+	build("")
+	wantRows(t, "table model", textRows(t, ctx, c, "SELECT customer, n, total::numeric(10,2) FROM dbtl.order_totals ORDER BY 1"),
+		[]string{"a|2|20.00", "b|1|20.00"})
+	wantRows(t, "view model", textRows(t, ctx, c, "SELECT * FROM dbtl.big_orders ORDER BY id"), []string{"2|a|15.00", "3|b|20.00"})
+	wantRows(t, "snapshot", textRows(t, ctx, c, "SELECT id, amount, dbt_valid_from, dbt_valid_to FROM dbtsnap.orders_snap ORDER BY id"),
+		[]string{"1|5.00|2026-01-01 00:00:00|NULL", "2|15.00|2026-01-02 00:00:00|NULL", "3|20.00|2026-01-03 00:00:00|NULL"})
+	mustExec(t, ctx, c, "INSERT INTO dbtsrc.orders VALUES (2, 'a', 25, '2026-01-05'), (4, 'c', 40, '2026-01-06')")
+	build("orders_inc order_totals big_orders")
+	wantRows(t, "incremental model after the source changed", textRows(t, ctx, c, "SELECT * FROM dbtl.orders_inc ORDER BY id"), []string{
+		"1|a|5.00|2026-01-01 00:00:00", "2|a|25.00|2026-01-05 00:00:00", "3|b|20.00|2026-01-03 00:00:00", "4|c|40.00|2026-01-06 00:00:00"})
+	wantRows(t, "table model rebuilt", textRows(t, ctx, c, "SELECT customer, n, total::numeric(10,2) FROM dbtl.order_totals ORDER BY 1"),
+		[]string{"a|2|30.00", "b|1|20.00", "c|1|40.00"})
+}
