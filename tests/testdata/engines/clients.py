@@ -11,6 +11,7 @@ answers.
 """
 import json
 import sys
+import warnings
 
 import adbc_driver_flightsql.dbapi as flightsql
 import adbc_driver_postgresql.dbapi as pgdbapi
@@ -64,17 +65,24 @@ def drive(name, conn, cfg, param, ingest):
 
 def main():
     cfg = json.loads(sys.argv[1])
-    pgconn = pgdbapi.connect(cfg["pg"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pgconn = pgdbapi.connect(cfg["pg"])
     # (its adbc_ingest looks the table up with $1::regclass, which does not
     # resolve lake tables yet)
     drive("adbc-postgresql", pgconn, cfg, "$1", None)
     pgconn.close()
     def flight(autocommit=False):
-        return flightsql.connect(
-            cfg["flight"],
-            db_kwargs={"username": cfg["user"], "password": cfg["password"]},
-            autocommit=autocommit,
-        )
+        # The DB-API module only warns when it cannot turn autocommit off
+        # (the driver found no transaction support in GetSqlInfo) and then
+        # commits every statement: an error here instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return flightsql.connect(
+                cfg["flight"],
+                db_kwargs={"username": cfg["user"], "password": cfg["password"]},
+                autocommit=autocommit,
+            )
 
     fconn = flight()
     drive("adbc-flightsql", fconn, cfg, "$1", lambda: flight(True))
