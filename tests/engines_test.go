@@ -730,3 +730,43 @@ func TestDBT(t *testing.T) {
 	wantRows(t, "table model rebuilt", textRows(t, ctx, c, "SELECT customer, n, total::numeric(10,2) FROM dbtl.order_totals ORDER BY 1"),
 		[]string{"a|2|30.00", "b|1|20.00", "c|1|40.00"})
 }
+
+// TestRayDaft is the second engine tier (scripts/test-engines; skipped
+// unless $LAKESOUL_HEAVY_ENGINES_PYTHON names its venv's python): Ray Data's
+// read_sql split across tasks, and LakeSoul's own Ray and Daft entry points
+// (scan().to_ray(), scan().to_daft()) over the catalog and the files, read a
+// primary-key table after upserts and all find the server's answer.
+func TestRayDaft(t *testing.T) {
+	py := os.Getenv("LAKESOUL_HEAVY_ENGINES_PYTHON")
+	if py == "" {
+		t.Skip("the second engine tier runs with scripts/test-engines ($LAKESOUL_HEAVY_ENGINES_PYTHON)")
+	}
+	if out, err := exec.Command(py, "-c", "import ray, daft, lakesoul.catalog, psycopg").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot import ray, daft, lakesoul, psycopg: %v\n%s", py, err, out)
+	}
+	e := startLakeEnv(t, py)
+	ctx := testCtx(t)
+	c := e.admin
+	mustExec(t, ctx, c,
+		"CREATE SCHEMA rd",
+		`CREATE TABLE rd.t (id bigint PRIMARY KEY, s text) WITH (hash_bucket_num = 4)`,
+		`INSERT INTO rd.t SELECT g, repeat('x', g % 13) FROM generate_series(1, 60000) g`,
+		`INSERT INTO rd.t SELECT g, 'upserted' FROM generate_series(50000, 70000) g`)
+	pw, _ := e.srv.adminPassword()
+	cat := strings.TrimPrefix(e.pgURL, "jdbc:postgresql://")
+	host, rest, _ := strings.Cut(cat, ":")
+	port, db, _ := strings.Cut(rest, "/")
+	cfg, _ := json.Marshal(map[string]any{
+		"pg":        strings.Replace(e.srv.dsn(adminRole, pw, database), "&connect_timeout=30", "", 1),
+		"catalog":   fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s", host, port, db, e.pgUser, e.pgPassword),
+		"namespace": "rd", "table": "t", "query": "SELECT id, s FROM rd.t"})
+	out := runClient(t, ctx, []string{"RUST_LOG=error", "RAY_ENABLE_UV_RUN_RUNTIME_ENV=0"}, py, enginesPath(t, "ray_daft.py"), string(cfg))
+	want := textRows(t, ctx, c, "SELECT count(*) || ' ' || sum(id) || ' ' || sum(length(s)) FROM rd.t")[0]
+	var got []string
+	for _, l := range out {
+		if strings.HasPrefix(l, "ray-read_sql ") || strings.HasPrefix(l, "lakesoul-to_") {
+			got = append(got, l)
+		}
+	}
+	wantRows(t, "Ray's and Daft's reads", got, []string{"ray-read_sql " + want, "lakesoul-to_ray " + want, "lakesoul-to_daft " + want})
+}
