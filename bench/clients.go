@@ -39,6 +39,8 @@ type clientResult struct {
 	Rows      int64   `json:"rows"`
 	Seconds   float64 `json:"seconds"`
 	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// Endpoints is how many endpoints (partitions) the client read.
+	Endpoints int     `json:"endpoints"`
 	Checksum  []int64 `json:"checksum"`
 }
 
@@ -124,7 +126,7 @@ func runClients(ctx context.Context, o Options) error {
 		}
 		o.Out.Emit(Row{Bench: "clients", Phase: "read", System: system, Rows: last.Rows, Seconds: medianOf(runs),
 			PeakRSSMB: last.PeakRSSMB, Extra: map[string]any{"runs_s": runs, "server_peak_rss_mb": serverPeak,
-				"checksum": fmt.Sprint(last.Checksum)}})
+				"endpoints": last.Endpoints, "checksum": fmt.Sprint(last.Checksum)}})
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ def checksum(t, int_col, text_col):
 def main():
     cfg = json.loads(sys.argv[1])
     client, query = cfg["client"], cfg["query"]
+    endpoints = 1
     int_col, text_col = cfg["int_col"], cfg["text_col"]
     if client == "psycopg-read_sql":
         import pandas as pd
@@ -69,6 +70,7 @@ def main():
             t = cur.fetch_arrow_table()
         else:
             parts, _ = cur.adbc_execute_partitions(query)
+            endpoints = len(parts)
 
             def read(p):
                 c = conn.cursor()
@@ -90,7 +92,7 @@ def main():
         raise SystemExit("unknown client " + client)
     print(json.dumps({"rows": t.num_rows, "seconds": seconds,
                       "peak_rss_mb": peak_rss_mb(),
-                      "checksum": checksum(t, int_col, text_col)}))
+                      "endpoints": endpoints, "checksum": checksum(t, int_col, text_col)}))
 
 
 if __name__ == "__main__":
