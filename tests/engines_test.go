@@ -520,7 +520,8 @@ func TestLakeSoulBadInput(t *testing.T) {
 // (fetch_arrow_table: count and checksums equal to the server's), run a
 // parameterised query, roll back and commit a transaction, and pandas'
 // read_sql and polars' read_database run over both connections; the Flight
-// SQL driver ingests (adbc_ingest) into a lake table; DuckDB reads an append
+// SQL driver ingests (adbc_ingest) into a lake table and reads a scan's
+// endpoints (one per bucket) on separate connections; DuckDB reads an append
 // table's Parquet files by the path list lakesoul.snapshot_files gives and
 // finds what the server finds.
 func TestEngineClients(t *testing.T) {
@@ -564,7 +565,7 @@ func TestEngineClients(t *testing.T) {
 		}
 		want = append(want, d+" pandas "+count, d+" polars "+count)
 	}
-	want = append(want, "duckdb files "+ap)
+	want = append(want, "adbc-flightsql partitions 4 "+sum, "duckdb files "+ap)
 	wantRows(t, "clients' answers", out, want)
 	wantRows(t, "what the clients wrote", textRows(t, ctx, c, "SELECT id, s FROM cl.target ORDER BY id, s"), []string{
 		"2|adbc-flightsql committed", "2|adbc-postgresql committed", "10|adbc-flightsql ingest a", "11|adbc-flightsql ingest b"})

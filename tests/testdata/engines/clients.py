@@ -1,6 +1,7 @@
 """Compute clients on lakesoul serve's front doors: the ADBC PostgreSQL and
 Flight SQL drivers, pandas and polars over them, and DuckDB over the
-table's own Parquet files (their paths from lakesoul.snapshot_files).
+table's own Parquet files (their paths from lakesoul.snapshot_files); the
+Flight SQL scan's endpoints read on separate connections.
 
 argv[1] is JSON: {"pg": libpq URI, "flight": grpc URI, "user", "password",
 "big": a table with columns (id bigint, s text, f double precision, d date),
@@ -87,6 +88,22 @@ def main():
     fconn = flight()
     drive("adbc-flightsql", fconn, cfg, "$1", lambda: flight(True))
     fconn.close()
+    # The scan's endpoints (one per bucket), each read on a connection of
+    # its own, as a distributed reader's tasks would.
+    pconn = flight(True)
+    pcur = pconn.cursor()
+    parts, _ = pcur.adbc_execute_partitions("SELECT id, s, f, d FROM " + cfg["big"])
+    tables = []
+    for p in parts:
+        rconn = flight(True)
+        rcur = rconn.cursor()
+        rcur.adbc_read_partition(p)
+        tables.append(rcur.fetch_arrow_table())
+        rcur.close()
+        rconn.close()
+    pcur.close()
+    pconn.close()
+    print("adbc-flightsql partitions", len(parts), checksum(pa.concat_tables(tables)))
     # DuckDB over the append table's files.
     files = cfg["files"]
     con = duckdb.connect()
