@@ -61,9 +61,15 @@ def main():
         seconds = time.perf_counter() - start
     elif client in ("adbc-flightsql", "adbc-flightsql-parallel"):
         import adbc_driver_flightsql.dbapi as fs
-        conn = fs.connect(cfg["flight"], db_kwargs={"username": cfg["user"], "password": cfg["password"]},
-                          autocommit=True)
+        def connect():
+            return fs.connect(cfg["flight"], db_kwargs={"username": cfg["user"], "password": cfg["password"]},
+                              autocommit=True)
+
+        conn = connect()
         cur = conn.cursor()
+        # The readers' connections, opened before the clock starts (a DB-API
+        # connection serves one thread at a time).
+        readers = [connect() for _ in range(cfg.get("threads", 4))] if client != "adbc-flightsql" else []
         start = time.perf_counter()
         if client == "adbc-flightsql":
             cur.execute(query)
@@ -72,13 +78,17 @@ def main():
             parts, _ = cur.adbc_execute_partitions(query)
             endpoints = len(parts)
 
-            def read(p):
-                c = conn.cursor()
-                c.adbc_read_partition(p)
-                return c.fetch_arrow_table()
+            def read(i):
+                c = readers[i].cursor()
+                out = []
+                for p in parts[i::len(readers)]:
+                    c.adbc_read_partition(p)
+                    out.append(c.fetch_arrow_table())
+                c.close()
+                return out
 
-            with ThreadPoolExecutor(cfg.get("threads", 4)) as ex:
-                t = pa.concat_tables(list(ex.map(read, parts)))
+            with ThreadPoolExecutor(len(readers)) as ex:
+                t = pa.concat_tables([x for xs in ex.map(read, range(len(readers))) for x in xs])
         seconds = time.perf_counter() - start
     elif client == "lakesoul-python":
         from lakesoul.catalog import LakeSoulCatalog
