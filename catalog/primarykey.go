@@ -34,3 +34,19 @@ func tableDefinitionJSON(t *Table) (schemaJSON, propsJSON string, err error) {
 	}
 	return schemaJSON, string(b), nil
 }
+
+// AddPrimaryKeyEmptying is AddPrimaryKey for a table that has rows: in the
+// same transaction it empties every partition first
+// (lakesoul.add_primary_key_emptying), for the caller to write the rows
+// again under the key before that transaction commits.
+func (c *Catalog) AddPrimaryKeyEmptying(ctx context.Context, t *Table) error {
+	schemaJSON, propsJSON, err := tableDefinitionJSON(t)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, "SELECT lakesoul.add_primary_key_emptying($1, $2, $3, $4::jsonb)",
+			t.ID, layout.FormatPartitions(t.RangeCols, t.PKCols), schemaJSON, propsJSON)
+		return err
+	})
+}

@@ -115,7 +115,7 @@ var designFunctions = map[string]grant{
 // workspaceFunctions are what the server calls as a session's role, and
 // what those call in turn.
 var workspaceFunctions = []string{
-	"add_primary_key", "alter_table", "change_commits", "change_files", "check_existed", "check_partition",
+	"add_primary_key", "add_primary_key_emptying", "alter_table", "change_commits", "change_files", "check_existed", "check_partition",
 	"cleanup", "cleanup_files", "cleanup_partition", "commit", "commit_lock_rows", "commit_many", "commit_one_partition",
 	"compact_targets", "create_access_key", "create_enum", "create_namespace", "create_sequence",
 	"create_table", "create_view", "default_workspace", "drop_enum", "drop_namespace", "drop_partition",

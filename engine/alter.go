@@ -51,6 +51,9 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 	if err := s.resolveColumnTypes(ctx, alterColumnDefs(n)); err != nil { // enum.go
 		return nil, err
 	}
+	if slices.ContainsFunc(n.Cmds, func(c *pg_query.Node) bool { return rowsCmd(c.GetAlterTableCmd()) }) {
+		return s.planAlterRows(n), nil // alterrows.go: defaults, NOT NULL and CHECKs over existing rows
+	}
 	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.alterTarget(ctx, n)
 		if t == nil || err != nil {

@@ -42,8 +42,10 @@ func singleStatementTree(stmt *pg_query.Node) *pg_query.ParseResult {
 	return &pg_query.ParseResult{Version: parseTreeVersion, Stmts: []*pg_query.RawStmt{{Stmt: stmt}}}
 }
 
-// deparseNode renders one statement node as SQL for DuckDB (identifiers
-// that are DuckDB keywords quoted, duckident.go).
+// deparseNode renders one statement node as SQL text (identifiers that are
+// DuckDB keywords quoted, duckident.go): text kept in the catalog, or shown.
+// The SQL DuckDB runs comes from Session.duckSQL, which checks the tree
+// first (duckgate.go).
 func deparseNode(stmt *pg_query.Node) (string, error) {
 	text, err := pg_query.Deparse(singleStatementTree(stmt))
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -236,8 +237,66 @@ func (p *catalogPortal) start(ctx context.Context) error {
 		}
 		values[i] = b
 	}
-	p.rr = tx.Conn().PgConn().ExecParams(p.ctx, p.q.sql, values, p.q.params, nil, nil)
+	p.rr = tx.Conn().PgConn().ExecParams(p.ctx, p.q.sql, values, p.q.params, nil, resultFormats(p.q.cols))
 	return nil
+}
+
+// resultFormats asks the catalog for records in binary, the one form that
+// names their fields' types (a record's text does not), so that Execute
+// hands the wire layer a pgwire.Record it encodes in either format; every
+// other column comes as text.
+func resultFormats(cols []pgwire.Column) []int16 {
+	var out []int16
+	for i, c := range cols {
+		if c.TypeOID == schema.OIDRecord {
+			if out == nil {
+				out = make([]int16, len(cols))
+			}
+			out[i] = pgtype.BinaryFormatCode
+		}
+	}
+	return out
+}
+
+// decodeRecord reads a record in PostgreSQL's binary form: its field count,
+// then each field's type OID and value (length -1 for NULL).
+func decodeRecord(m *pgtype.Map, raw []byte) (pgwire.Record, error) {
+	var r pgwire.Record
+	bad := func() (pgwire.Record, error) { return r, fmt.Errorf("malformed binary record from the catalog") }
+	if len(raw) < 4 {
+		return bad()
+	}
+	n := int(binary.BigEndian.Uint32(raw))
+	raw = raw[4:]
+	for range n {
+		if len(raw) < 8 {
+			return bad()
+		}
+		oid, size := binary.BigEndian.Uint32(raw), int32(binary.BigEndian.Uint32(raw[4:]))
+		raw = raw[8:]
+		var v any
+		if size >= 0 {
+			if int(size) > len(raw) {
+				return bad()
+			}
+			field := raw[:size]
+			raw = raw[size:]
+			var err error
+			switch t, ok := m.TypeForOID(oid); {
+			case oid == schema.OIDRecord:
+				v, err = decodeRecord(m, field)
+			case ok:
+				v, err = t.Codec.DecodeValue(m, oid, pgtype.BinaryFormatCode, field)
+			default:
+				err = fmt.Errorf("a record field of type %d", oid)
+			}
+			if err != nil {
+				return r, err
+			}
+		}
+		r.OIDs, r.Values = append(r.OIDs, oid), append(r.Values, v)
+	}
+	return r, nil
 }
 
 func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWriter) (string, bool, error) {
@@ -279,6 +338,16 @@ func (p *catalogPortal) Execute(ctx context.Context, maxRows int, w pgwire.RowWr
 		for i, raw := range p.rr.Values() {
 			if p.q.signalled(i) {
 				continue // below
+			}
+			if p.q.cols[i].TypeOID == schema.OIDRecord && raw != nil {
+				// Binary (resultFormats): decoded now, kept or spilled
+				// as a pgwire.Record.
+				v, err := decodeRecord(m, raw)
+				if err != nil {
+					return "", true, err
+				}
+				row[i] = v
+				continue
 			}
 			if keepText {
 				row[i] = nil

@@ -215,7 +215,7 @@ func (s *Session) defaultSQL(ctx context.Context, ns, def string, f arrow.Field)
 	if _, _, _, _, err := s.prepareDuck(ctx, sel, nil); err != nil {
 		return "", err
 	}
-	expr, err := deparseExpr(sel.GetSelectStmt().TargetList[0].GetResTarget().Val)
+	expr, err := s.duckExprSQL(sel.GetSelectStmt().TargetList[0].GetResTarget().Val)
 	if err != nil {
 		return "", err
 	}

@@ -222,6 +222,9 @@ func bstr(b []byte) string {
 func pgTypeName(f arrow.Field) string {
 	if pt, ok := f.Metadata.GetValue(schema.MetaPGType); ok {
 		switch {
+		case strings.HasSuffix(pt, "[]"): // varchar[]
+			return pgTypeName(arrow.Field{Type: arrow.BinaryTypes.String,
+				Metadata: arrow.NewMetadata([]string{schema.MetaPGType}, []string{strings.TrimSuffix(pt, "[]")})}) + "[]"
 		case strings.HasPrefix(pt, "varchar"):
 			return "character varying"
 		case strings.HasPrefix(pt, "bpchar"):

@@ -187,7 +187,7 @@ func (s *Session) lookupCursor(name string) (*cursor, error) {
 	return c, nil
 }
 
-func (s *Session) planFetch(n *pg_query.FetchStmt) (pgwire.Statement, error) {
+func (s *Session) planFetch(ctx context.Context, n *pg_query.FetchStmt) (pgwire.Statement, error) {
 	var count int64
 	switch n.Direction {
 	case pg_query.FetchDirection_FETCH_FORWARD:
@@ -213,7 +213,7 @@ func (s *Session) planFetch(n *pg_query.FetchStmt) (pgwire.Statement, error) {
 	// (PostgreSQL also needs the cursor to exist to describe FETCH).
 	var cols []pgwire.Column
 	if !n.Ismove {
-		c, err := s.lookupCursor(name)
+		c, err := s.fetchTarget(ctx, name) // cursorportal.go
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +264,7 @@ func (p *fetchPortal) Execute(ctx context.Context, _ int, w pgwire.RowWriter) (s
 		return fmt.Sprintf("%s %d", p.f.verb, p.got), true, nil
 	}
 	p.started = true
-	c, err := p.f.s.lookupCursor(p.f.name)
+	c, err := p.f.s.fetchTarget(ctx, p.f.name) // cursorportal.go
 	if err != nil {
 		return "", true, err
 	}

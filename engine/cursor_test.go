@@ -143,7 +143,9 @@ func TestCursorsInterleave(t *testing.T) {
 	if !reflect.DeepEqual(gotB, wantB) {
 		t.Errorf("cursor b: %d rows, differ from the query's %d", len(gotB), len(wantB))
 	}
-	if left, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(left) != 0 {
+	left, _ := os.ReadDir(filepath.Join(dir, "tmp"))
+	left = slices.DeleteFunc(left, func(e os.DirEntry) bool { return e.Name() == "duckdb" }) // DuckDB's own spill directory
+	if len(left) != 0 {
 		t.Errorf("temp dir keeps %d entries", len(left))
 	}
 }

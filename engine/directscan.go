@@ -27,17 +27,18 @@ import (
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
-// Direct scans. A query that only projects columns of one primary-key table —
-// SELECT a, b FROM t, SELECT * FROM t LIMIT 10, and keyed lookups such as
-// SELECT * FROM t WHERE id = $1, whose WHERE the reader's key filter
-// evaluates exactly (prune.go) — needs nothing from DuckDB but the
-// merge-on-read rows themselves. Handing those rows to DuckDB through
+// Direct scans. A query that only projects columns of one table —
+// SELECT a, b FROM t, SELECT * FROM t LIMIT 10, and lookups such as
+// SELECT * FROM t WHERE id = $1, whose WHERE the reader's key and row
+// filters evaluate exactly (prune.go) — needs nothing from DuckDB but the
+// table's rows themselves (merged on read for primary-key tables). Handing those rows to DuckDB through
 // the table function and taking them back through database/sql costs more
 // than the merge: every value crosses cgo twice and DuckDB materialises the
 // whole result before the first row goes out. Such a query still goes
 // through planning and DuckDB's Describe (so its RowDescription is exactly
 // the DuckDB route's), but executes by streaming the reader's batches
-// straight into DataRows: units (partition × bucket) merge in parallel on
+// straight into DataRows: units (partition × bucket; an append table's
+// files and row groups, reader.ParallelUnits) are read in parallel on
 // their own goroutines, the connection encodes rows as batches arrive.
 //
 // Invariant: a direct scan yields exactly the values the DuckDB route would.
@@ -79,7 +80,7 @@ func (s *Session) planDirectScan(stmt *pg_query.Node, tables map[string]*catalog
 		handle, t = h, tt
 	}
 	rf := sel.FromClause[0].GetRangeFunction()
-	if rf == nil || !t.HasPK() || len(t.Enums) > 0 {
+	if rf == nil || len(t.Enums) > 0 {
 		return nil // enum columns: labels are mapped by lakesoul_scan (enum.go)
 	}
 	e, ok := s.e.scans.get(handle)
@@ -481,7 +482,7 @@ func (p *directPortal) start(ctx context.Context) error {
 	scans := p.q.s.e.scans
 	scan := &reader.Scan{Store: scans.store, Table: e.table, Partitions: e.parts, Mem: scans.mem, Needed: needed, Unordered: true,
 		Keys: e.keys(), Rows: e.rows(), Meta: scans.meta, Chunks: scans.chunks, Stats: e.stats, Spill: scans.spill}
-	units, err := scan.Units()
+	units, err := scan.ParallelUnits(ctx)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type dmlTarget struct {
 	// key and partition columns alone), so a SERIALIZABLE block's check
 	// of what it read is the check of those rows (rmw.go).
 	keyed bool
+	// with is the statement's WITH clause (WITH … UPDATE/DELETE): the
+	// query that computes the rows it writes carries it.
+	with *pg_query.WithClause
 }
 
 // keyedWhere reports whether where reads only key and partition columns of
@@ -62,6 +65,28 @@ func keyedWhere(t *catalog.Table, where *pg_query.Node) bool {
 		}
 	})
 	return ok
+}
+
+// withQueries checks a WITH clause of UPDATE or DELETE: its queries read
+// (a data-modifying one is 0A000); nil stays nil.
+func withQueries(w *pg_query.WithClause) (*pg_query.WithClause, error) {
+	if w == nil {
+		return nil, nil
+	}
+	for _, c := range w.Ctes {
+		if c.GetCommonTableExpr().GetCtequery().GetSelectStmt() == nil {
+			return nil, sqlerr.Unsupported("data-modifying statements in WITH", "WITH name AS (SELECT …) UPDATE/DELETE …")
+		}
+	}
+	return w, nil
+}
+
+// withCTEs gives sel, the query of a write to d, d's WITH clause.
+func (d *dmlTarget) withCTEs(sel *pg_query.Node) *pg_query.Node {
+	if d.with != nil {
+		sel.GetSelectStmt().WithClause = d.with
+	}
+	return sel
 }
 
 // dmlTarget resolves the target rel of a statement with the RETURNING list
@@ -171,13 +196,15 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 	if st, ok, err := s.planTempDML(ctx, &pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: n}}, paramOIDs); ok {
 		return st, err // temptable.go
 	}
-	if n.WithClause != nil {
-		return nil, sqlerr.Unsupported("WITH ... UPDATE", "UPDATE ... FROM")
+	with, err := withQueries(n.WithClause)
+	if err != nil {
+		return nil, err
 	}
 	d, err := s.dmlTarget(ctx, n.Relation, n.ReturningList, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
+	d.with = with
 	t := d.t
 	sets := map[string]*pg_query.Node{}
 	var setCols []string
@@ -270,7 +297,7 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 // (named as the table's columns): fields are those written, exprs replaces
 // a written column's value by an expression over the row.
 func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *pg_query.Node, fields []arrow.Field, exprs map[string]string, paramOIDs []uint32) (pgwire.Statement, error) {
-	q, tables, err := s.prepareDML(ctx, sel, paramOIDs)
+	q, tables, err := s.prepareDML(ctx, d.withCTEs(sel), paramOIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -334,13 +361,18 @@ func (s *Session) planDelete(ctx context.Context, n *pg_query.DeleteStmt, paramO
 	if st, ok, err := s.planTempDML(ctx, &pg_query.Node{Node: &pg_query.Node_DeleteStmt{DeleteStmt: n}}, paramOIDs); ok {
 		return st, err // temptable.go
 	}
-	if len(n.UsingClause) > 0 || n.WithClause != nil {
-		return nil, sqlerr.Unsupported("DELETE ... USING / WITH", "DELETE ... WHERE (subqueries allowed)")
+	if len(n.UsingClause) > 0 {
+		return nil, sqlerr.Unsupported("DELETE ... USING", "DELETE ... WHERE (subqueries allowed)")
+	}
+	with, err := withQueries(n.WithClause)
+	if err != nil {
+		return nil, err
 	}
 	d, err := s.dmlTarget(ctx, n.Relation, n.ReturningList, paramOIDs)
 	if err != nil {
 		return nil, err
 	}
+	d.with = with
 	t := d.t
 	d.keyed = keyedWhere(t, n.WhereClause)
 	if cdc := t.Properties[reader.CDCColumnProperty]; cdc != "" && t.HasPK() {
@@ -403,7 +435,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	if match != nil {
 		matched = isTrue(match, false)
 	}
-	q, tables, err := s.prepareDML(ctx, selectNode(append(slices.Clone(targets), resTarget(rewriteMatch, matched)), []*pg_query.Node{d.from()}, nil), paramOIDs)
+	q, tables, err := s.prepareDML(ctx, d.withCTEs(selectNode(append(slices.Clone(targets), resTarget(rewriteMatch, matched)), []*pg_query.Node{d.from()}, nil)), paramOIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -114,8 +114,8 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	}
 	budgetValues(stmt, types, s.e.valueBudget) // valuebudget.go
 	for attempt := 0; ; attempt++ {
-		if text, err = deparseNode(stmt); err != nil {
-			return "", nil, nil, nil, fmt.Errorf("deparse: %w", err)
+		if text, err = s.duckSQL(stmt); err != nil { // duckgate.go
+			return "", nil, nil, nil, err
 		}
 		var duckTypes []duckdb.TypeInfo
 		cols, convs, duckTypes, params, err = s.describeDuck(ctx, text)
@@ -216,6 +216,7 @@ func (s *Session) planDuckQuery(ctx context.Context, stmt *pg_query.Node, paramO
 	if err != nil {
 		return nil, err
 	}
+	s.markRowsOnlyScans(stmt, tables)
 	pgcatalog.RewriteVersionCalls(stmt)
 	nameUnnamedTargets(stmt)
 	text, cols, convs, params, err := s.prepareDuck(ctx, stmt, paramOIDs)
@@ -286,11 +287,6 @@ func (p *duckPortal) start(ctx context.Context) error {
 		return err
 	}
 	query := p.q.sql
-	if native, err := p.q.s.nativeSQL(p.q); err != nil {
-		return err
-	} else if native != "" {
-		query = native
-	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	// DuckDB may run much of the query before the first row (aggregates,
 	// sorts): link the caller's cancellation (CancelRequest,

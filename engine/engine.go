@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -45,9 +46,11 @@ type Config struct {
 	// MemoryLimit is DuckDB's memory_limit in bytes, shared by all sessions
 	// (0 = DuckDB's default, 80% of RAM).
 	MemoryLimit int64
-	// TempDir is where DuckDB spills (empty = DuckDB's default, .tmp in the
-	// working directory), and merges of many files (empty: os.TempDir()); TempLimit bounds what it may put there in bytes
-	// (0 = DuckDB's default, 90% of the free space).
+	// TempDir is where the engine spills: DuckDB into its subdirectory
+	// duckdb (the one directory DuckDB may open, see openDuckDB), merges of
+	// many files into the directory itself. Empty: a directory of its own
+	// in os.TempDir(), removed at Close. TempLimit bounds what DuckDB may
+	// put there in bytes (0 = DuckDB's default, 90% of the free space).
 	TempDir   string
 	TempLimit int64
 	// NotifyQueueLimit bounds the bytes of NOTIFYs queued for this
@@ -80,9 +83,15 @@ type Engine struct {
 	ivfs          *ivfCache
 	vrows         *vectorRowCache
 	serverVersion string
-	// warehouseDir is the local warehouse root ("" for object stores);
-	// DuckDB may read Parquet files below it.
-	warehouseDir string
+	// ownTemp is the temp directory the engine made for itself (no
+	// Config.TempDir), removed at Close.
+	ownTemp string
+	// engineFuncs are the functions the engine created in DuckDB, part of
+	// what user SQL may call (duckgate.go).
+	engineFuncs map[string]bool
+	// typeNames are format_type's names of pg_catalog's types, by OID
+	// (pg_typeof of lake columns, pgtypeof.go).
+	typeNames map[uint32]string
 	// catalogRole is the role the catalog pool connects as; sessions of
 	// other roles run their catalog work under SET LOCAL ROLE.
 	catalogRole string
@@ -117,34 +126,48 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, cat: cfg.Catalog, store: cfg.Store, log: cfg.Logger, parsing: newParseBudget(cfg.MemoryLimit),
 		valueBudget: valueBudgetFor(cfg.MemoryLimit, cfg.DuckDBThreads), held: newHeldSlots(cfg.Catalog.Pool().Config().MaxConns), listen: listen.New(cfg.Catalog.Pool(), cfg.Logger, listen.Limits{Queue: cfg.NotifyQueueLimit})}
 	e.scans = newScanRegistry(cfg.Store)
+	if cfg.TempDir == "" {
+		dir, err := os.MkdirTemp("", "lakesoul-engine-*")
+		if err != nil {
+			return nil, fmt.Errorf("engine temp dir: %w", err)
+		}
+		e.ownTemp, cfg.TempDir, e.cfg.TempDir = dir, dir, dir
+	}
 	// Merges of units with more files than one merge reads at once spill
-	// where DuckDB does (reader.Scan.Spill).
+	// into the temp dir (reader.Scan.Spill); DuckDB into its own
+	// subdirectory, which holds nothing else.
 	e.scans.spill = cfg.TempDir
-	if e.scans.spill == "" {
-		e.scans.spill = os.TempDir()
+	duckTemp := filepath.Join(cfg.TempDir, "duckdb")
+	if err := os.MkdirAll(duckTemp, 0o700); err != nil {
+		e.removeOwnTemp()
+		return nil, fmt.Errorf("engine temp dir: %w", err)
 	}
 	// Results that outlive their source (held cursors, parked streams)
 	// spill there too, within the temp space limit (spill.go).
 	e.results.dir, e.results.limit = e.scans.spill, cfg.TempLimit
 	if err := duckstream.Available(); err != nil {
 		// Without streaming, every result would be materialised in memory.
+		e.removeOwnTemp()
 		return nil, fmt.Errorf("DuckDB results cannot stream: %w", err)
 	}
 	e.snaps = newSnapshotCache()
 	e.vectors = newVectorIndexes(cfg.Catalog, e)
 	e.ivfs = newIVFCache(1 << 30)
 	e.vrows = newVectorRowCache(vectorRowCacheBytes)
-	if dir, err := objstore.LocalPath(cfg.Warehouse); err == nil && cfg.Warehouse != "" {
-		e.warehouseDir = strings.TrimSuffix(dir, "/")
-	}
-	db, err := openDuckDB(ctx, e.scans, cfg, e.warehouseDir)
+	db, funcs, err := openDuckDB(ctx, e.scans, cfg, duckTemp)
 	if err != nil {
+		e.removeOwnTemp()
 		return nil, err
 	}
+	e.engineFuncs = funcs
 	e.duck = db
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&e.serverVersion, &e.catalogRole); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("read catalog server version: %w", err)
+	}
+	if e.typeNames, err = loadTypeNames(ctx, e.cat.Pool()); err != nil { // pgtypeof.go
+		db.Close()
+		return nil, err
 	}
 	var vectorOID *uint32
 	if err := e.cat.Pool().QueryRow(ctx, "SELECT to_regtype('vector')::oid").Scan(&vectorOID); err != nil {
@@ -161,7 +184,16 @@ func (e *Engine) Close() error {
 	e.listen.Close()
 	e.vectors.close()
 	e.scans.bulk.close()
-	return e.duck.Close()
+	err := e.duck.Close()
+	e.removeOwnTemp()
+	return err
+}
+
+// removeOwnTemp removes the temp directory the engine made for itself.
+func (e *Engine) removeOwnTemp() {
+	if e.ownTemp != "" {
+		_ = os.RemoveAll(e.ownTemp)
+	}
 }
 
 // SCRAMVerifier implements pgwire.Authenticator: the stored verifier of a login

@@ -151,12 +151,6 @@ func (s *Session) explain(ctx context.Context, q *duckQuery, analyze bool, param
 
 // duckExplain is DuckDB's EXPLAIN [ANALYZE] of q's rewritten SQL, as lines.
 func (s *Session) duckExplain(ctx context.Context, q *duckQuery, analyze bool, params []any) ([]string, error) {
-	query := q.sql
-	if native, err := s.nativeSQL(q); err != nil {
-		return nil, err
-	} else if native != "" {
-		query = native
-	}
 	args, err := duckArgs(q.params, params)
 	if err != nil {
 		return nil, err
@@ -165,7 +159,7 @@ func (s *Session) duckExplain(ctx context.Context, q *duckQuery, analyze bool, p
 	if analyze {
 		prefix = "EXPLAIN ANALYZE "
 	}
-	rs, err := s.duck.QueryContext(ctx, prefix+query, args...)
+	rs, err := s.duck.QueryContext(ctx, prefix+q.sql, args...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, sqlerr.ErrCanceled

@@ -67,7 +67,8 @@ var implicitSamples = map[reflect.Type][]kindSample{
 		{sql: "COPY {s}.t FROM STDIN"},
 		{sql: "COPY {s}.t TO STDOUT", effect: none},
 	},
-	reflect.TypeOf((*pg_query.Node_CreateSchemaStmt)(nil)): {{sql: "CREATE SCHEMA {s}_new"}},
+	reflect.TypeOf((*pg_query.Node_CreateSchemaStmt)(nil)):    {{sql: "CREATE SCHEMA {s}_new"}},
+	reflect.TypeOf((*pg_query.Node_CreateExtensionStmt)(nil)): {{sql: `CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`, effect: none}},
 	reflect.TypeOf((*pg_query.Node_CreateStmt)(nil)): {
 		{sql: "CREATE TABLE {s}.n (x int PRIMARY KEY, y text)"},
 		{sql: "CREATE TEMP TABLE {s}_tmp (x int)"},

@@ -61,7 +61,8 @@ func checkConflictTarget(t *catalog.Table, oc *pg_query.OnConflictClause) error 
 	return nil
 }
 
-// deparseExpr renders one expression as SQL text.
+// deparseExpr renders one expression as SQL text (for the catalog; DuckDB's
+// comes from Session.duckExprSQL).
 func deparseExpr(n *pg_query.Node) (string, error) {
 	text, err := deparseNode(selectNode([]*pg_query.Node{pg_query.MakeResTargetNodeWithVal(n, -1)}, nil, nil))
 	if err != nil {
@@ -105,7 +106,7 @@ func rewriteConflictRefs(n *pg_query.Node, t *catalog.Table, alias string, inser
 // conflictQuery wraps the casted INSERT query (which yields the columns
 // `written`) into the ON CONFLICT query; it returns the query text and the
 // columns it yields (all table columns for DO UPDATE).
-func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []string, target []string,
+func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string, written []string, target []string,
 	oc *pg_query.OnConflictClause) (string, []string, error) {
 	keyCols := slices.Concat(t.RangeCols, t.PKCols)
 	var on []string
@@ -133,7 +134,7 @@ func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []s
 			// The key it matched (EXCLUDED.id), or a failure (sameKey).
 			val = sameKey("__old", rt.Name, val)
 		}
-		e, err := deparseExpr(val)
+		e, err := s.duckExprSQL(val)
 		if err != nil {
 			return "", nil, err
 		}
@@ -157,7 +158,7 @@ func conflictQuery(t *catalog.Table, alias, handle, inserted string, written []s
 	where := ""
 	if oc.WhereClause != nil {
 		rewriteConflictRefs(oc.WhereClause, t, alias, target)
-		w, err := deparseExpr(oc.WhereClause)
+		w, err := s.duckExprSQL(oc.WhereClause)
 		if err != nil {
 			return "", nil, err
 		}

@@ -268,6 +268,8 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 		return rw.format(n, fc) // pgformat.go
 	case name == "extract" && len(fc.Args) == 2:
 		rw.extract(n, fc)
+	case name == "pg_typeof" && len(fc.Args) == 1:
+		rw.pgTypeof(n, fc) // pgtypeof.go
 	}
 	return nil
 }

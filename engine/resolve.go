@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -101,9 +102,6 @@ func classifyRelations(stmt *pg_query.Node) relationKinds {
 // get engine-chosen names (ctescope.go): no relation name the user wrote is
 // left for DuckDB to interpret.
 func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[string]*catalog.Table, error) {
-	if err := s.checkTableFunctions(stmt); err != nil {
-		return nil, err
-	}
 	if err := s.unqualifyColumns(stmt); err != nil { // qualified.go
 		return nil, err
 	}
@@ -258,4 +256,84 @@ func (s *Session) setSnapshots(ctx context.Context, cat *catalog.Catalog, tables
 	}
 	s.noteSnapshotReads(tables, snap, specs) // serializable.go
 	return nil
+}
+
+// markRowsOnlyScans points each reference of the bound query stmt to an
+// append table whose first column stmt cannot name at a handle marked
+// rowsOnly (scanEntry). DuckDB asks a table function, which has no virtual
+// row-id column, for its first column when a query reads none of it
+// (count(*), EXISTS, SELECT 1 FROM t); such a scan then counts rows from
+// the files' footers instead of decoding the column. The test is
+// conservative: any star, NATURAL or USING join, or column reference with
+// the reference's alias or the column's name as one of its parts keeps the
+// reference as it is.
+func (s *Session) markRowsOnlyScans(stmt *pg_query.Node, tables map[string]*catalog.Table) {
+	names := map[string]bool{}
+	opaque := false
+	walk(stmt, func(n *pg_query.Node) {
+		switch {
+		case n.GetAStar() != nil:
+			opaque = true
+		case n.GetJoinExpr() != nil:
+			je := n.GetJoinExpr()
+			opaque = opaque || je.IsNatural || len(je.UsingClause) > 0
+		case n.GetColumnRef() != nil:
+			for _, f := range n.GetColumnRef().Fields {
+				if str := f.GetString_(); str != nil {
+					names[strings.ToLower(str.Sval)] = true
+				}
+			}
+		}
+	})
+	if opaque {
+		return
+	}
+	used := map[string]bool{}
+	walk(stmt, func(n *pg_query.Node) {
+		rf := n.GetRangeFunction()
+		handle, ok := scanHandleOf(rf)
+		if !ok {
+			return
+		}
+		t := tables[handle]
+		rows := handle + ":rows"
+		if t == nil || t.HasPK() || t.Schema.NumFields() == 0 || rf.Alias == nil ||
+			names[strings.ToLower(rf.Alias.Aliasname)] || names[strings.ToLower(t.Schema.Field(0).Name)] ||
+			!s.e.scans.putRowsOnly(rows, handle) {
+			used[handle] = true
+			return
+		}
+		rf.Functions[0].GetList().Items[0].GetFuncCall().Args[0] = pg_query.MakeAConstStrNode(rows, -1)
+		tables[rows] = t
+		used[rows] = true
+	})
+	for h := range tables {
+		if !used[h] {
+			delete(tables, h)
+			if e, ok := s.e.scans.get(h); ok && e.prune != nil {
+				s.e.scans.drop(h) // the statement's own, replaced
+			}
+		}
+	}
+}
+
+// scanHandleOf returns the handle of a FROM item that is a lakesoul_scan
+// call the engine made (scanFromClause).
+func scanHandleOf(rf *pg_query.RangeFunction) (string, bool) {
+	if rf == nil || len(rf.Functions) != 1 {
+		return "", false
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil {
+		return "", false
+	}
+	fc := items[0].GetFuncCall()
+	if len(fc.Funcname) != 1 || fc.Funcname[0].GetString_().GetSval() != scanFunctionName || len(fc.Args) != 1 {
+		return "", false
+	}
+	c := fc.Args[0].GetAConst()
+	if c == nil || c.GetSval() == nil {
+		return "", false
+	}
+	return c.GetSval().Sval, true
 }

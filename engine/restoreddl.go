@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -51,44 +52,65 @@ func (s *Session) planAddPrimaryKey(n *pg_query.AlterTableStmt, con *pg_query.Co
 	for _, k := range con.Keys {
 		keys = append(keys, k.GetString_().GetSval())
 	}
-	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
+	return &funcStmt{tag: "ALTER TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		t, err := s.alterTarget(ctx, n)
 		if t == nil || err != nil {
-			return err
+			return "", nil, err
 		}
-		if t.HasPK() {
-			if slices.Equal(t.PKCols, keys) {
-				return nil
+		rows, err := s.hasRows(ctx, t)
+		if err != nil {
+			return "", nil, err
+		}
+		if rows {
+			// alterrows.go: checked, emptied and written again under the key.
+			return s.inOwnBlock(ctx, "ALTER TABLE", func(ctx context.Context) error { return s.addPrimaryKeyWithRows(ctx, t, keys) })
+		}
+		return s.ddl("ALTER TABLE", func(ctx context.Context) error {
+			nt, done, err := keyedDefinition(t, keys)
+			if done || err != nil {
+				return err
 			}
-			return sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", t.Name)
-		}
-		if slices.ContainsFunc(s.staged, func(w stagedWrite) bool { return w.table.ID == t.ID }) ||
-			slices.ContainsFunc(s.buffered, func(w *bufferedWrite) bool { return w.table.ID == t.ID }) {
-			return sqlerr.Unsupported("adding a primary key to a table written in the same transaction block",
-				"COMMIT the rows first; a key can only be added while the table has none")
-		}
-		nt := *t
-		fields := slices.Clone(t.Schema.Fields())
-		for _, k := range keys {
-			i := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == k })
-			switch {
-			case i < 0:
-				return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", k, t.Name)
-			case slices.Contains(t.RangeCols, k):
-				return sqlerr.New(sqlerr.InvalidTableDefinition, "column %q cannot be both a partition column and part of the primary key", k)
-			case fields[i].Type.ID() == arrow.BINARY:
-				return sqlerr.Unsupported("a bytea primary key", "primary keys of integer, float, text, date, timestamp, numeric or boolean type")
+			if slices.ContainsFunc(s.staged, func(w stagedWrite) bool { return w.table.ID == t.ID }) ||
+				slices.ContainsFunc(s.buffered, func(w *bufferedWrite) bool { return w.table.ID == t.ID }) {
+				return sqlerr.Unsupported("adding a primary key to a table written in the same transaction block",
+					"COMMIT the rows first; a key can only be added while the table has none")
 			}
-			fields[i].Nullable = false
+			return s.cat.AddPrimaryKey(ctx, nt)
+		}).run(ctx, nil)
+	}}, nil
+}
+
+// keyedDefinition is t's definition with primary key keys (4 buckets), or
+// done when t already has exactly that key (PostgreSQL's error when it has
+// another).
+func keyedDefinition(t *catalog.Table, keys []string) (nt *catalog.Table, done bool, err error) {
+	if t.HasPK() {
+		if slices.Equal(t.PKCols, keys) {
+			return nil, true, nil
 		}
-		nt.PKCols = keys
-		nt.HashBucketNum = DefaultHashBucketNum
-		nt.Schema = arrow.NewSchema(fields, nil)
-		if err := checkTableOptions(&nt); err != nil {
-			return err
+		return nil, false, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", t.Name)
+	}
+	c := *t
+	fields := slices.Clone(t.Schema.Fields())
+	for _, k := range keys {
+		i := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == k })
+		switch {
+		case i < 0:
+			return nil, false, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", k, t.Name)
+		case slices.Contains(t.RangeCols, k):
+			return nil, false, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q cannot be both a partition column and part of the primary key", k)
+		case fields[i].Type.ID() == arrow.BINARY:
+			return nil, false, sqlerr.Unsupported("a bytea primary key", "primary keys of integer, float, text, date, timestamp, numeric or boolean type")
 		}
-		return s.cat.AddPrimaryKey(ctx, &nt)
-	}), nil
+		fields[i].Nullable = false
+	}
+	c.PKCols = keys
+	c.HashBucketNum = DefaultHashBucketNum
+	c.Schema = arrow.NewSchema(fields, nil)
+	if err := checkTableOptions(&c); err != nil {
+		return nil, false, err
+	}
+	return &c, false, nil
 }
 
 // ownerCmd reports whether an ALTER TABLE is a single OWNER TO, and its role.

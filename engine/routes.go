@@ -53,6 +53,9 @@ var routes = []route{
 	{(*pg_query.Node_CopyStmt)(nil), "COPY", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCopy(ctx, n.GetCopyStmt())
 	}},
+	{(*pg_query.Node_CreateExtensionStmt)(nil), "CREATE EXTENSION (uuid-ossp, pgcrypto, plpgsql, vector)", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateExtension(n.GetCreateExtensionStmt()) // extensions.go
+	}},
 	{(*pg_query.Node_CreateSchemaStmt)(nil), "CREATE SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateSchema(n.GetCreateSchemaStmt())
 	}},
@@ -117,8 +120,8 @@ var routes = []route{
 	{(*pg_query.Node_DeclareCursorStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planDeclare(ctx, n.GetDeclareCursorStmt(), p)
 	}},
-	{(*pg_query.Node_FetchStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
-		return s.planFetch(n.GetFetchStmt())
+	{(*pg_query.Node_FetchStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planFetch(ctx, n.GetFetchStmt())
 	}},
 	{(*pg_query.Node_ClosePortalStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planClose(n.GetClosePortalStmt())

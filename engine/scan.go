@@ -22,6 +22,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
+	"github.com/lakesoul-go/lakesoul/internal/duckarrow"
 	"github.com/lakesoul-go/lakesoul/internal/faults"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -64,6 +65,10 @@ type scanEntry struct {
 	// reads keep them (a change feed that dropped deletes would lose them
 	// downstream).
 	changeFeed bool
+	// rowsOnly marks a reference to an append table whose statement cannot
+	// name its first column (markRowsOnlyScans): when DuckDB asks for that
+	// column alone, it wants only the row count.
+	rowsOnly bool
 }
 
 // keys is the key filter of the entry's current execution.
@@ -127,6 +132,20 @@ func (r *scanRegistry) putPruned(handle string, t *catalog.Table, in *pruneInput
 	r.m[handle] = &scanEntry{table: t, prune: in}
 }
 
+// putRowsOnly registers handle as a copy of the registered handle from
+// (its table and pruning, not its snapshot) marked rowsOnly; false when
+// from is not registered or has a fixed file list.
+func (r *scanRegistry) putRowsOnly(handle, from string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.m[from]
+	if !ok || e.fixed {
+		return false
+	}
+	r.m[handle] = &scanEntry{table: e.table, prune: e.prune, rowsOnly: true}
+	return true
+}
+
 // putFixed registers a handle that always scans exactly parts.
 func (r *scanRegistry) putFixed(handle string, t *catalog.Table, parts []catalog.PartitionFiles) {
 	r.mu.Lock()
@@ -169,6 +188,13 @@ func (r *scanRegistry) get(handle string) (scanEntry, bool) {
 		return scanEntry{}, false
 	}
 	return *e, true
+}
+
+// drop removes a handle.
+func (r *scanRegistry) drop(handle string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, handle)
 }
 
 // dropPrefix removes every handle of a session.
@@ -297,6 +323,10 @@ type scanSource struct {
 	// bulk hands projected columns to DuckDB as Arrow (scanbulk.go); nil:
 	// every value is set one by one.
 	bulk *bulkScan
+	// rowsOnly is the entry's: the first column, when DuckDB asks for it
+	// alone, is read from no file (NULLs fill it); nullFirst: it does,
+	// and chunks are filled by fillRows.
+	rowsOnly, nullFirst bool
 }
 
 type openIterators struct {
@@ -338,8 +368,9 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		ctx = context.Background()
 	}
 	s := &scanSource{
-		ctx: ctx,
-		reg: reg,
+		ctx:      ctx,
+		reg:      reg,
+		rowsOnly: e.rowsOnly,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
 			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Chunks: reg.chunks, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
@@ -356,7 +387,7 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		s.infos = append(s.infos, duckdb.ColumnInfo{Name: f.Name, T: ti})
 		s.setters = append(s.setters, set)
 	}
-	units, err := s.scan.Units()
+	units, err := s.scan.ParallelUnits(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -372,6 +403,16 @@ func (s *scanSource) Init() duckdb.ParallelTableSourceInfo {
 }
 
 func (s *scanSource) NewLocalState() any { return &scanThread{} }
+
+// onlyFirst reports whether projected marks the first column alone.
+func onlyFirst(projected []bool) bool {
+	for c, p := range projected {
+		if p != (c == 0) {
+			return false
+		}
+	}
+	return len(projected) > 0
+}
 
 // nextBatch advances th to its next non-empty batch, taking new units as
 // needed; false when no unit is left.
@@ -422,8 +463,19 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 			s.projected[c] = err == nil
 		}
 		s.scan.Needed = s.projected
+		if s.rowsOnly && onlyFirst(s.projected) {
+			// DuckDB wants some column of a scan whose statement reads
+			// none (count(*), EXISTS): the reader counts rows from the
+			// footers, and the column it hands over is NULL, marked so
+			// in one call per chunk when its type is flat.
+			s.scan.Needed = make([]bool, len(s.projected))
+			s.nullFirst = duckarrow.Available() == nil && bulkType(s.scan.Table.Schema.Field(0))
+		}
 		s.bulk = s.reg.bulk.newScan(s.scan.Table, s.projected)
 	})
+	if s.nullFirst {
+		return s.fillRows(th, &chunk)
+	}
 	if b := s.bulk; b != nil && b.enabled() {
 		return s.fillBulk(th, b, &chunk)
 	}
@@ -455,6 +507,27 @@ func (s *scanSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 		n += take
 	}
 	return chunk.SetSize(n)
+}
+
+// fillRows fills chunk with the next rows of th's batch (at most one
+// chunk's worth) for a scan whose only column the query does not read:
+// the column is marked NULL, nothing else is set.
+func (s *scanSource) fillRows(th *scanThread, chunk *duckdb.DataChunk) error {
+	if th.batch == nil || th.row >= int(th.batch.NumRows()) {
+		ok, err := s.advance(th)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return chunk.SetSize(0)
+		}
+	}
+	take := min(duckdb.GetDataChunkCapacity(), int(th.batch.NumRows())-th.row)
+	if err := duckarrow.FillNull(chunk, 0, take); err != nil {
+		return err
+	}
+	th.row += take
+	return chunk.SetSize(take)
 }
 
 // advance moves th to its next batch, as nextBatch, closing th at the end

@@ -62,6 +62,27 @@ func init() {
 		fn: func(a []driver.Value) (any, error) {
 			return seqCall(a[0], func(s *Session) (int64, error) { return s.lastval() })
 		}})
+	// The _named forms take the sequence's name as regclass text, resolved
+	// when they run (rewriteSequenceCalls).
+	named := func(fn func(s *Session, ns, name string, rest []driver.Value) (int64, error)) func(a []driver.Value) (any, error) {
+		return func(a []driver.Value) (any, error) {
+			return seqCall(a[0], func(s *Session) (int64, error) {
+				ns, name, err := s.sequenceName(a[1].(string))
+				if err != nil {
+					return 0, err
+				}
+				return fn(s, ns, name, a[2:])
+			})
+		}
+	}
+	duckFunctions["lakesoul_nextval_named"] = vol(duckScalar{args: []duckdb.Type{v, v}, list: -1, result: duckdb.TYPE_BIGINT,
+		fn: named(func(s *Session, ns, name string, _ []driver.Value) (int64, error) { return s.nextval(ns, name) })})
+	duckFunctions["lakesoul_currval_named"] = vol(duckScalar{args: []duckdb.Type{v, v}, list: -1, result: duckdb.TYPE_BIGINT,
+		fn: named(func(s *Session, ns, name string, _ []driver.Value) (int64, error) { return s.currval(ns, name) })})
+	duckFunctions["lakesoul_setval_named"] = vol(duckScalar{args: []duckdb.Type{v, v, duckdb.TYPE_BIGINT, duckdb.TYPE_BOOLEAN}, list: -1, result: duckdb.TYPE_BIGINT,
+		fn: named(func(s *Session, ns, name string, rest []driver.Value) (int64, error) {
+			return s.setval(ns, name, rest[0].(int64), rest[1].(bool))
+		})})
 	duckFunctions["lakesoul_setval"] = vol(duckScalar{args: []duckdb.Type{v, v, v, duckdb.TYPE_BIGINT, duckdb.TYPE_BOOLEAN}, list: -1, result: duckdb.TYPE_BIGINT,
 		fn: func(a []driver.Value) (any, error) {
 			return seqCall(a[0], func(s *Session) (int64, error) {
@@ -136,7 +157,7 @@ func (s *Session) rewriteSequenceCalls(stmt *pg_query.Node) error {
 			return
 		}
 		name := funcName(fc)
-		if strings.HasPrefix(name, "lakesoul_") && strings.HasSuffix(name, "val") {
+		if strings.HasPrefix(name, "lakesoul_") && (strings.HasSuffix(name, "val") || strings.HasSuffix(name, "val_named")) {
 			err = sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", name)
 			return
 		}
@@ -152,15 +173,19 @@ func (s *Session) rewriteSequenceCalls(stmt *pg_query.Node) error {
 				return
 			}
 			text, isConst := stringValue(sequenceArg(fc.Args[0]))
-			if !isConst {
-				err = sqlerr.Unsupported(name+" of a computed sequence name", name+"('schema.sequence')")
-				return
+			if isConst {
+				var ns, seq string
+				if ns, seq, err = s.sequenceName(text); err != nil {
+					return
+				}
+				args = append(args, pg_query.MakeAConstStrNode(ns, -1), pg_query.MakeAConstStrNode(seq, -1))
+			} else {
+				// A name known only when the statement runs ($1, an
+				// expression: PHP's lastInsertId('seq')): the _named
+				// function resolves it then, as regclass text.
+				duck += "_named"
+				args = append(args, makeCast(sequenceArg(fc.Args[0]), "text"))
 			}
-			var ns, seq string
-			if ns, seq, err = s.sequenceName(text); err != nil {
-				return
-			}
-			args = append(args, pg_query.MakeAConstStrNode(ns, -1), pg_query.MakeAConstStrNode(seq, -1))
 			rest = fc.Args[1:]
 		}
 		if name == "setval" {

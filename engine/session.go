@@ -319,6 +319,7 @@ func parseError(err error) error {
 
 // plan turns one parsed statement into an executable Statement.
 func (s *Session) plan(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (pgwire.Statement, error) {
+	rewriteFunctionAliases(stmt) // extensions.go
 	switch stmt.Node.(type) {
 	case *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt, *pg_query.Node_MergeStmt:
 		// s.t.c naming the target (qualified.go), before the target is bound.

@@ -81,9 +81,9 @@ func (s *Session) planCreateTempTable(n *pg_query.CreateStmt) (pgwire.Statement,
 	}
 	c := proto.Clone(n).(*pg_query.CreateStmt)
 	c.Relation.Schemaname, c.Oncommit = "", pg_query.OnCommitAction_ONCOMMIT_NOOP
-	text, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_CreateStmt{CreateStmt: c}})
+	text, err := s.duckSQL(&pg_query.Node{Node: &pg_query.Node_CreateStmt{CreateStmt: c}}) // duckgate.go
 	if err != nil {
-		return nil, fmt.Errorf("deparse: %w", err)
+		return nil, err
 	}
 	return &funcStmt{tag: "CREATE TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
 		if _, ok := s.temps[rel.Relname]; ok && n.IfNotExists {
@@ -302,6 +302,10 @@ func (s *Session) planTempDML(ctx context.Context, stmt *pg_query.Node, paramOID
 			return nil, true, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 		}
 		n.Into.Rel.Schemaname = ""
+		if catalogSourced(n.Query) {
+			st, err := s.planTempFromCatalog(ctx, name, n.Query, n.Into.SkipData, paramOIDs) // tempcatalog.go
+			return st, true, err
+		}
 		q, err := s.planTempStatement(ctx, stmt, paramOIDs)
 		if err != nil {
 			return nil, true, err

@@ -2,11 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/compaction"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -36,8 +41,22 @@ func (s *Session) planVacuum(ctx context.Context, n *pg_query.VacuumStmt) (pgwir
 		}
 	}
 	var tables []*catalog.Table
+	var skipped []string // system relations that are no tables (views), warned about
 	for _, r := range n.Rels {
 		rv := r.GetVacuumRelation().Relation
+		if s.isTempRef(rv) {
+			continue // the session's DuckDB table: nothing to collect or refresh
+		}
+		if pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) {
+			table, err := s.systemRelation(ctx, rv.Schemaname, rv.Relname)
+			if err != nil {
+				return nil, err
+			}
+			if !table {
+				skipped = append(skipped, rv.Relname)
+			}
+			continue
+		}
 		t, err := s.resolveTable(ctx, rv.Schemaname, rv.Relname)
 		if err != nil {
 			return nil, err
@@ -46,11 +65,15 @@ func (s *Session) planVacuum(ctx context.Context, n *pg_query.VacuumStmt) (pgwir
 	}
 	tag := vacuumTag(n)
 	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		if n.IsVacuumcmd && s.inBlock {
+			return "", nil, sqlerr.New(activeSQLTransaction, "VACUUM cannot run inside a transaction block")
+		}
+		for _, name := range skipped {
+			_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING", Message: fmt.Sprintf(
+				"skipping %q --- cannot %s non-tables or special system tables", name, strings.ToLower(tag))})
+		}
 		if !n.IsVacuumcmd {
 			return tag, nil, nil
-		}
-		if s.inBlock {
-			return "", nil, sqlerr.New(activeSQLTransaction, "VACUUM cannot run inside a transaction block")
 		}
 		if len(n.Rels) == 0 {
 			all, err := s.cat.Tables(ctx, "")
@@ -70,6 +93,29 @@ func (s *Session) planVacuum(ctx context.Context, n *pg_query.VacuumStmt) (pgwir
 		}
 		return tag, nil, nil
 	}}, nil
+}
+
+// systemRelation resolves a relation of pg_catalog or information_schema
+// (an unqualified pg_ name in pg_catalog, which PostgreSQL searches first)
+// in the catalog database: whether it is a table (VACUUM and ANALYZE of one
+// are no-ops here: the catalog database is PostgreSQL's to maintain, and
+// what it holds of the lake is not the user's to vacuum), or 42P01 when it
+// does not exist. vacuumdb sends VACUUM for every table of pg_catalog that
+// pg_class lists.
+func (s *Session) systemRelation(ctx context.Context, schema, name string) (table bool, err error) {
+	if schema == "" {
+		schema = "pg_catalog"
+	}
+	var kind string
+	err = s.e.cat.Pool().QueryRow(ctx, `SELECT c.relkind::text FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, schema, name).Scan(&kind)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", schema+"."+name)
+	}
+	if err != nil {
+		return false, err
+	}
+	return kind == "r" || kind == "m" || kind == "t", nil
 }
 
 func vacuumTag(n *pg_query.VacuumStmt) string {

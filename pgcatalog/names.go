@@ -28,6 +28,12 @@ var emulatedRelations = map[string]string{
 	"pg_catalog.pg_sequence":    "pg_sequence", // migration 000021 (lake sequences)
 	"pg_catalog.pg_depend":      "pg_depend",
 	"pg_catalog.pg_enum":        "pg_enum", // migration 000019 (enum types)
+	// migration 000028 (catalog facts): the one database served, the
+	// sessions' settings only, lake tables' statistics
+	"pg_catalog.pg_database":         "pg_database",
+	"pg_catalog.pg_settings":         "pg_settings",
+	"pg_catalog.pg_stat_user_tables": "pg_stat_user_tables",
+	"pg_catalog.pg_stat_all_tables":  "pg_stat_all_tables",
 
 	"information_schema.schemata":          "info_schemata",
 	"information_schema.tables":            "info_tables",
@@ -61,6 +67,8 @@ var emulatedFunctions = map[string][]int{
 	"to_regnamespace":        {1},
 	"pg_get_serial_sequence": {2},
 	"has_schema_privilege":   {2, 3},
+	"pg_show_all_settings":   {0},    // migration 000028 (the catalog server's own settings hidden)
+	"current_setting":        {1, 2},
 }
 
 // IsCatalogRelation reports whether a relation reference names a PostgreSQL

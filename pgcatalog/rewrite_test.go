@@ -24,8 +24,8 @@ func TestRewriteSQL(t *testing.T) {
 		{"SELECT information_schema.columns.column_name FROM information_schema.columns",
 			"SELECT columns.column_name FROM lakesoul_pg.info_columns columns"},
 		// Catalogs without emulation and non-catalog names stay.
-		{"SELECT * FROM pg_catalog.pg_am, pg_database, information_schema.routines, t, s.pg_class",
-			"SELECT * FROM pg_catalog.pg_am, pg_database, information_schema.routines, t, s.pg_class"},
+		{"SELECT * FROM pg_catalog.pg_am, pg_roles, information_schema.routines, t, s.pg_class",
+			"SELECT * FROM pg_catalog.pg_am, pg_roles, information_schema.routines, t, s.pg_class"},
 		{"SELECT * FROM tables", "SELECT * FROM tables"},
 		// A WITH name shadows a catalog of the same name.
 		{"WITH pg_class AS (SELECT 1 AS oid) SELECT oid FROM pg_class",
@@ -63,7 +63,7 @@ func TestRewriteSQL(t *testing.T) {
 		// The innermost query with the name decides; correlated references reach out.
 		{"SELECT (SELECT tableoid FROM pg_am), (SELECT c.tableoid FROM pg_am) FROM pg_class c",
 			"SELECT (SELECT tableoid FROM pg_am), (SELECT 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid FROM pg_am) FROM lakesoul_pg.pg_class c"},
-		{"SELECT tableoid FROM pg_database", "SELECT tableoid FROM pg_database"},
+		{"SELECT tableoid FROM pg_roles", "SELECT tableoid FROM pg_roles"},
 		{"WITH pg_class AS (SELECT 1 AS x) SELECT tableoid FROM pg_class",
 			"WITH pg_class AS (SELECT 1 AS x) SELECT tableoid FROM pg_class"},
 	} {

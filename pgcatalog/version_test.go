@@ -21,9 +21,10 @@ func TestRewriteVersionFunctions(t *testing.T) {
 			"SELECT '160004'::text AS current_setting FROM lakesoul_pg.pg_class pg_class"},
 		{"SELECT x FROM (SELECT version() x) s WHERE version() LIKE 'P%'",
 			"SELECT x FROM (SELECT " + v + " AS x) s WHERE " + v + " LIKE 'P%'"},
-		// Other settings, non-literal names, other schemas and arities stay.
+		// Other settings and non-literal names go to the emulation (which hides
+		// the catalog server's own settings); other schemas and arities stay.
 		{"SELECT current_setting('TimeZone'), current_setting($1), s.version(), version(1), current_setting(name => 'server_version')",
-			"SELECT current_setting('TimeZone'), current_setting($1), s.version(), version(1), current_setting(name := 'server_version')"},
+			"SELECT lakesoul_pg.current_setting('TimeZone'), lakesoul_pg.current_setting($1), s.version(), version(1), current_setting(name := 'server_version')"},
 	} {
 		got, err := RewriteSQL(tc.in)
 		if err != nil {

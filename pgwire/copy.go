@@ -627,11 +627,9 @@ func (c *conn) copyOut(pt *portal, cp CopyOutPortal) (string, bool, error) {
 	w := &copyRowWriter{c: c, f: f, cols: cols, formats: formats}
 	switch {
 	case f.Kind == CopyBinary:
-		// PostgreSQL sends the file header in the first row's CopyData
-		// message (with no rows, in the trailer's), and clients rely on
-		// it: the ADBC PostgreSQL driver parses a message's rows right
-		// after the header it holds.
-		w.prefix = append(append([]byte(nil), binaryCopySignature...), 0, 0, 0, 0, 0, 0, 0, 0)
+		// The header goes with the first row, or the trailer, in one
+		// CopyData message, as PostgreSQL sends it (psycopg 3 reads it so).
+		w.pending = append(append([]byte(nil), binaryCopySignature...), 0, 0, 0, 0, 0, 0, 0, 0)
 	case f.Header:
 		if err := w.writeHeader(); err != nil {
 			return "", false, err
@@ -653,7 +651,7 @@ func (c *conn) copyOut(pt *portal, cp CopyOutPortal) (string, bool, error) {
 		return "", false, err
 	}
 	if f.Kind == CopyBinary {
-		if err := c.out.send(&pgproto3.CopyData{Data: append(w.prefix, 0xff, 0xff)}); err != nil {
+		if err := c.out.send(&pgproto3.CopyData{Data: append(w.pending, 0xff, 0xff)}); err != nil {
 			return "", false, err
 		}
 	}
@@ -671,9 +669,9 @@ type copyRowWriter struct {
 	cols    []Column
 	formats []int16
 	scratch []byte
-	// prefix goes at the start of the next CopyData message: a binary
-	// COPY's file header, until the first row (or the trailer) takes it.
-	prefix []byte
+	// pending is what the next CopyData message starts with: the binary
+	// header until the first row is written.
+	pending []byte
 }
 
 // beginMessage starts a CopyData message in the output buffer and returns
@@ -715,7 +713,7 @@ func (w *copyRowWriter) WriteRow(values []any) error {
 	}
 	buf, start := w.beginMessage()
 	if w.f.Kind == CopyBinary {
-		buf = append(buf, w.prefix...)
+		buf = append(buf, w.pending...)
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(values)))
 		for i, v := range values {
 			lenAt := len(buf)
@@ -732,8 +730,11 @@ func (w *copyRowWriter) WriteRow(values []any) error {
 			buf = enc
 			binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
 		}
-		w.prefix = nil
-		return w.endMessage(buf, start)
+		if err := w.endMessage(buf, start); err != nil {
+			return err
+		}
+		w.pending = nil
+		return nil
 	}
 	for i, v := range values {
 		if i > 0 {

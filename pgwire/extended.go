@@ -70,13 +70,36 @@ func (c *conn) lookupStatement(name string) (*preparedStatement, error) {
 	return ps, nil
 }
 
-// lookupPortal finds a portal or fails with 34000.
+// lookupPortal finds a portal — one the client bound, or else the
+// session's SQL cursor of that name (SessionCursors) — or fails with 34000.
 func (c *conn) lookupPortal(name string) (*portal, error) {
 	pt, ok := c.portals[name]
 	if !ok {
+		if sc, isSC := c.sess.(SessionCursors); isSC && name != "" {
+			if p, cols, found := sc.Cursor(name); found {
+				// Not kept in c.portals: the session owns the cursor.
+				return &portal{name: name, p: p, cols: cols, formats: make([]int16, len(cols))}, nil
+			}
+		}
 		return nil, sqlerr.New(codeInvalidCursorName, "portal %q does not exist", name)
 	}
 	return pt, nil
+}
+
+// BoundPortal returns the portal the client bound under name on the
+// connection running ctx's statement, and its columns: SQL's MOVE and FETCH
+// reach protocol portals too, as in PostgreSQL (asyncpg moves its cursors'
+// portals with MOVE FORWARD n "portal").
+func BoundPortal(ctx context.Context, name string) (Portal, []Column, bool) {
+	c, _ := ctx.Value(noticeKey{}).(*conn)
+	if c == nil || name == "" {
+		return nil, nil, false
+	}
+	pt, ok := c.portals[name]
+	if !ok || pt.p == nil {
+		return nil, nil, false
+	}
+	return pt.p, pt.cols, true
 }
 
 // handleBind decodes the parameters, binds the statement into a portal and
@@ -223,6 +246,11 @@ func (c *conn) handleClose(m *pgproto3.Close) error {
 	case 'S':
 		delete(c.stmts, m.Name)
 	case 'P':
+		if _, bound := c.portals[m.Name]; !bound {
+			if sc, ok := c.sess.(SessionCursors); ok && m.Name != "" {
+				sc.CloseCursor(m.Name)
+			}
+		}
 		c.closePortal(m.Name)
 	default:
 		return protocolViolation("invalid CLOSE message subtype %d", m.ObjectType)

@@ -51,6 +51,19 @@ type Credential struct {
 // calls: at most one method of a Session runs at a time, except that the ctx
 // passed to a running call may be cancelled from another goroutine (CancelRequest,
 // statement_timeout, connection loss).
+// SessionCursors is implemented by a Session whose SQL cursors (DECLARE …
+// CURSOR) are also portals of the protocol, as PostgreSQL's are (psycopg 3's
+// named cursors DECLARE one, then Describe and Execute the portal of that
+// name): Describe, Execute and Close of a portal name the connection did not
+// bind find the cursor, whose results are text (a cursor declared without
+// BINARY). Execute's row limit fetches the cursor's next rows.
+type SessionCursors interface {
+	// Cursor returns the open cursor name as a portal, with its columns.
+	Cursor(name string) (p Portal, cols []Column, ok bool)
+	// CloseCursor closes cursor name; false when there is none.
+	CloseCursor(name string) bool
+}
+
 type Session interface {
 	// Parse turns query text into statements without executing anything.
 	// Simple-query text may hold several statements (";"-separated); for the

@@ -47,6 +47,15 @@ func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte,
 			if t, ok := v.(time.Time); ok && t.Year() >= 1 && t.Year() <= 9999 {
 				return appendTimestamptzText(buf, t.In(c.tz.location(c.reported["TimeZone"]))), nil
 			}
+		case pgtype.QCharOID:
+			// "char" zero (pg_attribute.attidentity of no identity) is
+			// the empty string in text, as PostgreSQL's charout writes it.
+			if r, ok := v.(rune); ok && r == 0 {
+				if buf == nil {
+					return []byte{}, nil // empty, not NULL
+				}
+				return buf, nil
+			}
 		}
 	} else if oid == pgtype.NumericOID {
 		if s, ok := v.(string); ok {

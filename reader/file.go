@@ -134,6 +134,32 @@ func (o *fileOpen) size() (int64, error) {
 	return obj.Size(), nil
 }
 
+// rowGroupCount reads the number of row groups of a data file of the table
+// from its footer (the scan compiled).
+func (s *Scan) rowGroupCount(ctx context.Context, f catalog.DataFile) (int, error) {
+	if err := checkInTable(s.Table, f.Path); err != nil {
+		return 0, err
+	}
+	fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
+	defer fo.close()
+	if s.Meta != nil {
+		fm, err := s.fileMeta(fo)
+		if err != nil {
+			return 0, err
+		}
+		return fm.md.NumRowGroups(), nil
+	}
+	obj, err := fo.open()
+	if err != nil {
+		return 0, err
+	}
+	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(s.Mem)))
+	if err != nil {
+		return 0, footerError(f.Path, obj, obj.Size(), err)
+	}
+	return pf.NumRowGroups(), nil
+}
+
 // footerError is the error of a footer that does not parse: the storage's
 // own error when reading failed; 0A000 naming the file and its format for a
 // data file that is no Parquet file (LakeSoul's engines may also write
@@ -209,6 +235,20 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	batchRows, bufSize int, fm *fileMeta, sel *fileSelection) (*fileStream, error) {
 	ctx, f, t := fo.ctx, fo.f, scan.Table
 	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
+	if fm != nil && !ranged && scan.needsNone() {
+		// No column is needed (count(*)) and the footer is known: the
+		// row counts are all there is to read, and the file stays shut.
+		fs := &fileStream{order: order, path: f.Path, mem: mem, stats: scan.Stats, colMap: make([]int, t.Schema.NumFields())}
+		for i := range fs.colMap {
+			fs.colMap[i] = -1
+		}
+		var rowGroups []int
+		if sel != nil {
+			rowGroups = sel.rowGroups
+		}
+		fs.rr = newCountReader(fm.md, rowGroups, int64(batchRows))
+		return fs, nil
+	}
 	if ranged && scan.Chunks != nil && fm != nil {
 		fs, ok, err := openCachedStream(fo, order, scan, batchRows, fm, sel)
 		if ok || err != nil {
@@ -295,6 +335,9 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	}
 	seeks := ranged && seekable(pf.MetaData(), want, rowGroups)
 	switch {
+	case len(want) == 0 && !ranged:
+		// No column is needed (count(*)): the row counts are in the footer.
+		fs.rr = newCountReader(pf.MetaData(), rowGroups, int64(batchRows))
 	case seeks:
 		fs.rr, err = newRangeReader(ctx, fr, want, sel, int64(batchRows), mem, scan.probeFor(colMap))
 	case plainReadable(pf.MetaData(), fsch, want, rowGroups):
@@ -345,10 +388,6 @@ func mapColumns(fsch *arrow.Schema, scan *Scan, path string) (colMap, want []int
 	}
 	if !needWiden {
 		widenTo = nil
-	}
-	if len(want) == 0 && fsch.NumFields() > 0 {
-		// Nothing needed: read the smallest thing there is to learn row counts.
-		want, widenTo = []int{0}, nil
 	}
 	return colMap, want, widenTo, nil
 }

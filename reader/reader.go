@@ -105,13 +105,31 @@ func (s *Scan) needs(c int) bool {
 	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })
 }
 
+// needsNone reports whether no column is to be read from files (count(*)
+// of an append table).
+func (s *Scan) needsNone() bool {
+	for c := range s.Table.Schema.NumFields() {
+		if s.needs(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // Unit is an independent piece of a scan: the files of one bucket of one
 // partition, in snapshot order.
 type Unit struct {
 	Desc   string
 	Bucket int
 	Files  []catalog.DataFile
+	// RowGroups, when set, restricts the unit to these row groups of its
+	// one file: ParallelUnits splits an append table's files so.
+	RowGroups []int
 }
+
+// firstPart reports whether u is a whole file list or the first part of a
+// split file: the part that counts the file in the scan's statistics.
+func (u Unit) firstPart() bool { return u.RowGroups == nil || u.RowGroups[0] == 0 }
 
 // Iterator yields batches in the table schema. Next returns io.EOF at the end.
 // A returned batch is owned by the caller, who must Release it.
@@ -185,8 +203,48 @@ func (s *Scan) Units() ([]Unit, error) {
 	return out, nil
 }
 
-// Open starts reading one unit.
-func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
+// splitFileBytes is the size from which ParallelUnits reads a file's
+// footer to split it by row group: a smaller file is one unit.
+const splitFileBytes = 4 << 20
+
+// ParallelUnits splits the scan into units that may be read concurrently
+// and in any order, for unordered reads. A primary-key table's units are
+// Units (a bucket's files merge together). An append table's rows are the
+// concatenation of its files, so each file is a unit of its own, and a
+// file of several row groups one unit per row group, whose footer is read
+// for this (through Meta). When the scan prunes by an index, files are not
+// split further: the index already picks their row groups.
+func (s *Scan) ParallelUnits(ctx context.Context) ([]Unit, error) {
+	units, err := s.Units()
+	if err != nil || s.Table.HasPK() {
+		return units, err
+	}
+	if err := s.compile(); err != nil {
+		return nil, err
+	}
+	var out []Unit
+	for _, u := range units {
+		for _, f := range u.Files {
+			groups := 1
+			if f.Size >= splitFileBytes && s.index == nil {
+				if groups, err = s.rowGroupCount(ctx, f); err != nil {
+					return nil, err
+				}
+			}
+			if groups <= 1 {
+				out = append(out, Unit{Desc: u.Desc, Bucket: u.Bucket, Files: []catalog.DataFile{f}})
+				continue
+			}
+			for g := range groups {
+				out = append(out, Unit{Desc: u.Desc, Bucket: u.Bucket, Files: []catalog.DataFile{f}, RowGroups: []int{g}})
+			}
+		}
+	}
+	return out, nil
+}
+
+// compile fills the scan's defaults and compiles its filters, once.
+func (s *Scan) compile() error {
 	s.defaults.Do(func() {
 		if s.Mem == nil {
 			s.Mem = memory.DefaultAllocator
@@ -204,8 +262,13 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 			s.index, s.keysErr = compileIndexFilter(s.Table, s.rows)
 		}
 	})
-	if s.keysErr != nil {
-		return nil, s.keysErr
+	return s.keysErr
+}
+
+// Open starts reading one unit.
+func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
+	if err := s.compile(); err != nil {
+		return nil, err
 	}
 	consts, err := s.rangeValues(u.Desc)
 	if err != nil {
@@ -250,6 +313,9 @@ type planned struct {
 	// spilled marks a pre-merged file (fanin.go): not a table file, not
 	// counted, removed once opened.
 	spilled bool
+	// counted: opening the file counts it as read (a split file counts
+	// once, in its first part).
+	counted bool
 }
 
 func closePlanned(files []planned) {
@@ -293,10 +359,16 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 			closePlanned(files)
 			return nil, err
 		}
-		st.Files.Add(1)
+		if u.firstPart() {
+			st.Files.Add(1)
+		}
 		fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
 		fm, err := s.fileMeta(fo)
 		var sel *fileSelection
+		if u.RowGroups != nil {
+			// A part of a split file (ParallelUnits, never with an index).
+			sel = &fileSelection{rowGroups: u.RowGroups, ranges: make([][]rowRange, len(u.RowGroups))}
+		}
 		if err == nil && s.index != nil && !s.Table.HasPK() {
 			var skip bool
 			skip, sel, err = s.indexSkips(fm, fo.source, st)
@@ -322,7 +394,7 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 		} else if fm != nil {
 			st.RowGroupsRead.Add(int64(fm.md.NumRowGroups()))
 		}
-		files = append(files, planned{fo: fo, order: i, fm: fm, sel: sel})
+		files = append(files, planned{fo: fo, order: i, fm: fm, sel: sel, counted: u.firstPart()})
 	}
 	return files, nil
 }
@@ -351,7 +423,7 @@ func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue)
 		streams = append(streams, fs)
 		if p.spilled {
 			removeSpilled(p.fo.f.Path)
-		} else {
+		} else if p.counted {
 			st.FilesRead.Add(1)
 		}
 	}
@@ -440,6 +512,10 @@ type concatIterator struct {
 	streams []*fileStream
 	consts  []*rangeValue
 	cur     int
+	// fill holds, per table column, the last array of the partition's
+	// value or of NULLs built for a batch: arrays are immutable, and a
+	// unit's batches mostly have one length, so the next batch reuses it.
+	fill []arrow.Array
 }
 
 func (it *concatIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -466,20 +542,34 @@ func (it *concatIterator) project(st *fileStream, b arrow.RecordBatch) (arrow.Re
 	sch := it.scan.Table.Schema
 	n := int(b.NumRows())
 	cols := make([]arrow.Array, sch.NumFields())
+	if it.fill == nil {
+		it.fill = make([]arrow.Array, len(cols))
+	}
 	for i, f := range sch.Fields() {
-		switch {
-		case it.consts[i] != nil:
-			a, err := constArray(it.scan.Mem, f.Type, it.consts[i].v, n)
-			if err != nil {
-				return nil, err
-			}
-			cols[i] = a
-		case st.colMap[i] >= 0:
+		if it.consts[i] == nil && st.colMap[i] >= 0 {
 			cols[i] = b.Column(st.colMap[i])
 			cols[i].Retain()
-		default:
-			cols[i] = array.MakeArrayOfNull(it.scan.Mem, f.Type, n)
+			continue
 		}
+		if a := it.fill[i]; a == nil || a.Len() != n {
+			if a != nil {
+				a.Release()
+			}
+			if it.consts[i] != nil {
+				a, err := constArray(it.scan.Mem, f.Type, it.consts[i].v, n)
+				if err != nil {
+					for _, c := range cols[:i] {
+						c.Release()
+					}
+					return nil, err
+				}
+				it.fill[i] = a
+			} else {
+				it.fill[i] = array.MakeArrayOfNull(it.scan.Mem, f.Type, n)
+			}
+		}
+		cols[i] = it.fill[i]
+		cols[i].Retain()
 	}
 	out := array.NewRecordBatch(sch, cols, int64(n))
 	for _, c := range cols {
@@ -491,5 +581,11 @@ func (it *concatIterator) project(st *fileStream, b arrow.RecordBatch) (arrow.Re
 func (it *concatIterator) Close() {
 	for _, st := range it.streams {
 		st.close()
+	}
+	for i, a := range it.fill {
+		if a != nil {
+			a.Release()
+			it.fill[i] = nil
+		}
 	}
 }

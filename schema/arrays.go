@@ -38,8 +38,8 @@ func ArrayOID(elem uint32) uint32 { return arrayOIDs[elem] }
 // array type the server knows.
 func ElemOID(array uint32) uint32 { return elemOIDs[array] }
 
-// Array columns (bigint[], integer[], smallint[], text[], double
-// precision[], real[], boolean[]) are Arrow lists with nullable elements of
+// Array columns (bigint[], integer[], smallint[], text[], varchar[],
+// double precision[], real[], boolean[]) are Arrow lists with nullable elements of
 // the element's lake type; in Spark's JSON an array of that type with
 // containsNull. Only one-dimensional arrays are stored: PostgreSQL does not
 // enforce the declared dimensions either, but a list of lists would be
@@ -56,11 +56,22 @@ var arrayElemTypes = map[string]arrow.DataType{
 	"text": arrow.BinaryTypes.String,
 }
 
-// arrayType is the lake type of an array column of element type name.
-func arrayType(name string) (arrow.DataType, string, error) {
+// arrayType is the lake type of an array column of element type name (with
+// type modifiers mods), and the column's pg_type when its elements are shown
+// as another type than their lake type's (varchar[]: strings shown as
+// character varying, as PostgreSQL lists them).
+func arrayType(name string, mods []int32) (arrow.DataType, string, error) {
+	switch name {
+	case "varchar", "character varying":
+		if len(mods) > 0 {
+			// The length would bind every element, which no write path checks.
+			return nil, "", fmt.Errorf("arrays of varchar(n) are not supported for lake tables (varchar[] and text[] are)")
+		}
+		return arrow.ListOf(arrow.BinaryTypes.String), "varchar[]", nil
+	}
 	elem, ok := arrayElemTypes[name]
 	if !ok {
-		return nil, "", fmt.Errorf("arrays of type %s are not supported for lake tables (bigint[], integer[], smallint[], text[], double precision[], real[] and boolean[] are)", name)
+		return nil, "", fmt.Errorf("arrays of type %s are not supported for lake tables (bigint[], integer[], smallint[], text[], varchar[], double precision[], real[] and boolean[] are)", name)
 	}
 	return arrow.ListOf(elem), "", nil
 }

@@ -137,7 +137,7 @@ func FromPGType(name string, mods []int32, isArray bool) (dt arrow.DataType, pgT
 		return dt, pgType, err
 	}
 	if isArray {
-		return arrayType(name)
+		return arrayType(name, mods)
 	}
 	switch name {
 	case "int8", "bigint", "bigserial", "serial8":
@@ -231,6 +231,12 @@ func PGTypeOf(f arrow.Field) (oid uint32, typmod int32) {
 			if n, err := strconv.Atoi(strings.TrimSuffix(pt[i+1:], ")")); err == nil {
 				mod = int32(n) + 4
 			}
+		}
+		if elem, ok := strings.CutSuffix(pt, "[]"); ok {
+			// An array column whose elements are shown as elem (varchar[]).
+			eoid, _ := PGTypeOf(arrow.Field{Type: arrow.BinaryTypes.String,
+				Metadata: arrow.NewMetadata([]string{MetaPGType}, []string{elem})})
+			return ArrayOID(eoid), -1
 		}
 		switch base {
 		case "varchar":

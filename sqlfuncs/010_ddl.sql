@@ -13,14 +13,19 @@ EXCEPTION WHEN unique_violation THEN
 END
 $$;
 
--- drop_namespace removes a namespace. Without p_cascade it refuses while tables
--- remain (2BP01); with it, it drops them and returns their paths so the caller
--- can delete their files after this transaction commits.
+-- drop_namespace removes a namespace. Without p_cascade it refuses while any
+-- object lives in it (2BP01); with it, it drops every one — tables (and the
+-- sequences their columns own), sequences, views, enum types — and returns the
+-- tables' paths so the caller can delete their files after this transaction
+-- commits. Every catalog table naming a namespace is one of those kinds
+-- (TestDropSchemaCascadeDropsEveryObject enumerates them), so nothing of the
+-- namespace outlives it.
 CREATE OR REPLACE FUNCTION lakesoul.drop_namespace(p_namespace text, p_cascade boolean)
 RETURNS SETOF text LANGUAGE plpgsql
 SET search_path = pg_catalog, public AS $$
 DECLARE
     t record;
+    v_seq bigint;
 BEGIN
     -- Exclusive against create_table's shared lock on the same key.
     PERFORM lakesoul.xact_lock(hashtextextended('lakesoul.namespace:' || p_namespace, 0));
@@ -31,13 +36,22 @@ BEGIN
     -- Enum types (migration 19) depend on their namespace too; CASCADE
     -- drops them with it (their foreign key).
     IF NOT p_cascade AND (EXISTS (SELECT 1 FROM public.table_info WHERE table_namespace = p_namespace)
-                          OR EXISTS (SELECT 1 FROM lakesoul.enum_type WHERE namespace = p_namespace)) THEN
+                          OR EXISTS (SELECT 1 FROM lakesoul.enum_type WHERE namespace = p_namespace)
+                          OR EXISTS (SELECT 1 FROM lakesoul.sequence WHERE namespace = p_namespace)
+                          OR EXISTS (SELECT 1 FROM lakesoul.view WHERE namespace = p_namespace)) THEN
         RAISE EXCEPTION 'cannot drop schema % because other objects depend on it', p_namespace
             USING ERRCODE = '2BP01', HINT = 'Use DROP ... CASCADE to drop the dependent objects too.';
     END IF;
     FOR t IN SELECT table_id FROM public.table_info WHERE table_namespace = p_namespace ORDER BY table_id LOOP
         RETURN QUERY SELECT lakesoul.drop_table_by_id(t.table_id);
+        PERFORM lakesoul.drop_table_sequences(t.table_id);
     END LOOP;
+    -- Sequences of the namespace, owned by a table of another one too: the
+    -- registry row names the namespace the sequence lives in.
+    FOR v_seq IN DELETE FROM lakesoul.sequence WHERE namespace = p_namespace RETURNING id LOOP
+        PERFORM lakesoul.drop_sequence_object(v_seq);
+    END LOOP;
+    DELETE FROM lakesoul.view WHERE namespace = p_namespace;
     DELETE FROM lakesoul.namespace_oid WHERE namespace = p_namespace; -- visible only while the namespace is
     DELETE FROM public.namespace WHERE namespace = p_namespace;
 END

@@ -78,6 +78,8 @@ var diffSetup = []string{
 	`CREATE TYPE diff.mood AS ENUM ('sad', 'ok', 'happy')`,
 	`ALTER TYPE diff.mood ADD VALUE 'meh' BEFORE 'ok'`,
 	`CREATE TABLE diff.moods (id int, m diff.mood, PRIMARY KEY (id))`,
+	// Issue 35 item 8: catalog facts of identity and array columns and views.
+	`CREATE VIEW diff.arrv AS SELECT id, ta, ia FROM diff.arr`,
 	`CREATE TABLE diff.moodlog (id int, m diff.mood)`,
 	`INSERT INTO diff.moods VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL), (5, 'meh'), (6, 'happy')`,
 	`INSERT INTO diff.moodlog SELECT id, m FROM diff.moods WHERE m IS NOT NULL`,
@@ -264,6 +266,19 @@ var diffCorpus = []string{
 	`SELECT id FROM diff.moods WHERE m = 'nope'`,
 	`SELECT 'nope'::diff.mood`,
 	`SELECT count(*), count(m) FROM diff.moods`,
+	// Issue 35 item 8: pg_typeof of lake columns is their PostgreSQL type.
+	`SELECT pg_typeof(id)::text, pg_typeof(ia)::text, pg_typeof(i4)::text, pg_typeof(ta)::text, pg_typeof(fa)::text,
+		pg_typeof(ba)::text FROM diff.arr WHERE id = 1`,
+	`SELECT pg_typeof(doc)::text, pg_typeof(raw)::text, pg_typeof(uid)::text, pg_typeof(ts)::text, pg_typeof(code)::text
+		FROM diff.docs WHERE id = 1`,
+	`SELECT pg_typeof(salary)::text, pg_typeof(hired)::text, pg_typeof(updated)::text, pg_typeof(rating)::text FROM diff.emp WHERE id = 1`,
+	// Issue 35 item 8: catalog facts.
+	`SELECT table_name, column_name, data_type, udt_name, is_nullable, is_identity, identity_generation
+		FROM information_schema.columns WHERE table_schema = 'diff' AND table_name IN ('gen', 'arr', 'arrv')
+		ORDER BY table_name, ordinal_position`,
+	`SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attidentity
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'diff' AND c.relname IN ('gen', 'arr', 'arrv') AND a.attnum > 0 ORDER BY 1, a.attnum`,
 }
 
 // diffScripts are statement sequences whose command tags (or SQLSTATEs)
@@ -296,6 +311,26 @@ var diffScripts = [][]string{
 		`ALTER TABLE diff.rn RENAME COLUMN w TO id`, `ALTER TABLE diff.rn RENAME TO rn2`, `ALTER TABLE diff.rn RENAME TO rn3`,
 		`ALTER TABLE diff.rn2 RENAME TO acct`, `ALTER TABLE IF EXISTS diff.nope RENAME TO x`, `ALTER VIEW diff.rn2 RENAME TO x`,
 		`ALTER TABLE diff.rn2 RENAME w TO v`, `INSERT INTO diff.rn2 VALUES (2, 'b')`, `SELECT id, v FROM diff.rn2 ORDER BY id`},
+	// Issue 35 item 7: DROP SCHEMA … CASCADE drops sequences and views too.
+	{`CREATE SCHEMA diffdrop`, `CREATE SEQUENCE diffdrop.s`, `DROP SCHEMA diffdrop`, `CREATE VIEW diffdrop.v AS SELECT 1 AS x`,
+		`CREATE TABLE diffdrop.t (id serial, PRIMARY KEY (id))`, `DROP SCHEMA diffdrop CASCADE`, `CREATE SCHEMA diffdrop`,
+		`CREATE SEQUENCE diffdrop.s`, `CREATE VIEW diffdrop.v AS SELECT 1 AS x`, `CREATE TABLE diffdrop.t (id serial, PRIMARY KEY (id))`,
+		`SELECT nextval('diffdrop.s'), nextval('diffdrop.t_id_seq')`, `DROP SCHEMA diffdrop CASCADE`},
+	// Issue 35 item 5: ALTER TABLE over existing rows, extensions.
+	{`CREATE TABLE diff.alt (id int, v text)`, `INSERT INTO diff.alt VALUES (1, 'a'), (2, NULL), (2, 'b')`,
+		`ALTER TABLE diff.alt ADD COLUMN f boolean NOT NULL DEFAULT false`, `ALTER TABLE diff.alt ADD COLUMN z int NOT NULL`,
+		`ALTER TABLE diff.alt ADD CONSTRAINT big CHECK (id > 1)`, `ALTER TABLE diff.alt ADD CONSTRAINT pos CHECK (id > 0)`,
+		`ALTER TABLE diff.alt ADD COLUMN n int DEFAULT 5 CHECK (n > 9)`, `ALTER TABLE diff.alt ADD COLUMN n int DEFAULT 5 CHECK (n > 0)`,
+		`ALTER TABLE diff.alt ADD COLUMN s bigserial`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
+		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `DELETE FROM diff.alt WHERE v = 'b'`, `ALTER TABLE diff.alt ADD PRIMARY KEY (v)`,
+		`UPDATE diff.alt SET v = 'c' WHERE v IS NULL`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
+		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `INSERT INTO diff.alt (id, v) VALUES (3, NULL)`, `INSERT INTO diff.alt (id, v) VALUES (0, 'x')`,
+		`SELECT id, v, f, n, s FROM diff.alt ORDER BY id`},
+	{`CREATE TABLE diff.wu (id int, v text, PRIMARY KEY (id))`, `INSERT INTO diff.wu VALUES (1, 'a'), (2, 'b'), (3, 'c')`,
+		`WITH _data (id, v) AS (VALUES (1, 'x'), (3, 'z')) UPDATE diff.wu SET v = _data.v FROM _data WHERE diff.wu.id = _data.id`,
+		`WITH two AS (SELECT 2 AS id) DELETE FROM diff.wu WHERE id IN (SELECT id FROM two)`, `SELECT id, v FROM diff.wu ORDER BY id`},
+	{`CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`, `CREATE EXTENSION IF NOT EXISTS pgcrypto`,
+		`SELECT length(uuid_generate_v4()::text), uuid_generate_v4() <> gen_random_uuid()`},
 }
 
 // diffSessionCorpus are texts of several statements (one simple Query,

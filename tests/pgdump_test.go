@@ -296,7 +296,7 @@ func TestRestoreDDLRefusals(t *testing.T) {
 	mustExec(t, ctx, c,
 		"CREATE SCHEMA dump_ref",
 		"CREATE TABLE dump_ref.rows (id int, v text)",
-		"INSERT INTO dump_ref.rows VALUES (1, 'a')",
+		"INSERT INTO dump_ref.rows VALUES (1, 'a'), (1, 'b')",
 		"CREATE TABLE dump_ref.keyed (id int PRIMARY KEY, v text)",
 		"CREATE TABLE dump_ref.empty (id int, v text)",
 		"CREATE TABLE dump_ref.empty2 (id int)",
@@ -307,7 +307,7 @@ func TestRestoreDDLRefusals(t *testing.T) {
 		"ALTER TABLE dump_ref.rows OWNER TO CURRENT_USER")
 	wantRows(t, "empty became keyed", queryStrings(t, ctx, c, "SELECT id || ':' || v FROM dump_ref.empty"), []string{"1:b"})
 	for q, code := range map[string]string{
-		"ALTER TABLE dump_ref.rows ADD PRIMARY KEY (id)":       "0A000", // rows written without the key
+		"ALTER TABLE dump_ref.rows ADD PRIMARY KEY (id)":       "23505", // a key its rows repeat
 		"ALTER TABLE dump_ref.keyed ADD PRIMARY KEY (v)":       "42P16",
 		"ALTER TABLE dump_ref.empty ADD PRIMARY KEY (nope)":    "42P16",
 		"ALTER TABLE dump_ref.rows OWNER TO somebody_else":     "0A000",

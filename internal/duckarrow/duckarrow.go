@@ -47,6 +47,15 @@ duckdb_type duckdb_get_type_id(duckdb_logical_type);
 uint8_t duckdb_decimal_width(duckdb_logical_type);
 uint8_t duckdb_decimal_scale(duckdb_logical_type);
 void duckdb_destroy_logical_type(duckdb_logical_type *);
+void duckdb_vector_ensure_validity_writable(duckdb_vector);
+uint64_t *duckdb_vector_get_validity(duckdb_vector);
+
+// lakesoul_fill_null marks rows [0, n) of output column col NULL.
+static void lakesoul_fill_null(duckdb_data_chunk out, idx_t col, idx_t n) {
+	duckdb_vector v = duckdb_data_chunk_get_vector(out, col);
+	duckdb_vector_ensure_validity_writable(v);
+	memset(duckdb_vector_get_validity(v), 0, ((n + 63) / 64) * sizeof(uint64_t));
+}
 
 // lakesoul_error takes the message of err (NULL when there is none) and
 // destroys err.
@@ -229,5 +238,27 @@ func Fill(conn Conn, s *Schema, rec arrow.RecordBatch, chunk *duckdb.DataChunk, 
 		defer C.free(unsafe.Pointer(msg))
 		return fmt.Errorf("duckarrow: %s", C.GoString(msg))
 	}
+	return nil
+}
+
+// FillNull marks the first n rows of output column col of chunk (indexed
+// as Fill's dst) NULL, in one call: for a column of a flat type (no
+// children) that the query does not read. The caller sets the chunk's
+// size.
+func FillNull(chunk *duckdb.DataChunk, col, n int) error {
+	if n > MaxRows() {
+		return fmt.Errorf("duckarrow: %d rows in one chunk", n)
+	}
+	raw, proj := chunkHandle(chunk)
+	if raw == nil {
+		return errors.New("duckarrow: the output chunk has no handle")
+	}
+	if proj != nil {
+		if col < 0 || col >= len(proj) || proj[col] < 0 {
+			return fmt.Errorf("duckarrow: column %d is not projected", col)
+		}
+		col = proj[col]
+	}
+	C.lakesoul_fill_null(C.duckdb_data_chunk(raw), C.idx_t(col), C.idx_t(n))
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
@@ -13,7 +12,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
-// The native path is really taken for append tables (and never for PK tables).
 // newInternalSession opens a session on a fresh catalog and warehouse, and
 // returns it with a function that executes statements, failing the test on
 // any error.
@@ -58,29 +56,6 @@ func newInternalSession(t *testing.T) (*Session, func(string)) {
 		}
 	}
 	return s, exec
-}
-
-func TestNativeSQLIsUsed(t *testing.T) {
-	ctx := context.Background()
-	s, exec := newInternalSession(t)
-	exec("CREATE TABLE a (x int); INSERT INTO a VALUES (1); CREATE TABLE k (id int PRIMARY KEY); INSERT INTO k VALUES (1)")
-	for table, want := range map[string]bool{"a": true, "k": false} {
-		stmts, err := s.Parse(ctx, "SELECT * FROM "+table, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := stmts[0].(*trackedStmt).Statement.(*duckQuery)
-		if err := s.takeSnapshots(ctx, q.tables); err != nil {
-			t.Fatal(err)
-		}
-		native, err := s.nativeSQL(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Contains(native, "read_parquet("); got != want {
-			t.Errorf("table %s: native scan used = %v, want %v (%q)", table, got, want, native)
-		}
-	}
 }
 
 type discard struct{}
