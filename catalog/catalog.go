@@ -192,7 +192,7 @@ func (c *Catalog) DropNamespace(ctx context.Context, name string, cascade bool) 
 // a fresh sibling directory <path>_<8 hex digits> (lakesoul.free_table_dir),
 // set in t.Path and t.Dir.
 func (c *Catalog) CreateTable(ctx context.Context, t *Table) error {
-	schemaJSON, err := schema.ToSparkJSON(t.Schema)
+	schemaJSON, err := schema.FormatTableSchema(t.Schema)
 	if err != nil {
 		return sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "unsupported column type")
 	}
@@ -247,9 +247,15 @@ func scanTable(row pgx.Row) (*Table, error) {
 		return nil, fmt.Errorf("table %s: %w", t.ID, err)
 	}
 	t.OID = uint32(oid)
-	s, err := schema.FromSparkJSON(schemaJSON)
+	s, err := schema.ParseTableSchema(schemaJSON)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.ID, err)
+		// Another LakeSoul engine may have written a schema this server
+		// cannot read (a type it does not store): the table is refused by
+		// name, never read wrongly.
+		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+			Message: fmt.Sprintf("table %s.%s has a schema this server cannot read", t.Namespace, t.Name),
+			Detail:  err.Error(), Hint: "Supported column types are those CREATE TABLE accepts; change the column with the engine that wrote it.",
+			Err: err}
 	}
 	t.Schema = s
 	if err := json.Unmarshal([]byte(props), &t.Properties); err != nil {
@@ -384,7 +390,7 @@ func (c *Catalog) AlterTable(ctx context.Context, t *Table) error {
 // tableDefinition is lakesoul.alter_table's schema and properties for t
 // (hashBucketNum kept in step with the table's key).
 func tableDefinition(t *Table) (schemaJSON string, props map[string]string, err error) {
-	schemaJSON, err = schema.ToSparkJSON(t.Schema)
+	schemaJSON, err = schema.FormatTableSchema(t.Schema)
 	if err != nil {
 		return "", nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "unsupported column type")
 	}

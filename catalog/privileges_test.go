@@ -150,6 +150,8 @@ var securityDefiners = []string{
 	"lakesoul.register_partition",       // trigger
 	"lakesoul.compaction_enqueue",       // trigger
 	"lakesoul.compaction_table_dropped", // trigger
+	"lakesoul.register_table_oid",       // trigger: OIDs of tables LakeSoul's engines create
+	"lakesoul.register_namespace_oid",   // trigger: OIDs of their namespaces
 	"lakesoul.server_session",           // reads only who the session logged in as
 }
 

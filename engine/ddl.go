@@ -435,14 +435,22 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	return nil, sqlerr.Unsupported("DROP "+strings.TrimPrefix(n.RemoveType.String(), "OBJECT_"), "DROP TABLE, DROP SCHEMA, DROP SEQUENCE, DROP VIEW, DROP INDEX, DROP TYPE")
 }
 
-// splitRelationName splits a relation name of one or two parts into
-// schema ("" when unqualified) and name; 42601 for more parts.
+// splitRelationName splits a dotted object name into lake namespace (""
+// when unqualified; the PostgreSQL face's schema name mapped by
+// pgcatalog.Namespace) and name, as PostgreSQL's DeconstructQualifiedName
+// does: a third, leading part is the database, which must be this one (ORMs
+// and dbt write "db"."schema"."name"; another is 0A000); more parts are 42601.
 func splitRelationName(parts []string) (ns, name string, err error) {
 	switch len(parts) {
 	case 1:
 		return "", parts[0], nil
 	case 2:
-		return parts[0], parts[1], nil
+		return pgcatalog.Namespace(parts[0]), parts[1], nil
+	case 3:
+		if parts[0] != DatabaseName {
+			return "", "", sqlerr.New(sqlerr.FeatureNotSupported, "cross-database references are not implemented: %s", strings.Join(parts, "."))
+		}
+		return pgcatalog.Namespace(parts[1]), parts[2], nil
 	}
 	return "", "", sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
 }

@@ -95,6 +95,28 @@ func TestMergeOperatorsAndCDCThroughSQL(t *testing.T) {
 	expectRows(t, s, "SELECT count(*) FROM c", "2")
 }
 
+// TestCDCRowsWithoutOp: a row of a CDC table written without an op (the op
+// column left out of INSERT or COPY, or NULL) is stored with op "insert",
+// as LakeSoul's writers store it: LakeSoul's readers keep only rows whose op
+// is not 'delete' by SQL's rule, which a NULL op fails, and a key written
+// again after its delete must exist again.
+func TestCDCRowsWithoutOp(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE cw (id int PRIMARY KEY, v text, op text) WITH (cdc_column = 'op', hash_bucket_num = 2)`)
+	mustRun(t, s, `INSERT INTO cw (id, v) VALUES (1, 'a'), (2, 'b')`)
+	mustRun(t, s, `INSERT INTO cw VALUES (3, 'c', NULL), (4, 'd', 'update')`)
+	if tag, err := copyIn(t, s, "COPY cw (id, v) FROM STDIN", [][][]byte{row("5", "e")}); err != nil || tag != "COPY 1" {
+		t.Fatalf("COPY: %q, %v", tag, err)
+	}
+	expectRows(t, s, "SELECT id, v, op FROM cw ORDER BY id", "1|a|insert", "2|b|insert", "3|c|insert", "4|d|update", "5|e|insert")
+	wantTag(t, s, "DELETE FROM cw WHERE id IN (2, 5)", "DELETE 2")
+	mustRun(t, s, `INSERT INTO cw (id, v) VALUES (2, 'B')`)
+	if tag, err := copyIn(t, s, "COPY cw (id, v) FROM STDIN", [][][]byte{row("5", "E")}); err != nil || tag != "COPY 1" {
+		t.Fatalf("COPY: %q, %v", tag, err)
+	}
+	expectRows(t, s, "SELECT id, v, op FROM cw ORDER BY id", "1|a|insert", "2|B|insert", "3|c|insert", "4|d|update", "5|E|insert")
+}
+
 func TestInsertOnConflict(t *testing.T) {
 	s := newSession(t)
 	mustRun(t, s, `CREATE TABLE u (id int PRIMARY KEY, name text, n bigint)`)

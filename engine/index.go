@@ -69,13 +69,12 @@ func (s *Session) namespaceTableIDs(ctx context.Context, ns string) ([]string, e
 // segment files.
 func (s *Session) dropIndex(ctx context.Context, parts []string, missingOK bool) error {
 	namespaces := s.searchPath()
-	name := parts[len(parts)-1]
-	switch len(parts) {
-	case 1:
-	case 2:
-		namespaces = []string{parts[0]}
-	default:
-		return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+	ns, name, err := splitRelationName(parts)
+	if err != nil {
+		return err
+	}
+	if ns != "" {
+		namespaces = []string{ns}
 	}
 	for _, ns := range namespaces {
 		ids, err := s.namespaceTableIDs(ctx, ns)

@@ -373,11 +373,12 @@ func sequenceOptions(defs []*pg_query.Node) (catalog.SequenceOptions, error) {
 func (s *Session) dropNamed(ctx context.Context, kind string, names [][]string, missingOK bool,
 	drop func(ctx context.Context, ns, name string) (bool, error)) error {
 	for _, parts := range names {
-		ns, name := s.searchPath()[0], parts[len(parts)-1]
-		if len(parts) == 2 {
-			ns = pgcatalog.Namespace(parts[0])
-		} else if len(parts) > 2 {
-			return sqlerr.New(sqlerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+		ns, name, err := splitRelationName(parts)
+		if err != nil {
+			return err
+		}
+		if ns == "" {
+			ns = s.searchPath()[0]
 		}
 		ok, err := drop(ctx, ns, name)
 		if err != nil {

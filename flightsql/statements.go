@@ -314,9 +314,28 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 
 // GetFlightInfoPreparedStatement returns the one endpoint of a prepared query.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	sc, err := preparedSchema(ctx, cmd.GetPreparedStatementHandle())
+	c := clientFrom(ctx)
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	h, err := preparedHandle(c, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
+	}
+	sc, err := resultSchema(ctx, h.stmt)
+	if err != nil {
+		return nil, err
+	}
+	// A prepared plain scan without parameters (the ADBC driver prepares
+	// every query) gets its units' endpoints as an unprepared one does, so
+	// other connections and servers can read them in parallel.
+	if len(h.params) == 0 && len(h.stmt.ParamOIDs()) == 0 {
+		if tickets, ok, err := s.unitTickets(ctx, c, h.stmt, sc); err != nil {
+			return nil, err
+		} else if ok {
+			return s.flightInfo(sc, desc, tickets...), nil
+		}
 	}
 	return s.flightInfo(sc, desc, desc.Cmd), nil
 }

@@ -131,7 +131,7 @@ func loadChunks(fo *fileOpen, fm *fileMeta, cache *ChunkCache, keys []chunkKey) 
 	mem := memory.DefaultAllocator
 	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(mem)), file.WithMetadata(fm.md))
 	if err != nil {
-		return footerError(fo.f.Path, err)
+		return footerError(fo.f.Path, obj, obj.Size(), err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, mem)
 	if err != nil {

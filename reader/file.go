@@ -155,19 +155,52 @@ func (s *Scan) rowGroupCount(ctx context.Context, f catalog.DataFile) (int, erro
 	}
 	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(s.Mem)))
 	if err != nil {
-		return 0, footerError(f.Path, err)
+		return 0, footerError(f.Path, obj, obj.Size(), err)
 	}
 	return pf.NumRowGroups(), nil
 }
 
 // footerError is the error of a footer that does not parse: the storage's
-// own error when reading failed, else 58030 for a damaged file.
-func footerError(path string, err error) error {
+// own error when reading failed; 0A000 naming the file and its format for a
+// data file that is no Parquet file (LakeSoul's engines may also write
+// Vortex files, file_format = 'vortex' or 'vortex-compact'); else 58030 for
+// a damaged file. r reads the file (size bytes), to tell which it is.
+func footerError(path string, r io.ReaderAt, size int64, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
+	if format := otherFileFormat(r, size); format != "" {
+		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+			Message: fmt.Sprintf("could not read file %q: it is a %s file, not Parquet", path, format),
+			Hint:    "This server reads Parquet data files only: write the table with file_format = 'parquet' (LakeSoul's Python package: write_arrow(..., format=\"parquet\")).",
+			Err:     err}
+	}
 	return errCorrupt(path, "the Parquet footer", err)
+}
+
+// otherFileFormat names the format of a data file that is no Parquet file by
+// its magic bytes: "Vortex" (VTXF at both ends), "an unknown format" when
+// neither end has Parquet's PAR1; "" for a Parquet file (or one that cannot
+// be read), whose footer is then damaged.
+func otherFileFormat(r io.ReaderAt, size int64) string {
+	if r == nil || size < 8 {
+		return ""
+	}
+	head, tail := make([]byte, 4), make([]byte, 4)
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return ""
+	}
+	if n, err := r.ReadAt(tail, size-4); n != 4 || (err != nil && err != io.EOF) {
+		return ""
+	}
+	switch {
+	case string(head) == "VTXF" || string(tail) == "VTXF":
+		return "Vortex"
+	case string(head) != "PAR1" && string(tail) != "PAR1":
+		return "non-Parquet"
+	}
+	return ""
 }
 
 // fileMeta returns what is known of the file: from the scan's metadata
@@ -191,7 +224,7 @@ func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
 	}
 	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(s.Mem)))
 	if err != nil {
-		return nil, footerError(fo.f.Path, err)
+		return nil, footerError(fo.f.Path, obj, obj.Size(), err)
 	}
 	return s.Meta.add(newFileMeta(k, pf.MetaData(), obj.Size())), nil
 }
@@ -277,8 +310,9 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	}
 	pf, err := file.NewParquetReader(src, opts...)
 	if err != nil {
+		err = footerError(f.Path, src, obj.Size(), err)
 		fs.close()
-		return nil, footerError(f.Path, err)
+		return nil, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchRows), PreAllocBinaryData: true}, mem)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package schema translates table schemas between the three type systems a lake
-// table lives in: LakeSoul's catalog (Spark StructType JSON in
-// table_info.table_schema), Arrow (files and the data plane) and PostgreSQL
-// (what pgwire clients declare and see). DuckDB type names are derived here too.
+// table lives in: LakeSoul's catalog (table_info.table_schema, Arrow Java's
+// schema JSON or Spark's StructType JSON: tableschema.go), Arrow (files and
+// the data plane) and PostgreSQL (what pgwire clients declare and see).
+// DuckDB type names are derived here too.
 //
 // Invariant: every Arrow type this package returns is one the writer can store
 // and the reader can read back unchanged; anything else is rejected at CREATE
@@ -52,8 +53,8 @@ type sparkField struct {
 
 var decimalRe = regexp.MustCompile(`^decimal\((\d+),\s*(\d+)\)$`)
 
-// FromSparkJSON parses a table_schema value into an Arrow schema.
-func FromSparkJSON(s string) (*arrow.Schema, error) {
+// parseSparkSchema parses a table_schema value in Spark's StructType form.
+func parseSparkSchema(s string) (*arrow.Schema, error) {
 	var st sparkStruct
 	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		return nil, fmt.Errorf("table schema: %w", err)
@@ -79,24 +80,6 @@ func FromSparkJSON(s string) (*arrow.Schema, error) {
 		}
 	}
 	return arrow.NewSchema(fields, nil), nil
-}
-
-// ToSparkJSON renders an Arrow schema as table_schema JSON.
-func ToSparkJSON(s *arrow.Schema) (string, error) {
-	st := sparkStruct{Type: "struct", Fields: make([]sparkField, s.NumFields())}
-	for i, f := range s.Fields() {
-		t, err := arrowToSparkJSON(f.Type)
-		if err != nil {
-			return "", fmt.Errorf("column %q: %w", f.Name, err)
-		}
-		md := map[string]string{}
-		for j, k := range f.Metadata.Keys() {
-			md[k] = f.Metadata.Values()[j]
-		}
-		st.Fields[i] = sparkField{Name: f.Name, Type: t, Nullable: f.Nullable, Metadata: md}
-	}
-	b, err := json.Marshal(st)
-	return string(b), err
 }
 
 // TimestampUTC is the Arrow type of a timestamptz column; Timestamp of a
@@ -139,39 +122,6 @@ func sparkToArrow(t string) (arrow.DataType, error) {
 		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, nil
 	}
 	return nil, fmt.Errorf("unsupported type %q", t)
-}
-
-func arrowToSpark(dt arrow.DataType) (string, error) {
-	switch t := dt.(type) {
-	case *arrow.Int64Type:
-		return "long", nil
-	case *arrow.Int32Type:
-		return "integer", nil
-	case *arrow.Int16Type:
-		return "short", nil
-	case *arrow.Int8Type:
-		return "byte", nil
-	case *arrow.Float64Type:
-		return "double", nil
-	case *arrow.Float32Type:
-		return "float", nil
-	case *arrow.BooleanType:
-		return "boolean", nil
-	case *arrow.StringType:
-		return "string", nil
-	case *arrow.BinaryType:
-		return "binary", nil
-	case *arrow.Date32Type:
-		return "date", nil
-	case *arrow.TimestampType:
-		if t.TimeZone != "" {
-			return "timestamp", nil
-		}
-		return "timestamp_ntz", nil
-	case *arrow.Decimal128Type:
-		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale), nil
-	}
-	return "", fmt.Errorf("unsupported type %s", dt)
 }
 
 // FromPGType maps a PostgreSQL type name as pg_query reports it (e.g. "int8",

@@ -82,22 +82,3 @@ func sparkFieldType(f sparkField) (arrow.DataType, error) {
 	}
 	return VectorType(dims)
 }
-
-// arrowToSparkJSON is the Spark JSON type of an Arrow type.
-func arrowToSparkJSON(dt arrow.DataType) (json.RawMessage, error) {
-	if t, ok := dt.(*arrow.FixedSizeListType); ok && t.Elem().ID() == arrow.FLOAT32 {
-		return json.Marshal(sparkArray{Type: "array", ElementType: "float"})
-	}
-	if t, ok := dt.(*arrow.ListType); ok {
-		elem, err := arrowToSpark(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(sparkArray{Type: "array", ElementType: elem, ContainsNull: true})
-	}
-	name, err := arrowToSpark(dt)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(name)
-}

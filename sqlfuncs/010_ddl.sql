@@ -91,7 +91,8 @@ BEGIN
                                    properties, partitions, domain)
     VALUES (p_table_id, p_namespace, p_table_name, p_table_path, p_table_schema,
             p_properties, p_partitions, v_domain);
-    INSERT INTO lakesoul.table_oid (table_id) VALUES (p_table_id);
+    -- (its lakesoul.table_oid row comes from the trigger table_oid_register,
+    -- as for tables LakeSoul's own clients create)
     INSERT INTO lakesoul.table_created (table_id, created_ms)
     VALUES (p_table_id, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
 END

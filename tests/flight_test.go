@@ -456,6 +456,33 @@ func TestFlightParallelEndpoints(t *testing.T) {
 	sort.Strings(single)
 	wantRows(t, "4 readers of 8 endpoints", got, single)
 
+	// A prepared plain scan without parameters (the ADBC driver prepares
+	// every query) has the same endpoints, which another connection of
+	// the user reads.
+	prep, err := pam.Prepare(pctx, "SELECT * FROM fl_par.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinfo, err := prep.Execute(pctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pinfo.Endpoint) != 8 {
+		t.Fatalf("prepared plain scan: %d endpoints, want 8", len(pinfo.Endpoint))
+	}
+	pam2, pctx2 := mustFlight(t, ctx, addr, "fl_pam", "pam-pw")
+	var prepared []string
+	for _, ep := range pinfo.Endpoint {
+		rows, _, err := readEndpoint(pctx2, pam2, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prepared = append(prepared, rows...)
+	}
+	sort.Strings(prepared)
+	wantRows(t, "a prepared scan's endpoints read on another connection", prepared, single)
+	prep.Close(pctx)
+
 	// A partition predicate keeps the scan plain: that partition's buckets.
 	info1, err := pam.Execute(pctx, "SELECT * FROM fl_par.t WHERE d = DATE '2026-01-02'")
 	if err != nil {

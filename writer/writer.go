@@ -83,6 +83,8 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) (parts []cata
 	if err := w.check(rec); err != nil {
 		return nil, err
 	}
+	rec = withCDCOps(t, rec, w.Mem)
+	defer rec.Release()
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil, nil

@@ -126,6 +126,14 @@ func LogicalCluster(t testing.TB) *pgcluster.Cluster {
 	return clusterWith(t, settings, true)
 }
 
+// TCPCluster is Cluster also listening on 127.0.0.1:Port with trust
+// authentication, for clients that reach the catalog by host and port
+// (LakeSoul's own engines take a JDBC-style URL).
+func TCPCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	return clusterWith(t, fastSettings, true)
+}
+
 func clusterWith(t testing.TB, settings map[string]string, tcp bool) *pgcluster.Cluster {
 	t.Helper()
 	c, base, err := startClusterWith(context.Background(), settings, tcp)
