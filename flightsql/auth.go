@@ -27,7 +27,7 @@ import (
 // then runs on its client's engine session (clients.go), so it can do
 // exactly what the role could do over pgwire. Basic credentials make one
 // client per gRPC connection (conns.go), a handshake one per token; either
-// ends with the connection it was made on.
+// ends with the last connection it was used on.
 
 type clientKey struct{}
 
@@ -71,7 +71,8 @@ func (a *authedStream) Context() context.Context { return a.ctx }
 // authenticate finds or makes the client of a call, with the call counted
 // on it (the caller calls clients.leave when it ends). A Handshake with
 // Basic credentials makes a new client under a new bearer token (returned),
-// bound to the handshake's connection.
+// bound to the handshake's connection and to every connection the token
+// is presented on.
 func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, string, error) {
 	var header string
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
@@ -83,7 +84,7 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 	cred = strings.TrimLeft(cred, " ")
 	switch {
 	case strings.EqualFold(scheme, "Bearer") && cred != "" && !handshake:
-		if c := s.clients.enter("bearer\x00" + cred); c != nil {
+		if c := s.clients.enter("bearer\x00"+cred, connID(ctx)); c != nil {
 			return c, "", nil
 		}
 		return nil, "", status.Error(codes.Unauthenticated, "invalid or expired bearer token")
@@ -102,7 +103,7 @@ func (s *Server) authenticate(ctx context.Context, handshake bool) (*client, str
 		conn := connID(ctx)
 		key := fmt.Sprintf("basic\x00%x\x00%d", sum, conn)
 		if !handshake {
-			if c := s.clients.enter(key); c != nil {
+			if c := s.clients.enter(key, conn); c != nil {
 				return c, "", nil
 			}
 		}

@@ -23,17 +23,21 @@ import (
 // a time), and stmts are its statement handles (query tickets and prepared
 // statements), which no other client can name.
 //
-// A client lives as long as the gRPC connection it was made on (a bearer
-// token's: the connection of its handshake; the token is accepted on any
-// connection meanwhile), and is closed earlier when unused for the idle
-// timeout, or idle inside a transaction block for its session's
-// idle_in_transaction_session_timeout.
+// A client lives as long as any gRPC connection it was used on is open: a
+// Basic client's is the one connection it belongs to; a bearer token's are
+// its handshake's connection and every connection the token was presented
+// on since, so a client that logs in on one connection and works on another
+// (or whose connection is re-established mid-transaction) keeps its session,
+// and one that logs in and leaves leaves nothing. It is closed earlier when
+// unused for the idle timeout, or idle inside a transaction block for its
+// session's idle_in_transaction_session_timeout.
 type client struct {
 	key string
-	// conn is the connection the client was made on.
-	conn uint64
-	user string
-	cred pgwire.Credential
+	// conns are the open connections the client was used on (under the
+	// registry's mu); the client is closed when the last one ends.
+	conns map[uint64]bool
+	user  string
+	cred  pgwire.Credential
 
 	// sem is the session's lock (lock, unlock): one slot, so that a call
 	// waiting for it gives up when its context ends.
@@ -71,15 +75,18 @@ type clientRegistry struct {
 	m        map[string]*client
 }
 
-// enter returns the client under key with a call counted on it (leave
-// ends it), or nil.
-func (r *clientRegistry) enter(key string) *client {
+// enter returns the client under key with a call on connection conn
+// counted on it (leave ends it), or nil.
+func (r *clientRegistry) enter(key string, conn uint64) *client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.m[key]
 	if c != nil {
 		c.calls++
 		c.used = time.Now()
+		if conn != 0 {
+			c.conns[conn] = true
+		}
 	}
 	return c
 }
@@ -96,7 +103,7 @@ func (r *clientRegistry) leave(c *client) {
 // (and its engine session) when there is none. Beyond the registry's
 // bounds it fails with 53300, PostgreSQL's answers.
 func (r *clientRegistry) open(ctx context.Context, key string, conn uint64, user string, cred pgwire.Credential) (*client, error) {
-	if c := r.enter(key); c != nil {
+	if c := r.enter(key, conn); c != nil {
 		return c, nil
 	}
 	r.mu.Lock()
@@ -118,12 +125,15 @@ func (r *clientRegistry) open(ctx context.Context, key string, conn uint64, user
 	if err != nil {
 		return nil, err
 	}
-	c := &client{key: key, conn: conn, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session),
+	c := &client{key: key, conns: map[uint64]bool{}, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session),
 		stmts: map[string]*handle{}, calls: 1, used: time.Now()}
 	r.mu.Lock()
 	if old := r.m[key]; old != nil {
 		old.calls++
 		old.used = time.Now()
+		if conn != 0 {
+			old.conns[conn] = true
+		}
 		r.mu.Unlock()
 		c.sess.Close()
 		return old, nil
@@ -132,6 +142,9 @@ func (r *clientRegistry) open(ctx context.Context, key string, conn uint64, user
 		r.mu.Unlock()
 		c.sess.Close()
 		return nil, sqlerr.New(sqlerr.TooManyConnections, "sorry, too many clients already")
+	}
+	if conn != 0 {
+		c.conns[conn] = true
 	}
 	r.m[key] = c
 	r.mu.Unlock()
@@ -168,7 +181,8 @@ func (r *clientRegistry) reap(now time.Time) {
 	}
 }
 
-// closeConn closes the clients made on connection conn, which ended.
+// closeConn forgets connection conn, which ended, and closes the clients
+// it was the last open connection of.
 func (r *clientRegistry) closeConn(conn uint64) {
 	if conn == 0 {
 		return
@@ -176,7 +190,11 @@ func (r *clientRegistry) closeConn(conn uint64) {
 	r.mu.Lock()
 	var gone []*client
 	for k, c := range r.m {
-		if c.conn == conn {
+		if !c.conns[conn] {
+			continue
+		}
+		delete(c.conns, conn)
+		if len(c.conns) == 0 {
 			gone = append(gone, c)
 			delete(r.m, k)
 		}
@@ -214,7 +232,18 @@ func (c *client) close() {
 	c.sem <- struct{}{}
 	defer c.unlock()
 	c.sess.Close()
+	for _, h := range c.stmts {
+		h.forget()
+	}
 	c.stmts = nil
+}
+
+// forget releases what the handle kept of a statement that ran.
+func (h *handle) forget() {
+	if h.res != nil {
+		h.res.release()
+		h.res = nil
+	}
 }
 
 // handle is a statement kept for a later call: a planned query waiting for
@@ -224,6 +253,10 @@ type handle struct {
 	stmt     pgwire.Statement
 	params   []any
 	prepared bool
+	// waiting: planned for a DoGet that has not come; res: what it
+	// produced when it ran before that DoGet (order.go).
+	waiting bool
+	res     *result
 }
 
 // addHandle keeps h under a new random id. Call with the session locked.
@@ -239,6 +272,7 @@ func (c *client) addHandle(h *handle) (string, error) {
 	c.stmts[h.id] = h
 	c.order = append(c.order, h.id)
 	for len(c.order) > maxHandles {
+		c.stmts[c.order[0]].forget()
 		delete(c.stmts, c.order[0])
 		c.order = c.order[1:]
 	}
@@ -247,6 +281,9 @@ func (c *client) addHandle(h *handle) (string, error) {
 
 // dropHandle forgets a handle. Call with the session locked.
 func (c *client) dropHandle(id string) {
+	if h := c.stmts[id]; h != nil {
+		h.forget()
+	}
 	delete(c.stmts, id)
 	for i, x := range c.order {
 		if x == id {

@@ -34,7 +34,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 		}
 	}
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return 0, err
 	}
 	defer c.unlock()

@@ -20,7 +20,9 @@ import (
 // Statements. A query is planned by the caller's engine session when its
 // FlightInfo is asked for (so planning errors and the schema come back at
 // once) and kept under a handle of that client; the endpoint's ticket names
-// the handle, and DoGet executes it. Prepared statements are handles that
+// the handle, and DoGet executes it — or returns what it produced when it
+// had to run earlier to keep the client's statements in order (order.go).
+// Prepared statements are handles that
 // stay until closed, with the parameters the client last bound.
 
 // chunkBuffer is how many record batches a DoGet may have ready ahead of
@@ -80,7 +82,7 @@ func (s *Server) flightInfo(sc *arrow.Schema, desc *flight.FlightDescriptor, tic
 // GetFlightInfoStatement plans a query and returns its endpoints.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return nil, err
 	}
 	defer c.unlock()
@@ -93,8 +95,14 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	} else if ok {
 		return s.flightInfo(sc, desc, tickets...), nil
 	}
-	id, err := c.addHandle(&handle{stmt: st})
+	h := &handle{stmt: st}
+	id, err := c.addHandle(h)
 	if err != nil {
+		return nil, err
+	}
+	if c.plannedForDoGet(ctx, h); h.res != nil && h.res.err != nil {
+		err := h.res.err
+		c.dropHandle(id)
 		return nil, err
 	}
 	tkt, err := flightsql.CreateStatementQueryTicket([]byte(queryTicketPrefix + id))
@@ -139,6 +147,10 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 		if err != nil {
 			c.unlock()
 			return nil, nil, err
+		}
+		if res := h.takeResult(); res != nil {
+			c.dropHandle(id)
+			return c.replayResult(ctx, h.stmt, res)
 		}
 		c.dropHandle(id)
 		rctx, done := c.startRunning(ctx, id)
@@ -195,7 +207,7 @@ func (s *Server) stream(ctx context.Context, c *client, st pgwire.Statement, par
 // (INSERT, UPDATE, DELETE, MERGE, DDL, …) and returns the rows it affected.
 func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return 0, err
 	}
 	defer c.unlock()
@@ -236,7 +248,7 @@ func tagCount(tag string) int64 {
 func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
 	var res flightsql.ActionCreatePreparedStatementResult
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return res, err
 	}
 	defer c.unlock()
@@ -262,7 +274,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 // ClosePreparedStatement drops a prepared statement.
 func (s *Server) ClosePreparedStatement(ctx context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return err
 	}
 	defer c.unlock()
@@ -290,7 +302,7 @@ func preparedHandle(c *client, raw []byte) (*handle, error) {
 // batches sent) to a prepared query.
 func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, rdr flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return nil, err
 	}
 	defer c.unlock()
@@ -315,7 +327,7 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 // GetFlightInfoPreparedStatement returns the one endpoint of a prepared query.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return nil, err
 	}
 	defer c.unlock()
@@ -336,6 +348,11 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 		} else if ok {
 			return s.flightInfo(sc, desc, tickets...), nil
 		}
+	}
+	if c.plannedForDoGet(ctx, h); h.res != nil && h.res.err != nil {
+		err := h.res.err
+		h.forget()
+		return nil, err
 	}
 	return s.flightInfo(sc, desc, desc.Cmd), nil
 }
@@ -375,6 +392,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 		c.unlock()
 		return nil, nil, err
 	}
+	if res := h.takeResult(); res != nil {
+		return c.replayResult(ctx, h.stmt, res)
+	}
 	return s.stream(ctx, c, h.stmt, h.params, nil)
 }
 
@@ -382,7 +402,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 // of parameters sent (once when none are) and returns the rows affected.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, rdr flight.MessageReader) (int64, error) {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return 0, err
 	}
 	defer c.unlock()

@@ -20,7 +20,7 @@ import (
 // BeginTransaction opens the client's transaction.
 func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTransactionRequest) ([]byte, error) {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return nil, err
 	}
 	defer c.unlock()
@@ -41,7 +41,7 @@ func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTr
 // EndTransaction commits or rolls back the client's transaction.
 func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTransactionRequest) error {
 	c := clientFrom(ctx)
-	if err := c.lock(ctx); err != nil {
+	if err := c.lockInOrder(ctx); err != nil {
 		return err
 	}
 	defer c.unlock()

@@ -80,7 +80,9 @@ func wantExhausted(t *testing.T, what string, err error, msg string) {
 // other roles and the admin still get in, the last slot being the admin's;
 // a client unused for --flight-idle-timeout is closed and its slot freed;
 // a client idle in a transaction block for its
-// idle_in_transaction_session_timeout is closed and the block rolled back.
+// idle_in_transaction_session_timeout is closed and the block rolled back;
+// a token's session outlives its handshake's connection while another
+// connection it was used on is open.
 func TestFlightSessions(t *testing.T) {
 	s, addr := flightSessionsServer(t)
 	ctx := testCtx(t)
@@ -254,5 +256,50 @@ func TestFlightSessions(t *testing.T) {
 		if err := admin.QueryRow(ctx, "SELECT count(*) FROM lakesoul.tables WHERE table_schema = 'fls_s'").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("the block's CREATE TABLE: %d tables, %v; want rolled back", n, err)
 		}
+	})
+
+	t.Run("token on another connection", func(t *testing.T) {
+		// A driver may log in on one connection and work on another (or
+		// re-dial): the token's session lives while any connection it was
+		// used on is open, so closing the handshake's connection in the
+		// middle of a transaction on the other loses nothing.
+		mustExec(t, ctx, admin, "CREATE SCHEMA fls_tok", "CREATE TABLE fls_tok.t (id bigint, v text)")
+		login, actx, err := openFlight(t, ctx, addr, adminRole, adminPW)
+		if err != nil {
+			t.Fatal(err)
+		}
+		work, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer work.Close()
+		tx, err := work.BeginTransaction(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecuteUpdate(actx, "INSERT INTO fls_tok.t VALUES (1, 'before')"); err != nil {
+			t.Fatal(err)
+		}
+		login.Close()
+		time.Sleep(time.Second) // the server sees the login connection end
+		if _, err := tx.ExecuteUpdate(actx, "INSERT INTO fls_tok.t VALUES (2, 'after')"); err != nil {
+			t.Fatalf("a statement after the login connection closed: %v", err)
+		}
+		if err := tx.Commit(actx); err != nil {
+			t.Fatalf("COMMIT after the login connection closed: %v", err)
+		}
+		wantRows(t, "the transaction's rows", textRows(t, ctx, admin, "SELECT id, v FROM fls_tok.t ORDER BY id"),
+			[]string{"1|before", "2|after"})
+		// The token's last connection ends: its session too.
+		work.Close()
+		pollWithin(t, "the token refused after its connections closed", 10*time.Second, func() bool {
+			again, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			_, err = flightOne(actx, again, "SELECT 1")
+			return grpcCodeOf(err) == codes.Unauthenticated
+		})
 	})
 }

@@ -1016,6 +1016,85 @@ func TestFlightTransactions(t *testing.T) {
 	}
 }
 
+// TestFlightStatementOrder: statements take effect in the order a client
+// sends them, whenever it fetches their results (the ADBC driver sends
+// every statement as a query and fetches its ticket in the background
+// while it goes on with ROLLBACK or COMMIT): an INSERT whose ticket is
+// never fetched before the block ends belongs to that block — rolled back
+// with it or committed with it; a prepared one too; a query planned before
+// a write and fetched after it answers as of its place in the sequence;
+// RETURNING rows wait for their DoGet; an error comes back at once.
+func TestFlightStatementOrder(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA IF NOT EXISTS fl_ord", "CREATE TABLE fl_ord.t (id bigint, v text)",
+		"CREATE TABLE fl_ord.k (id bigint PRIMARY KEY, v text CHECK (v <> 'bad'))")
+	pw, _ := s.adminPassword()
+	cl, actx := mustFlight(t, ctx, addr, adminRole, pw)
+
+	tx, err := cl.BeginTransaction(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Execute(actx, "INSERT INTO fl_ord.t VALUES (1, 'rolled back')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(actx); err != nil {
+		t.Fatal(err)
+	}
+	tx, err = cl.BeginTransaction(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Execute(actx, "INSERT INTO fl_ord.t VALUES (2, 'committed')"); err != nil {
+		t.Fatal(err)
+	}
+	prep, err := tx.Prepare(actx, "INSERT INTO fl_ord.t VALUES (3, 'prepared')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prep.Execute(actx); err != nil {
+		t.Fatal(err)
+	}
+	// A query planned now and fetched after the next write counts the
+	// rows as they are now.
+	countInfo, err := tx.Execute(actx, "SELECT count(*) FROM fl_ord.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecuteUpdate(actx, "INSERT INTO fl_ord.t VALUES (4, 'later')"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := readEndpoint(actx, cl, countInfo.Endpoint[0]); err != nil || len(got) != 1 || got[0] != "2" {
+		t.Errorf("a count planned before the fourth row, fetched after it: %v, %v; want 2", got, err)
+	}
+	if err := tx.Commit(actx); err != nil {
+		t.Fatal(err)
+	}
+	prep.Close(actx)
+	wantRows(t, "what the client wrote", textRows(t, ctx, admin, "SELECT id, v FROM fl_ord.t ORDER BY id"),
+		[]string{"2|committed", "3|prepared", "4|later"})
+
+	// Outside a block: RETURNING rows wait for the DoGet, the write is
+	// visible before it.
+	info, err := cl.Execute(actx, "INSERT INTO fl_ord.k VALUES (1, 'a'), (2, 'b') RETURNING id, v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "rows before the DoGet", textRows(t, ctx, admin, "SELECT id, v FROM fl_ord.k ORDER BY id"), []string{"1|a", "2|b"})
+	if got, _, err := readEndpoint(actx, cl, info.Endpoint[0]); err != nil {
+		t.Fatal(err)
+	} else {
+		sort.Strings(got)
+		wantRows(t, "RETURNING", got, []string{"1|a", "2|b"})
+	}
+	// A failing write fails at once, with its SQLSTATE.
+	if _, err := cl.Execute(actx, "INSERT INTO fl_ord.k VALUES (3, 'bad')"); err == nil || !strings.Contains(err.Error(), "23514") {
+		t.Errorf("a write breaking a CHECK sent as a query: %v, want SQLSTATE 23514", err)
+	}
+}
+
 // TestFlightTicketsAcrossServers: two servers on one catalog (whose
 // pg_hba.conf demands scram-sha-256 from users, so a Flight login's SCRAM
 // keys must log the user in to PostgreSQL itself) and one warehouse: the
