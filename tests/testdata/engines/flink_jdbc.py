@@ -5,13 +5,17 @@ argv[1] is JSON: {"url": jdbc URL, "user", "password", "jars": [connector
 jar, pgjdbc jar], "orders": a table (id bigint PRIMARY KEY, customer text,
 amount numeric(10,2)), "totals": a table (customer text PRIMARY KEY, n
 bigint, total numeric(12,2)), "kv": a table (id bigint PRIMARY KEY, v
-text)}. Prints one "<what> <value>" line per fact.
+text), "events": a table (id bigint, customer text) without a key, "every":
+the step of the orders appended to it, "base_url" and "database": the server
+as Flink's PostgreSQL catalog takes it, "schema": orders' schema}. Prints
+one "<what> <value>" line per fact.
 
 Streaming: a GROUP BY over orders is an updating changelog that the JDBC sink
 upserts into totals by its primary key (INSERT … ON CONFLICT … DO UPDATE);
 a changelog of inserts, updates and deletes made in the job is applied to kv
 (upserts, and DELETE … WHERE id = ?). Batch: orders read as a source split
-into range queries on id, aggregated by Flink.
+into range queries on id, aggregated by Flink, and appended in part to
+events; the tables listed by Flink's PostgreSQL catalog, and joined.
 """
 import json
 import sys
@@ -95,6 +99,11 @@ def batch(cfg):
             "SELECT COUNT(*), SUM(id), CAST(SUM(amount) AS DECIMAL(18, 2)), COUNT(DISTINCT customer) FROM orders").collect() as res:
         for r in res:
             print("batch orders", r[0], r[1], r[2], r[3])
+    # An append: the JDBC sink without a key sends plain INSERT batches.
+    t_env.execute_sql(
+        "CREATE TABLE events (id BIGINT, customer STRING) WITH (%s)" % jdbc_options(cfg, cfg["events"]))
+    t_env.execute_sql("INSERT INTO events SELECT id, customer FROM orders WHERE id %% %d = 0" % cfg["every"]).wait()
+    print("batch appended")
     t_env.execute_sql(
         "CREATE TABLE totals (customer STRING, n BIGINT, total DECIMAL(12, 2)) WITH (%s)" % jdbc_options(cfg, cfg["totals"]))
     with t_env.execute_sql("SELECT customer, n, total FROM totals ORDER BY customer").collect() as res:
