@@ -126,8 +126,9 @@ func TestFlinkJDBC(t *testing.T) {
 // aggregate over lake tables). Neither server distribution nor either
 // PostgreSQL plugin is served by Maven Central here (trino-main 483 and
 // presto-main 0.296 are, but a server needs its launcher and the plugin);
-// the test says precisely what it asked for. It asks for POMs and plugin
-// jars, not the gigabyte tarballs, so a change is found cheaply.
+// the test says precisely what it asked for. It asks for the servers' POMs
+// and the plugins' jars, not the gigabyte tarballs, so a change is found
+// cheaply.
 func TestPrestoTrinoPostgreSQL(t *testing.T) {
 	probeMaven(t, "Presto and Trino with their PostgreSQL connectors", "the Presto/Trino test",
 		[]string{"io.trino:trino-server:483:pom", "io.trino:trino-postgresql:483"},

@@ -634,9 +634,10 @@ func TestLakeSoulSparkConnector(t *testing.T) {
 
 // probeMaven asks Maven Central for the coordinates (groupId:artifactId:
 // version[:packaging]) of each alternative, without dependencies, an
-// alternative being the artifacts an engine needs together. The test fails
-// when every artifact of one alternative resolves (then the test named by
-// write is due), else skips naming each coordinate tried and Maven's reason.
+// alternative being the artifacts an engine needs together (asked in
+// order, up to the first one not served). The test fails when every
+// artifact of one alternative resolves (then the test named by write is
+// due), else skips naming each coordinate tried and Maven's reason.
 func probeMaven(t *testing.T, what, write string, alternatives ...[]string) {
 	t.Helper()
 	if _, err := exec.LookPath("mvn"); err != nil {
@@ -657,6 +658,7 @@ func probeMaven(t *testing.T, what, write string, alternatives ...[]string) {
 				why = string(m)
 			}
 			tried = append(tried, coord+": "+why)
+			break
 		}
 		if served == len(alt) {
 			t.Fatalf("%s resolve now: write %s (README, Engines)", strings.Join(alt, " and "), write)

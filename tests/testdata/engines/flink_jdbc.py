@@ -22,8 +22,8 @@ import sys
 
 from pyflink.common import Row, RowKind, Types
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.table import EnvironmentSettings, StreamTableEnvironment, TableEnvironment
 from pyflink.java_gateway import get_gateway
+from pyflink.table import EnvironmentSettings, StreamTableEnvironment, TableEnvironment
 from pyflink.table.catalog import Catalog
 
 
