@@ -59,11 +59,12 @@ func flinkParts(t *testing.T) (py, jar string) {
 // TestFlinkJDBC: Flink 1.20 (PyPI apache-flink, a local mini cluster, Java
 // 17) with its JDBC connector and pgjdbc 42.7 from Maven Central. In
 // streaming mode a GROUP BY over a lake table read through the connector is
-// an updating changelog the JDBC sink upserts into a primary-key table, one
-// INSERT … ON CONFLICT … DO UPDATE per change; a changelog of inserts,
-// updates and deletes is applied to another. In batch mode the connector
-// reads a table split into four range queries on id and appends part of it
-// to a table without a key (INSERT batches), and Flink's PostgreSQL catalog
+// an updating changelog the JDBC sink upserts into a primary-key table (an
+// INSERT … ON CONFLICT … DO UPDATE per key and flush, two sink tasks at
+// once); a changelog of inserts, updates and deletes is applied to another
+// primary-key table and to a CDC table. In batch mode the connector reads a
+// table split into four range queries on id and appends part of it to a
+// table without a key (INSERT batches), and Flink's PostgreSQL catalog
 // lists the server's tables and joins two. Every table ends as the
 // changelog says, and every answer equals the server's SELECT.
 func TestFlinkJDBC(t *testing.T) {
@@ -81,6 +82,8 @@ func TestFlinkJDBC(t *testing.T) {
 		`CREATE TABLE fl.totals (customer text PRIMARY KEY, n bigint, total numeric(12,2))`,
 		`INSERT INTO fl.totals VALUES ('stale', 1, 1), ('c1', 0, 0)`,
 		`CREATE TABLE fl.kv (id bigint PRIMARY KEY, v text)`,
+		`CREATE TABLE fl.kvcdc (id bigint PRIMARY KEY, v text, op text) WITH (cdc_column = 'op')`,
+		`INSERT INTO fl.kvcdc (id, v) VALUES (1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')`,
 		`CREATE TABLE fl.events (id bigint, customer text)`,
 		`INSERT INTO fl.events VALUES (0, 'before')`,
 		`INSERT INTO fl.kv VALUES (1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')`)
@@ -90,7 +93,7 @@ func TestFlinkJDBC(t *testing.T) {
 	}
 	cfg, _ := json.Marshal(map[string]any{"url": fmt.Sprintf("jdbc:postgresql://%s/%s", e.srv.addr, database),
 		"user": adminRole, "password": pw, "jars": []string{connector, pgjdbc},
-		"orders": "fl.orders", "totals": "fl.totals", "kv": "fl.kv", "events": "fl.events", "every": 100, "n": n, "flush": 1000,
+		"orders": "fl.orders", "totals": "fl.totals", "kv": "fl.kv", "kvcdc": "fl.kvcdc", "events": "fl.events", "every": 100, "n": n, "flush": 1000,
 		"base_url": "jdbc:postgresql://" + e.srv.addr, "database": database, "schema": "fl"})
 	out := runClient(t, ctx, nil, py, enginesPath(t, "flink_jdbc.py"), string(cfg))
 	var got []string
@@ -109,8 +112,8 @@ func TestFlinkJDBC(t *testing.T) {
 		 ON o.customer = t.customer WHERE o.id % 3 = 0 GROUP BY o.customer) j`)[0]
 	kv := "1=flink updated one;3=flink updated three;4=four;10=flink a;12=flink c"
 	wantRows(t, "Flink's answers", got, []string{"streamed totals", "streamed kv",
-		"batch orders " + orders, "batch appended", "batch totals " + totals, "batch kv " + kv,
-		"catalog tables fl.events,fl.kv,fl.orders,fl.totals", "catalog join " + join})
+		"batch orders " + orders, "batch appended", "batch totals " + totals, "batch kv " + kv, "batch kvcdc " + kv,
+		"catalog tables fl.events,fl.kv,fl.kvcdc,fl.orders,fl.totals", "catalog join " + join})
 	wantRows(t, "the rows Flink appended", textRows(t, ctx, c,
 		"SELECT count(*) || ' ' || sum(id) || ' ' || string_agg(DISTINCT customer, ',' ORDER BY customer) FROM fl.events"),
 		textRows(t, ctx, c, `SELECT count(*) || ' ' || sum(id) || ' ' || string_agg(DISTINCT customer, ',' ORDER BY customer)
@@ -119,6 +122,9 @@ func TestFlinkJDBC(t *testing.T) {
 		"SELECT string_agg(customer || '=' || n || '/' || total, ';' ORDER BY customer) FROM fl.totals"), []string{totals})
 	wantRows(t, "the changelog Flink applied", textRows(t, ctx, c,
 		"SELECT string_agg(id || '=' || v, ';' ORDER BY id) FROM fl.kv"), []string{kv})
+	wantRows(t, "the changelog Flink applied to a CDC table", textRows(t, ctx, c,
+		"SELECT string_agg(id || '=' || v || '/' || op, ';' ORDER BY id) FROM fl.kvcdc"),
+		[]string{"1=flink updated one/insert;3=flink updated three/insert;4=four/insert;10=flink a/insert;12=flink c/insert"})
 }
 
 // TestPrestoTrinoPostgreSQL would run Presto 0.296 or Trino with its

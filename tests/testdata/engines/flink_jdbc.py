@@ -5,7 +5,8 @@ argv[1] is JSON: {"url": jdbc URL, "user", "password", "jars": [connector
 jar, pgjdbc jar], "orders": a table (id bigint PRIMARY KEY, customer text,
 amount numeric(10,2)), "totals": a table (customer text PRIMARY KEY, n
 bigint, total numeric(12,2)), "kv": a table (id bigint PRIMARY KEY, v
-text), "events": a table (id bigint, customer text) without a key, "every":
+text), "kvcdc": a CDC table (id bigint PRIMARY KEY, v text, op text),
+"events": a table (id bigint, customer text) without a key, "every":
 the step of the orders appended to it, "base_url" and "database": the server
 as Flink's PostgreSQL catalog takes it, "schema": orders' schema}. Prints
 one "<what> <value>" line per fact.
@@ -13,7 +14,7 @@ one "<what> <value>" line per fact.
 Streaming: a GROUP BY over orders is an updating changelog that the JDBC sink
 upserts into totals by its primary key (INSERT … ON CONFLICT … DO UPDATE);
 a changelog of inserts, updates and deletes made in the job is applied to kv
-(upserts, and DELETE … WHERE id = ?). Batch: orders read as a source split
+and kvcdc (upserts, and DELETE … WHERE id = ?). Batch: orders read as a source split
 into range queries on id, aggregated by Flink, and appended in part to
 events; the tables listed by Flink's PostgreSQL catalog, and joined.
 """
@@ -83,7 +84,16 @@ def streaming(cfg):
         r.set_row_kind(kind)
         changes.append(r)
     ds = env.from_collection(changes, type_info=Types.ROW_NAMED(["id", "v"], [Types.LONG(), Types.STRING()])).set_parallelism(1)
-    t_env.from_changelog_stream(ds).execute_insert("kv").wait()
+    # The same changelog into a CDC table too (its op column left to the
+    # server: deletes become delete markers).
+    t_env.execute_sql(
+        "CREATE TABLE kvcdc (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (%s)"
+        % jdbc_options(cfg, cfg["kvcdc"], ", 'sink.buffer-flush.max-rows' = '1', 'sink.parallelism' = '1'"))
+    t_env.create_temporary_view("changes", t_env.from_changelog_stream(ds))
+    stmts = t_env.create_statement_set()
+    stmts.add_insert_sql("INSERT INTO kv SELECT * FROM changes")
+    stmts.add_insert_sql("INSERT INTO kvcdc SELECT * FROM changes")
+    stmts.execute().wait()
     print("streamed kv")
 
 
@@ -112,6 +122,10 @@ def batch(cfg):
         "CREATE TABLE kv (id BIGINT, v STRING) WITH (%s)" % jdbc_options(cfg, cfg["kv"]))
     with t_env.execute_sql("SELECT id, v FROM kv ORDER BY id").collect() as res:
         print("batch kv", ";".join("%d=%s" % (r[0], r[1]) for r in res))
+    t_env.execute_sql(
+        "CREATE TABLE kvcdc (id BIGINT, v STRING) WITH (%s)" % jdbc_options(cfg, cfg["kvcdc"]))
+    with t_env.execute_sql("SELECT id, v FROM kvcdc ORDER BY id").collect() as res:
+        print("batch kvcdc", ";".join("%d=%s" % (r[0], r[1]) for r in res))
 
     # Flink's PostgreSQL catalog: the server's tables found through
     # information_schema and pg_catalog, their columns and keys through
