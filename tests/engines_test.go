@@ -628,22 +628,43 @@ func TestSparkJDBC(t *testing.T) {
 // Spark 3.5 on this server's tables. It needs the connector from Maven
 // Central; it says precisely which coordinates it tried when none resolves.
 func TestLakeSoulSparkConnector(t *testing.T) {
+	probeMaven(t, "LakeSoul's Spark connector", "the LakeSoul Spark connector test",
+		[]string{"com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"}, []string{"com.dmetasoul:lakesoul-spark:3.5-3.0.0"})
+}
+
+// probeMaven asks Maven Central for the coordinates (groupId:artifactId:
+// version[:packaging]) of each alternative, without dependencies, an
+// alternative being the artifacts an engine needs together (asked in
+// order, up to the first one not served). The test fails when every
+// artifact of one alternative resolves (then the test named by write is
+// due), else skips naming each coordinate tried and Maven's reason.
+func probeMaven(t *testing.T, what, write string, alternatives ...[]string) {
+	t.Helper()
 	if _, err := exec.LookPath("mvn"); err != nil {
-		t.Skip("no mvn to resolve LakeSoul's Spark connector")
+		t.Skipf("no mvn to resolve %s", what)
 	}
 	var tried []string
-	for _, coord := range []string{"com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0", "com.dmetasoul:lakesoul-spark:3.5-3.0.0"} {
-		out, err := exec.Command("mvn", "-q", "-B", "-U", "dependency:get", "-Dartifact="+coord, "-Dtransitive=false").CombinedOutput()
-		if err == nil {
-			t.Fatalf("%s resolves now: write the LakeSoul Spark connector test (README, Engines)", coord)
+	for _, alt := range alternatives {
+		served := 0
+		for _, coord := range alt {
+			out, err := exec.Command("mvn", "-q", "-B", "-U", "dependency:get", "-Dartifact="+coord, "-Dtransitive=false").CombinedOutput()
+			if err == nil {
+				served++
+				tried = append(tried, coord+": served")
+				continue
+			}
+			why := "not resolved"
+			if m := regexp.MustCompile(`(Could not find|Failure to find)[^\n]*`).Find(out); m != nil {
+				why = string(m)
+			}
+			tried = append(tried, coord+": "+why)
+			break
 		}
-		why := "not resolved"
-		if m := regexp.MustCompile(`(Could not find|Failure to find)[^\n]*`).Find(out); m != nil {
-			why = string(m)
+		if served == len(alt) {
+			t.Fatalf("%s resolve now: write %s (README, Engines)", strings.Join(alt, " and "), write)
 		}
-		tried = append(tried, coord+": "+why)
 	}
-	t.Skipf("LakeSoul's Spark connector cannot run here; Maven Central serves neither coordinate: %s", strings.Join(tried, "; "))
+	t.Skipf("%s cannot run here; Maven Central does not serve what it needs: %s", what, strings.Join(tried, "; "))
 }
 
 // copyDir copies the files of directory src (recursively) into dst.
