@@ -102,6 +102,9 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := s.rewriteEnumCasts(ctx, stmt); err != nil { // enum.go
 		return "", nil, nil, nil, err
 	}
+	if err := s.rewriteIntervalFields(ctx, stmt); err != nil { // intervalfields.go
+		return "", nil, nil, nil, err
+	}
 	types := s.inferTypes(stmt)
 	if err := castAnyArrayParams(stmt, types, declared); err != nil { // arrayparams.go
 		return "", nil, nil, nil, err

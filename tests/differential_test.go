@@ -195,6 +195,13 @@ var diffCorpus = []string{
 	`SELECT 1.50::numeric, '2.250'::numeric, id::numeric, salary::numeric, round(rating::numeric, 3) FROM diff.emp ORDER BY id`,
 	`SELECT id, updated - TIMESTAMP '2026-01-01 00:00:00', interval '1 day' * id, interval '1 year 2 months' - interval '3 days 04:05:06.5'
 		FROM diff.emp ORDER BY id`,
+	// Interval literals read under their field qualifier (TPC-H's date '1994-01-01' + interval '1' year):
+	// a bare number counts the last field, lower fields are dropped.
+	`SELECT id, interval '1' year, interval '3' month, interval '90' day, interval '1.5' year, interval '2' hour,
+		interval '1-2' year to month, interval '3 4:05:06.7' day to second, interval '1 day 3 hours' day,
+		interval '10:20:30' hour to minute, '7'::interval minute, NULL::interval year,
+		hired + interval '1' year, hired < DATE '2021-01-01' + interval '1' year, updated - interval '90' day
+		FROM diff.emp WHERE hired < DATE '2020-01-01' + interval '3' year ORDER BY id`,
 	// Untyped literals take their context's type; date/time literals in PostgreSQL's input forms (item 8).
 	`SELECT d.id, v.u FROM (VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), (gen_random_uuid())) v(u) JOIN diff.docs d ON d.uid = v.u`,
 	`SELECT id, ts, ts = timestamptz '2026-05-17 10:00+00', timestamptz '2026-05-17 10:00+00', '2026-05-17 10:00:00+05:30'::timestamptz,
