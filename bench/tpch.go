@@ -34,6 +34,10 @@ const tpchBaseline = "duckdb-parquet"
 // a failed query is a row with "mismatch" or "error", the remaining queries
 // still run, and the bench fails at the end.
 //
+// A lake system's query row lists as types_differ the result columns whose
+// type differs from PostgreSQL's answer (information, not a failure: the
+// values are compared as rounded text).
+//
 // peak_rss_mb of a query row is this process's peak RSS while that system
 // ran it: the lake server runs in this process, and so do the DuckDB peers,
 // which is why their databases are opened for each query and closed after;
@@ -134,7 +138,7 @@ func runTPCH(ctx context.Context, o Options) error {
 	peaks := map[string]float64{}
 	for _, q := range queries {
 		fmt.Fprintf(o.Log, "tpch: %s\n", q.name)
-		answers := map[string][]string{}
+		answers := map[string]tpchAnswer{}
 		rows := map[string]Row{}
 		for _, s := range systems {
 			r, answer, err := runTPCHQuery(ctx, s, q, *runs, *timeout)
@@ -154,8 +158,13 @@ func runTPCH(ctx context.Context, o Options) error {
 		ref, haveRef := answers[reference]
 		for _, s := range systems {
 			r := rows[s.name()]
+			if answer, ok := answers[s.name()]; ok && s.name() != "postgres" {
+				if d := typesDiffer(answers["postgres"].types, answer.types); d != "" {
+					r.Extra["types_differ"] = d
+				}
+			}
 			if answer, ok := answers[s.name()]; ok && haveRef {
-				ok, diff := sameTPCHAnswer(ref, answer, q.ordered)
+				ok, diff := sameTPCHAnswer(ref.lines, answer.lines, q.ordered)
 				r.Extra["answer_ok"] = ok
 				if !ok {
 					r.Extra["mismatch"] = fmt.Sprintf("differs from %s's answer: %s", reference, diff)
@@ -185,11 +194,11 @@ func runTPCH(ctx context.Context, o Options) error {
 // runTPCHQuery runs q runs times on s and returns its row (the median time,
 // every run's, the result's row count, this process's peak RSS meanwhile)
 // and the last run's answer. Every run must give the same answer.
-func runTPCHQuery(ctx context.Context, s tpchSystem, q tpchQuery, runs int, timeout time.Duration) (Row, []string, error) {
+func runTPCHQuery(ctx context.Context, s tpchSystem, q tpchQuery, runs int, timeout time.Duration) (Row, tpchAnswer, error) {
 	r := Row{Bench: "tpch", Phase: q.name, System: s.name(), Extra: map[string]any{}}
 	resetPeakRSS()
 	var times []float64
-	var answer []string
+	var answer tpchAnswer
 	err := func() error {
 		if err := s.open(ctx); err != nil {
 			return err
@@ -207,7 +216,7 @@ func runTPCHQuery(ctx context.Context, s tpchSystem, q tpchQuery, runs int, time
 				}
 				return err
 			}
-			if i > 0 && !slices.Equal(a, answer) {
+			if i > 0 && !slices.Equal(a.lines, answer.lines) {
 				return fmt.Errorf("run %d's answer differs from run 1's", i+1)
 			}
 			answer = a
@@ -217,9 +226,9 @@ func runTPCHQuery(ctx context.Context, s tpchSystem, q tpchQuery, runs int, time
 	}()
 	r.PeakRSSMB = peakRSSSinceReset()
 	if err != nil {
-		return r, nil, err
+		return r, answer, err
 	}
-	r.Rows, r.Seconds = int64(len(answer)), medianOf(times)
+	r.Rows, r.Seconds = int64(len(answer.lines)), medianOf(times)
 	r.Extra["runs_s"] = times
 	return r, answer, nil
 }

@@ -22,32 +22,46 @@ import (
 // form), so a sum computed as numeric on one system and as double on
 // another agrees; dates print as YYYY-MM-DD, NULL as NULL.
 
-func pgxTPCHAnswer(ctx context.Context, c *pgx.Conn, q string) ([]string, error) {
+// tpchAnswer is a query's answer; types are the result columns' type
+// names where the system says them in PostgreSQL's terms (over pgwire).
+type tpchAnswer struct {
+	lines []string
+	types []string
+}
+
+func pgxTPCHAnswer(ctx context.Context, c *pgx.Conn, q string) (tpchAnswer, error) {
+	var a tpchAnswer
 	rows, err := c.Query(ctx, q)
 	if err != nil {
-		return nil, err
+		return a, err
 	}
 	defer rows.Close()
-	var out []string
+	for _, f := range rows.FieldDescriptions() {
+		name := fmt.Sprintf("oid %d", f.DataTypeOID)
+		if t, ok := c.TypeMap().TypeForOID(f.DataTypeOID); ok {
+			name = t.Name
+		}
+		a.types = append(a.types, f.Name+" "+name)
+	}
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
-			return nil, err
+			return a, err
 		}
-		out = append(out, tpchAnswerRow(vals))
+		a.lines = append(a.lines, tpchAnswerRow(vals))
 	}
-	return out, rows.Err()
+	return a, rows.Err()
 }
 
-func sqlTPCHAnswer(ctx context.Context, db *sql.DB, q string) ([]string, error) {
+func sqlTPCHAnswer(ctx context.Context, db *sql.DB, q string) (tpchAnswer, error) {
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, err
+		return tpchAnswer{}, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, err
+		return tpchAnswer{}, err
 	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
@@ -57,11 +71,11 @@ func sqlTPCHAnswer(ctx context.Context, db *sql.DB, q string) ([]string, error) 
 	var out []string
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return tpchAnswer{}, err
 		}
 		out = append(out, tpchAnswerRow(vals))
 	}
-	return out, rows.Err()
+	return tpchAnswer{lines: out}, rows.Err()
 }
 
 // tpchAnswerRow renders one row of an answer.
@@ -145,6 +159,28 @@ func abs32(x int32) int32 {
 		return -x
 	}
 	return x
+}
+
+// typesDiffer lists the columns whose type differs between two answers
+// that both have types ("" when none does or either lacks them).
+func typesDiffer(want, got []string) string {
+	if len(want) == 0 || len(got) == 0 {
+		return ""
+	}
+	var out []string
+	for i := range max(len(want), len(got)) {
+		if i >= len(want) || i >= len(got) || want[i] != got[i] {
+			w, g := "(none)", "(none)"
+			if i < len(want) {
+				w = want[i]
+			}
+			if i < len(got) {
+				g = got[i]
+			}
+			out = append(out, g+" (postgres: "+w+")")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // sameTPCHAnswer compares two answers, in order when ordered, else as

@@ -21,8 +21,7 @@ type tpchSystem interface {
 	name() string
 	load(ctx context.Context, dataDir string, counts map[string]int64) (tpchLoad, error)
 	open(ctx context.Context) error
-	// query returns the answer's rows rendered by tpchAnswerRow.
-	query(ctx context.Context, q string) ([]string, error)
+	query(ctx context.Context, q string) (tpchAnswer, error)
 	done()
 	close()
 }
@@ -146,7 +145,7 @@ func (l *tpchLake) open(ctx context.Context) error {
 	return nil
 }
 
-func (l *tpchLake) query(ctx context.Context, q string) ([]string, error) {
+func (l *tpchLake) query(ctx context.Context, q string) (tpchAnswer, error) {
 	a, err := pgxTPCHAnswer(ctx, l.conn, q)
 	if err != nil && ctx.Err() != nil {
 		l.close() // a cancelled query may leave the connection mid-protocol
@@ -233,7 +232,7 @@ func (p *tpchPostgres) open(ctx context.Context) error {
 	return err
 }
 
-func (p *tpchPostgres) query(ctx context.Context, q string) ([]string, error) {
+func (p *tpchPostgres) query(ctx context.Context, q string) (tpchAnswer, error) {
 	a, err := pgxTPCHAnswer(ctx, p.conn, q)
 	if err != nil && ctx.Err() != nil {
 		p.close()
@@ -312,7 +311,7 @@ func (d *tpchDuck) open(ctx context.Context) error {
 	return nil
 }
 
-func (d *tpchDuck) query(ctx context.Context, q string) ([]string, error) {
+func (d *tpchDuck) query(ctx context.Context, q string) (tpchAnswer, error) {
 	return sqlTPCHAnswer(ctx, d.db, q)
 }
 
@@ -381,7 +380,7 @@ func (d *tpchDuckParquet) open(ctx context.Context) error {
 	return nil
 }
 
-func (d *tpchDuckParquet) query(ctx context.Context, q string) ([]string, error) {
+func (d *tpchDuckParquet) query(ctx context.Context, q string) (tpchAnswer, error) {
 	return sqlTPCHAnswer(ctx, d.db, q)
 }
 

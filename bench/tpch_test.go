@@ -153,3 +153,18 @@ func tableIndex(name string) int {
 	}
 	panic(name)
 }
+
+// TestTypesDiffer: result columns whose types differ from PostgreSQL's are
+// named; answers without types (DuckDB's) are not compared.
+func TestTypesDiffer(t *testing.T) {
+	pg := []string{"l_returnflag text", "avg_qty numeric"}
+	if d := typesDiffer(pg, []string{"l_returnflag text", "avg_qty float8"}); d != "avg_qty float8 (postgres: avg_qty numeric)" {
+		t.Errorf("%q", d)
+	}
+	if d := typesDiffer(pg, pg); d != "" {
+		t.Errorf("same types: %q", d)
+	}
+	if d := typesDiffer(pg, nil); d != "" {
+		t.Errorf("no types: %q", d)
+	}
+}
