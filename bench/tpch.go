@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,6 +50,7 @@ func runTPCH(ctx context.Context, o Options) error {
 	runs := fs.Int("runs", 3, "runs of each query on each system (the row reports the median, runs_s every run)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "limit of one run of one query")
 	dataFlag := fs.String("data", "", "directory of the generated tables, kept and reused by later runs at the same scale (default: under the scratch directory)")
+	explainDir := fs.String("explain", "", "write each lake system's EXPLAIN ANALYZE of each query, after its timed runs, to DIR/<query>-<system>.txt")
 	queriesFlag := fs.String("queries", "", "comma-separated queries to run (q01 … q22; default all)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
@@ -154,6 +156,11 @@ func runTPCH(ctx context.Context, o Options) error {
 			}
 			peaks[s.name()] = max(peaks[s.name()], r.PeakRSSMB)
 			rows[s.name()] = r
+			if e, ok := s.(tpchExplainer); ok && *explainDir != "" && err == nil {
+				if err := writeTPCHExplain(ctx, e, *explainDir, q); err != nil {
+					r.Extra["explain_error"] = err.Error()
+				}
+			}
 		}
 		ref, haveRef := answers[reference]
 		for _, s := range systems {
@@ -231,6 +238,24 @@ func runTPCHQuery(ctx context.Context, s tpchSystem, q tpchQuery, runs int, time
 	r.Rows, r.Seconds = int64(len(answer.lines)), medianOf(times)
 	r.Extra["runs_s"] = times
 	return r, answer, nil
+}
+
+// tpchExplainer is a system that explains its plans (the lake's).
+type tpchExplainer interface {
+	tpchSystem
+	explain(ctx context.Context, q string) (string, error)
+}
+
+// writeTPCHExplain writes e's EXPLAIN ANALYZE of q to dir.
+func writeTPCHExplain(ctx context.Context, e tpchExplainer, dir string, q tpchQuery) error {
+	plan, err := e.explain(ctx, q.sql)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, q.name+"-"+e.name()+".txt"), []byte(q.sql+"\n\n"+plan), 0o644)
 }
 
 // geomean is the geometric mean of xs (0 for none).

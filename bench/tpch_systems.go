@@ -153,6 +153,28 @@ func (l *tpchLake) query(ctx context.Context, q string) (tpchAnswer, error) {
 	return a, err
 }
 
+// explain is the server's EXPLAIN ANALYZE of q: pruning, rows read and
+// merged, then DuckDB's plan with its timings.
+func (l *tpchLake) explain(ctx context.Context, q string) (string, error) {
+	if err := l.open(ctx); err != nil {
+		return "", err
+	}
+	rows, err := l.conn.Query(ctx, "EXPLAIN ANALYZE "+q)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			rows.Close()
+			return "", err
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String(), rows.Err()
+}
+
 func (l *tpchLake) done() {}
 
 func (l *tpchLake) close() {
