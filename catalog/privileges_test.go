@@ -124,7 +124,7 @@ var workspaceFunctions = []string{
 	"enum_rename_value", "enum_type_oid", "epoch_ms", "free_table_dir", "history", "import_target",
 	"live_files", "live_files_cached", "live_files_matching", "lock_rows", "ms_timestamptz", "partition_changes",
 	"partition_desc_terms", "partition_versions",
-	"partition_lock", "record_table_dir", "relation_name_taken", "rename_column", "rename_table",
+	"partition_lock", "record_table_dir", "relation_name_taken", "rename_column", "rename_namespace", "rename_table",
 	"rename_view", "replay", "resolve_table", "revoke_access_key", "rollback", "rollback_partition",
 	"seq_id", "seq_namespace", "seq_nextval", "seq_setval", "sequence_object", "set_view_definition",
 	"snapshot_files", "table_domain", "table_label", "truncate", "write_intent_consume",
@@ -517,6 +517,7 @@ func (c *privChecker) sequenceDomains() map[string]string {
 var designColumns = map[string]grant{
 	// ALTER SEQUENCE … OWNED BY, as the caller (migration 21).
 	"lakesoul.sequence.owner_table": workspace("w"),
+	"lakesoul.sequence.namespace":   workspace("w"), // ALTER SCHEMA … RENAME (migration 29)
 }
 
 // columns checks the columns that have privileges of their own.

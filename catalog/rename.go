@@ -76,3 +76,15 @@ func (c *Catalog) Views(ctx context.Context) ([]View, error) {
 	})
 	return out, err
 }
+
+// RenameNamespace renames namespace oldName to newName with every object in
+// it (lakesoul.rename_namespace): 3F000 when the role sees no such
+// namespace, 42P06 when newName is taken, 42501 when the role may not
+// change the namespace's objects. Stored definitions naming the namespace
+// are the caller's to rewrite, in the same transaction.
+func (c *Catalog) RenameNamespace(ctx context.Context, oldName, newName string) error {
+	return c.run(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, "SELECT lakesoul.rename_namespace($1, $2)", oldName, newName)
+		return err
+	})
+}

@@ -32,6 +32,9 @@ func (s *Session) planCreateSchema(n *pg_query.CreateSchemaStmt) (pgwire.Stateme
 	if name == "" {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SCHEMA needs a name")
 	}
+	if err := checkSchemaName(name); err != nil { // renameschema.go
+		return nil, err
+	}
 	return s.ddl("CREATE SCHEMA", func(ctx context.Context) error {
 		// The namespace's workspace: SET lakesoul.workspace, else the
 		// role's only workspace, else public (LakeSoul's current domain).

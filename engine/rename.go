@@ -49,11 +49,13 @@ func (s *Session) planRename(n *pg_query.RenameStmt) (pgwire.Statement, error) {
 		return s.ddl("ALTER TABLE", func(ctx context.Context) error { return s.renameColumn(ctx, n) }), nil
 	case n.RenameType == pg_query.ObjectType_OBJECT_COLUMN:
 		return nil, sqlerr.Unsupported("renaming a column of a view", "CREATE OR REPLACE VIEW with the column named anew, or ALTER TABLE … RENAME COLUMN")
+	case n.RenameType == pg_query.ObjectType_OBJECT_SCHEMA:
+		return s.ddl("ALTER SCHEMA", func(ctx context.Context) error { return s.renameSchema(ctx, n.Subname, n.Newname) }), nil // renameschema.go
 	case n.RenameType == pg_query.ObjectType_OBJECT_TABCONSTRAINT:
 		return nil, sqlerr.Unsupported("renaming a constraint", "ALTER TABLE … RENAME TO, ALTER TABLE … RENAME COLUMN, ALTER VIEW … RENAME TO")
 	}
 	return nil, sqlerr.Unsupported("ALTER "+strings.TrimPrefix(n.RenameType.String(), "OBJECT_")+" … RENAME",
-		"ALTER TABLE … RENAME TO, ALTER TABLE … RENAME COLUMN, ALTER VIEW … RENAME TO")
+		"ALTER TABLE … RENAME TO, ALTER TABLE … RENAME COLUMN, ALTER VIEW … RENAME TO, ALTER SCHEMA … RENAME TO")
 }
 
 // renameRelation renames a table or a view. ALTER TABLE renames views too,

@@ -77,7 +77,7 @@ var routes = []route{
 	{(*pg_query.Node_AlterTableStmt)(nil), "ALTER TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planAlterTable(ctx, n.GetAlterTableStmt())
 	}},
-	{(*pg_query.Node_RenameStmt)(nil), "ALTER TABLE/VIEW … RENAME", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+	{(*pg_query.Node_RenameStmt)(nil), "ALTER TABLE/VIEW/SCHEMA … RENAME", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planRename(n.GetRenameStmt()) // rename.go
 	}},
 	{(*pg_query.Node_AlterOwnerStmt)(nil), "ALTER SCHEMA/TABLE … OWNER TO", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {

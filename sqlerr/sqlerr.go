@@ -57,6 +57,7 @@ const (
 	UndefinedObject            = "42704"
 	DuplicateTable             = "42P07"
 	DuplicateSchema            = "42P06"
+	ReservedName               = "42939"
 	DuplicateObject            = "42710"
 	DuplicateColumn            = "42701"
 	WrongObjectType            = "42809"

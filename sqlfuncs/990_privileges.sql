@@ -41,7 +41,7 @@ DECLARE
         'enum_rename_value', 'enum_type_oid', 'epoch_ms', 'free_table_dir', 'history', 'import_target',
         'live_files', 'live_files_cached', 'live_files_matching', 'lock_rows', 'ms_timestamptz', 'partition_changes',
         'partition_desc_terms', 'partition_versions',
-        'partition_lock', 'record_table_dir', 'relation_name_taken', 'rename_column', 'rename_table',
+        'partition_lock', 'record_table_dir', 'relation_name_taken', 'rename_column', 'rename_namespace', 'rename_table',
         'rename_view', 'replay', 'resolve_table', 'revoke_access_key', 'rollback', 'rollback_partition',
         'seq_id', 'seq_namespace', 'seq_nextval', 'seq_setval', 'sequence_object', 'set_view_definition',
         'snapshot_files', 'table_domain', 'table_label', 'truncate', 'write_intent_consume',
