@@ -118,6 +118,9 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 			}
 			return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q of relation %q already exists", cd.Colname, t.Name)
 		}
+		if err := systemColumnConflict(cd.Colname); err != nil { // systemcols.go
+			return nil, err
+		}
 		// Old files may still hold a dropped column's values, or another
 		// column's under its former name: a new column of that name would
 		// read them back.

@@ -103,6 +103,9 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 			if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == cd.Colname }) {
 				return nil, sqlerr.New(sqlerr.DuplicateObject, "column %q specified more than once", cd.Colname)
 			}
+			if err := systemColumnConflict(cd.Colname); err != nil { // systemcols.go
+				return nil, err
+			}
 			f, seq, err := s.columnWithDefault(ctx, ns, rel.Relname, cd) // columndefault.go
 			if err != nil {
 				return nil, err

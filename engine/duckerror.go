@@ -159,12 +159,18 @@ var duckMessages = []duckMessage{
 		return sqlerr.New("22008", "date/time field value out of range: %q", m[1])
 	}},
 	{regexp.MustCompile(`^Referenced column "([^"]*)" not found`), func(m []string) *sqlerr.Error {
+		if systemColumns[m[1]] {
+			return systemColumnError(m[1]) // systemcols.go
+		}
 		return sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", m[1])
 	}},
 	{regexp.MustCompile(`^Values list "([^"]*)" does not have a column named "([^"]*)"`), func(m []string) *sqlerr.Error {
 		return sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s does not exist", m[1], m[2])
 	}},
 	{regexp.MustCompile(`^Table "([^"]*)" does not have a column named "([^"]*)"`), func(m []string) *sqlerr.Error {
+		if systemColumns[m[2]] {
+			return systemColumnError(m[2])
+		}
 		return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", m[2], m[1])
 	}},
 	{regexp.MustCompile(`^Referenced table "([^"]*)" not found`), func(m []string) *sqlerr.Error {

@@ -165,6 +165,9 @@ func renamedColumnTable(t *catalog.Table, from, to string) (*catalog.Table, erro
 	if from == to {
 		return nil, nil
 	}
+	if err := systemColumnConflict(to); err != nil { // systemcols.go
+		return nil, err
+	}
 	if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == to }) {
 		return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q of relation %q already exists", to, t.Name)
 	}
