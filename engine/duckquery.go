@@ -106,6 +106,7 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 		return "", nil, nil, nil, err
 	}
 	types := s.inferTypes(stmt)
+	jsonParams := jsonContextParams(stmt, types)                      // jsonparams.go
 	if err := castAnyArrayParams(stmt, types, declared); err != nil { // arrayparams.go
 		return "", nil, nil, nil, err
 	}
@@ -129,6 +130,7 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 		if err == nil && (len(untyped) == 0 || attempt > 0) {
 			describeVectorParams(stmt, declared, params)
 			describeCastParams(stmt, declared, params) // arrayparams.go
+			describeJSONParams(jsonParams, declared, params)
 			refineColumns(cols, convs, types.output)
 			if wrapped, ok := jsonAsText(text, duckTypes); ok {
 				text = wrapped

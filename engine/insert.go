@@ -200,6 +200,10 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		if err := castDeclaredParams(oc.WhereClause, paramOIDs); err != nil {
 			return nil, err
 		}
+		// The json types the action's casts give its parameters, read
+		// before conflictQuery spells them for DuckDB (jsonparams.go).
+		ocNode := &pg_query.Node{Node: &pg_query.Node_OnConflictClause{OnConflictClause: oc}}
+		conflictJSON := jsonContextParams(ocNode, conflictColumnTypes(ocNode, t))
 		// The conflict action may hold parameters the source does not;
 		// those DuckDB cannot type are text, as in prepareDuck.
 		inserted := query
@@ -217,8 +221,10 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 					return nil, err
 				}
 				if len(all) > len(params) {
+					copy(all, params) // the source's, as prepareDuck described them
 					params = all
 				}
+				describeJSONParams(conflictJSON, paramOIDs, params)
 				break
 			}
 			for _, tl := range oc.TargetList {

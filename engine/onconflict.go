@@ -134,6 +134,7 @@ func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string
 			// The key it matched (EXCLUDED.id), or a failure (sameKey).
 			val = sameKey("__old", rt.Name, val)
 		}
+		duckJSONCasts(val)
 		e, err := s.duckExprSQL(val)
 		if err != nil {
 			return "", nil, err
@@ -158,6 +159,7 @@ func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string
 	where := ""
 	if oc.WhereClause != nil {
 		rewriteConflictRefs(oc.WhereClause, t, alias, target)
+		duckJSONCasts(oc.WhereClause)
 		w, err := s.duckExprSQL(oc.WhereClause)
 		if err != nil {
 			return "", nil, err

@@ -116,6 +116,9 @@ func typeAssigned(val *pg_query.Node, f arrow.Field) error {
 		wrap(val, vectorInput) // vectorops.go
 		return nil
 	}
+	if oid, _ := schema.PGTypeOf(f); oid == schema.OIDJSONB {
+		return castParam(val, "jsonb") // described as jsonb (jsonparams.go)
+	}
 	return castParam(val, lakeFieldTypeName(f))
 }
 

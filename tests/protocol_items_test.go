@@ -88,6 +88,7 @@ func TestAsyncpg(t *testing.T) {
 		"ITER 100",
 		"RECORD (1, 'a')",
 		"RECORDS [(1, 2), (2, 4)]",
+		`JSONB [<Record id=1 d={'a': 2, 'b': [1]}>, <Record id=2 d={}>]`,
 		"DONE")
 }
 
