@@ -35,6 +35,9 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 		sel.IntoClause = nil
 		return s.planCreateTableAs(ctx, &pg_query.CreateTableAsStmt{Query: stmt, Into: into, Objtype: pg_query.ObjectType_OBJECT_TABLE})
 	}
+	if f, alias, ok := s.tempFunctionCall(stmt); ok {
+		return s.planTempFunctionSelect(ctx, stmt, f, alias) // tempfunc.go
+	}
 	if st, ok, err := s.planPgNotify(stmt); ok { // listen.go
 		return st, err
 	}

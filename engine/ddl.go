@@ -378,6 +378,9 @@ func (s *Session) planDrop(n *pg_query.DropStmt) (pgwire.Statement, error) {
 	if n.RemoveType == pg_query.ObjectType_OBJECT_TYPE {
 		return s.planDropTypes(n) // enum.go
 	}
+	if n.RemoveType == pg_query.ObjectType_OBJECT_FUNCTION {
+		return s.planDropFunctions(n) // tempfunc.go
+	}
 	cascade := n.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	var names [][]string
 	for _, obj := range n.Objects {

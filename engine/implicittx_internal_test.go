@@ -74,6 +74,10 @@ var implicitSamples = map[reflect.Type][]kindSample{
 		{sql: "CREATE TEMP TABLE {s}_tmp (x int)"},
 	},
 	reflect.TypeOf((*pg_query.Node_CreateSeqStmt)(nil)): {{sql: "CREATE SEQUENCE {s}.sq"}},
+	// A pg_temp function is the session's, created and dropped with the
+	// transaction as PostgreSQL's pg_temp catalog rows are.
+	reflect.TypeOf((*pg_query.Node_CreateFunctionStmt)(nil)): {{
+		sql: "CREATE FUNCTION pg_temp.{s}_f(OUT n bigint) RETURNS bigint AS $$ BEGIN SELECT count(*) FROM {s}.t INTO n; END $$ LANGUAGE plpgsql"}},
 	reflect.TypeOf((*pg_query.Node_AlterSeqStmt)(nil)): {{setup: []string{"CREATE SEQUENCE {s}.sq"},
 		sql: "ALTER SEQUENCE {s}.sq OWNED BY {s}.t.id"}},
 	reflect.TypeOf((*pg_query.Node_CreateTableAsStmt)(nil)): {{sql: "CREATE TABLE {s}.c AS SELECT * FROM {s}.t"}},
@@ -90,6 +94,8 @@ var implicitSamples = map[reflect.Type][]kindSample{
 	reflect.TypeOf((*pg_query.Node_DropStmt)(nil)): {
 		{sql: "DROP TABLE {s}.t"},
 		{setup: []string{"CREATE TEMP TABLE {s}_tmp (x int)"}, sql: "DROP TABLE {s}_tmp"},
+		{setup: []string{"CREATE FUNCTION pg_temp.{s}_f(OUT n bigint) RETURNS bigint AS $$ BEGIN SELECT 1 INTO n; END $$ LANGUAGE plpgsql"},
+			sql: "DROP FUNCTION pg_temp.{s}_f()"},
 	},
 	reflect.TypeOf((*pg_query.Node_GrantRoleStmt)(nil)): {{setup: []string{"catalog:CREATE ROLE {s}_a", "catalog:CREATE ROLE {s}_b"},
 		sql: "GRANT {s}_a TO {s}_b", refused: sqlerr.ActiveSQLTransaction}},
@@ -426,6 +432,9 @@ func (h *implicitHarness) state(t *testing.T) string {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.temps)) {
 		lines = append(lines, "temp "+k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.tempFuncs)) {
+		lines = append(lines, "function pg_temp."+k)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.sqlPrepared)) {
 		lines = append(lines, "prepared "+k)

@@ -58,6 +58,7 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 			if err := s.discardTemps(ctx); err != nil { // temptable.go
 				return "", nil, err
 			}
+			s.changeTempFuncs(func(m map[string]*tempFunction) { clear(m) }) // tempfunc.go
 		}
 		if n.Target != pg_query.DiscardMode_DISCARD_ALL {
 			return tag, nil, nil
@@ -68,6 +69,7 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 		if err := s.closeTemps(); err != nil {
 			return "", nil, err
 		}
+		s.tempFuncs = nil
 		s.unlistenNow("") // UNLISTEN *, as PostgreSQL's DISCARD ALL
 		s.closeCursors(true)
 		s.settings = s.defaultSettings(nil)

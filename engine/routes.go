@@ -59,6 +59,9 @@ var routes = []route{
 	{(*pg_query.Node_CreateSchemaStmt)(nil), "CREATE SCHEMA", true, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateSchema(n.GetCreateSchemaStmt())
 	}},
+	{(*pg_query.Node_CreateFunctionStmt)(nil), "CREATE FUNCTION pg_temp.f(OUT …) … LANGUAGE plpgsql", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planCreateFunction(n.GetCreateFunctionStmt()) // tempfunc.go
+	}},
 	{(*pg_query.Node_CreateStmt)(nil), "CREATE TABLE", true, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planCreateTable(ctx, n.GetCreateStmt())
 	}},

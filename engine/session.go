@@ -104,6 +104,11 @@ type Session struct {
 	// those the open block dropped, tempSeq numbers their hidden names
 	// (temptable.go).
 	temps        map[string]tempTable
+	// tempFuncs are the session's pg_temp functions, by name (tempfunc.go);
+	// tempFuncsBefore what they were before the open block changed them
+	// (restored if it rolls back; nil: unchanged).
+	tempFuncs       map[string]*tempFunction
+	tempFuncsBefore *map[string]*tempFunction
 	droppedTemps []droppedTemp
 	tempSeq      int
 	// rmw is the running read-modify-write statement (rmw.go); rmwChecks

@@ -342,6 +342,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 		_ = s.endBlockDDL(ctx, false, nil)
 		s.endTempTransaction(ctx, false)
 		s.endBlockSettings(false)
+		s.endBlockTempFuncs(false)
 		s.endBlockCursors(false)
 		return "", err
 	}
@@ -349,11 +350,13 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 	if err := s.endBlockDDL(ctx, true, staged); err != nil {
 		s.endTempTransaction(ctx, false)
 		s.endBlockSettings(false)
+		s.endBlockTempFuncs(false)
 		s.endBlockCursors(false)
 		return "", err
 	}
 	s.endBlockCursors(true)           // cursor.go
 	s.endBlockSettings(true)          // txsettings.go
+	s.endBlockTempFuncs(true)         // tempfunc.go
 	s.applyBlockListens(ctx, listens) // listen.go
 	pending.Send()
 	s.endTempTransaction(ctx, true) // temptable.go
@@ -367,6 +370,7 @@ func (s *Session) rollbackBlock(ctx context.Context) {
 	s.endSnapshot(ctx) // txsnapshot.go
 	s.endTempTransaction(ctx, false)
 	s.endBlockSettings(false)
+	s.endBlockTempFuncs(false)
 	s.endBlockCursors(false)
 	s.discardStaged(ctx)
 	s.endSavepoints(ctx, nil)

@@ -53,6 +53,7 @@ const (
 	InvalidGrantOperation      = "0LP01"
 	UndefinedColumn            = "42703"
 	UndefinedFunction          = "42883"
+	DuplicateFunction          = "42723"
 	UndefinedTable             = "42P01"
 	UndefinedObject            = "42704"
 	DuplicateTable             = "42P07"

@@ -40,6 +40,7 @@ func TestORMNodeClients(t *testing.T) {
 			`ROWS [{"id":1,"name":"ann2","age":33},{"id":2,"name":"bob","age":5}]`,
 			"DESCRIBE age,createdAt,id,name,updatedAt true undefined false",
 			"SHOW_ALL_TABLES true",
+			"FIND_OR_CREATE true false true 4",
 			"DONE")
 	})
 	t.Run("TypeORM", func(t *testing.T) {

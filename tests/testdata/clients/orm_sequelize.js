@@ -3,8 +3,9 @@
 // INTERVAL '+00:00' HOUR TO MINUTE), sync() twice (an application restart),
 // create, upsert (ON CONFLICT ("id") DO UPDATE SET "id"=EXCLUDED."id", …),
 // increment, a transaction, describeTable and showAllTables (which read
-// information_schema for schema public). One line per fact; a failure exits
-// non-zero. Connection from the PG* environment.
+// information_schema for schema public), findOrCreate (a pg_temp function).
+// One line per fact; a failure exits non-zero. Connection from the PG*
+// environment.
 const { Sequelize, DataTypes } = require('sequelize');
 
 (async () => {
@@ -32,6 +33,12 @@ const { Sequelize, DataTypes } = require('sequelize');
   console.log('DESCRIBE', Object.keys(desc).sort().join(','), desc.id.primaryKey, desc.id.autoIncrement, desc.name.allowNull);
   const tables = await s.getQueryInterface().showAllTables();
   console.log('SHOW_ALL_TABLES', tables.includes('orm_seq_users'));
+  // findOrCreate: in its transaction a CREATE OR REPLACE FUNCTION
+  // pg_temp.testfunc(OUT response …) whose block INSERTs … RETURNING * INTO
+  // response, the SELECT of its fields and DROP FUNCTION, in one query.
+  const [c1, made1] = await User.findOrCreate({ where: { name: 'cat' }, defaults: { age: 4 } });
+  const [c2, made2] = await User.findOrCreate({ where: { name: 'cat' }, defaults: { age: 9 } });
+  console.log('FIND_OR_CREATE', made1, made2, c1.id === c2.id, c2.age);
   await s.close();
   console.log('DONE');
 })().catch((e) => { console.error(e); process.exit(1); });
