@@ -103,14 +103,14 @@ type Session struct {
 	// temps are the session's temporary tables by name, droppedTemps
 	// those the open block dropped, tempSeq numbers their hidden names
 	// (temptable.go).
-	temps        map[string]tempTable
+	temps map[string]tempTable
 	// tempFuncs are the session's pg_temp functions, by name (tempfunc.go);
 	// tempFuncsBefore what they were before the open block changed them
 	// (restored if it rolls back; nil: unchanged).
 	tempFuncs       map[string]*tempFunction
 	tempFuncsBefore *map[string]*tempFunction
-	droppedTemps []droppedTemp
-	tempSeq      int
+	droppedTemps    []droppedTemp
+	tempSeq         int
 	// rmw is the running read-modify-write statement (rmw.go); rmwChecks
 	// the open block's, to check again at COMMIT.
 	rmw       *rmwStatement
