@@ -15,7 +15,8 @@ import (
 // MOVE, CLOSE name | ALL. A cursor is a portal of its query that lives in the
 // session; FETCH executes it for at most n more rows, so a cursor streams
 // (psycopg2 named cursors, psql's FETCH_COUNT): a DuckDB query produces only
-// the rows fetched (duckPortal). Cursors are forward-only.
+// the rows fetched (duckPortal). NO SCROLL cursors (the default) are
+// forward-only; SCROLL cursors are materialised (scrollcursor.go).
 //
 // Without WITH HOLD a cursor exists only inside a transaction block and ends
 // with it. A WITH HOLD cursor is materialised when the transaction that
@@ -62,7 +63,7 @@ func (s *Session) closeCursors(all bool) {
 func (s *Session) persistCursors(ctx context.Context) error {
 	todo := make([]*cursor, 0, len(s.cursors))
 	for _, c := range s.cursors {
-		if c.hold && c.inBlock {
+		if _, scroll := c.portal.(*scrollPortal); c.hold && c.inBlock && !scroll {
 			if h, ok := c.portal.(streamHolder); ok && h == s.duck.holder {
 				todo = append([]*cursor{c}, todo...)
 			} else {
@@ -128,9 +129,6 @@ func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt
 		optScroll = 0x0002
 		optHold   = 0x0020
 	)
-	if n.Options&optScroll != 0 {
-		return nil, sqlerr.Unsupported("SCROLL cursors", "NO SCROLL cursors (FETCH FORWARD)")
-	}
 	if n.Options&optBinary != 0 {
 		return nil, sqlerr.Unsupported("BINARY cursors", "cursors with text results; use the extended protocol for binary results")
 	}
@@ -147,6 +145,7 @@ func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt
 	}
 	name := n.Portalname
 	hold := n.Options&optHold != 0
+	scroll := n.Options&optScroll != 0
 	return &funcStmt{
 		tag:    "DECLARE CURSOR",
 		params: inner.ParamOIDs(),
@@ -166,9 +165,15 @@ func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt
 			}
 			c := &cursor{name: name, portal: p, cols: cols, hold: hold, inBlock: s.inBlock}
 			s.cursors[name] = c
-			if !s.inBlock {
-				// The DECLARE is its own transaction, which commits now.
-				if err := s.persistCursor(ctx, c); err != nil {
+			if scroll || !s.inBlock {
+				// A SCROLL cursor's rows are materialised now
+				// (scrollcursor.go); so are a held cursor's when the
+				// DECLARE is its own transaction, which commits now.
+				materialise := s.persistCursor
+				if scroll {
+					materialise = s.materialiseScroll
+				}
+				if err := materialise(ctx, c); err != nil {
 					c.portal.Close()
 					delete(s.cursors, name)
 					return "", nil, err
@@ -188,26 +193,6 @@ func (s *Session) lookupCursor(name string) (*cursor, error) {
 }
 
 func (s *Session) planFetch(ctx context.Context, n *pg_query.FetchStmt) (pgwire.Statement, error) {
-	var count int64
-	switch n.Direction {
-	case pg_query.FetchDirection_FETCH_FORWARD:
-		count = n.HowMany // 0 with FORWARD ALL/ALL is math.MaxInt64 already
-	case pg_query.FetchDirection_FETCH_ABSOLUTE, pg_query.FetchDirection_FETCH_RELATIVE:
-		if n.HowMany < 0 || (n.Direction == pg_query.FetchDirection_FETCH_ABSOLUTE && n.HowMany == 0) {
-			return nil, sqlerr.Unsupported("FETCH backwards", "FETCH [FORWARD] n | ALL (cursors are forward-only)")
-		}
-		// RELATIVE n / ABSOLUTE n forward: skip n-1 rows, return the n-th. Not
-		// worth the complexity: only NEXT-style fetches are supported.
-		if n.HowMany != 1 {
-			return nil, sqlerr.Unsupported("FETCH ABSOLUTE/RELATIVE", "FETCH [FORWARD] n | ALL")
-		}
-		count = 1
-	default:
-		return nil, sqlerr.Unsupported("FETCH BACKWARD", "FETCH [FORWARD] n | ALL (cursors are forward-only)")
-	}
-	if count < 0 {
-		return nil, sqlerr.Unsupported("FETCH backwards", "FETCH [FORWARD] n | ALL (cursors are forward-only)")
-	}
 	name := n.Portalname
 	// The result columns are the cursor's, known only if it is already open
 	// (PostgreSQL also needs the cursor to exist to describe FETCH).
@@ -223,16 +208,39 @@ func (s *Session) planFetch(ctx context.Context, n *pg_query.FetchStmt) (pgwire.
 	if n.Ismove {
 		verb = "MOVE"
 	}
-	return &fetchStmt{s: s, name: name, count: count, cols: cols, verb: verb}, nil
+	return &fetchStmt{s: s, name: name, dir: n.Direction, howMany: n.HowMany, cols: cols, verb: verb}, nil
+}
+
+// forwardCount is how many rows a FETCH or MOVE of a NO SCROLL cursor
+// reads forward: FORWARD n | ALL, and RELATIVE 1 / ABSOLUTE 1 read as NEXT;
+// going backward is 55000, as in PostgreSQL.
+func forwardCount(dir pg_query.FetchDirection, howMany int64) (int64, error) {
+	switch dir {
+	case pg_query.FetchDirection_FETCH_FORWARD:
+		if howMany < 0 {
+			return 0, forwardOnly() // scrollcursor.go
+		}
+		return howMany, nil // 0 with FORWARD ALL/ALL is math.MaxInt64 already
+	case pg_query.FetchDirection_FETCH_ABSOLUTE, pg_query.FetchDirection_FETCH_RELATIVE:
+		if howMany < 0 || (dir == pg_query.FetchDirection_FETCH_ABSOLUTE && howMany == 0) {
+			return 0, forwardOnly()
+		}
+		if howMany != 1 {
+			return 0, sqlerr.Unsupported("FETCH ABSOLUTE/RELATIVE n of a NO SCROLL cursor", "FETCH [FORWARD] n | ALL, or DECLARE … SCROLL CURSOR")
+		}
+		return 1, nil
+	}
+	return 0, forwardOnly()
 }
 
 // fetchStmt streams up to count rows of a cursor into the FETCH's result.
 type fetchStmt struct {
-	s     *Session
-	name  string
-	count int64
-	cols  []pgwire.Column
-	verb  string
+	s       *Session
+	name    string
+	dir     pg_query.FetchDirection
+	howMany int64
+	cols    []pgwire.Column
+	verb    string
 }
 
 func (f *fetchStmt) ParamOIDs() []uint32                               { return nil }
@@ -271,10 +279,23 @@ func (p *fetchPortal) Execute(ctx context.Context, _ int, w pgwire.RowWriter) (s
 	if p.f.verb == "MOVE" {
 		w = discardRows{}
 	}
+	if sp, ok := c.portal.(*scrollPortal); ok {
+		n, err := sp.scrollFetch(ctx, p.f.dir, p.f.howMany, w) // scrollcursor.go
+		if err != nil {
+			return "", true, err
+		}
+		c.done = sp.pos > sp.n
+		p.got = n
+		return fmt.Sprintf("%s %d", p.f.verb, p.got), true, nil
+	}
+	count, err := forwardCount(p.f.dir, p.f.howMany)
+	if err != nil {
+		return "", true, err
+	}
 	cw := &countingRowWriter{w: w}
-	for !c.done && cw.n < p.f.count {
+	for !c.done && cw.n < count {
 		limit := 0
-		if want := p.f.count - cw.n; want < math.MaxInt32 {
+		if want := count - cw.n; want < math.MaxInt32 {
 			limit = int(want)
 		}
 		_, done, err := c.portal.Execute(ctx, limit, cw)

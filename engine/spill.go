@@ -120,7 +120,7 @@ func (w *spillWriter) finish() (*spillReader, error) {
 		w.abort()
 		return nil, sqlerr.From(err)
 	}
-	return &spillReader{space: w.space, f: w.f, r: bufio.NewReaderSize(w.f, 64<<10), size: w.size, left: w.rows}, nil
+	return &spillReader{space: w.space, f: w.f, r: bufio.NewReaderSize(w.f, 64<<10), size: w.size, left: w.rows, rows: w.rows}, nil
 }
 
 // abort deletes the file.
@@ -137,6 +137,7 @@ type spillReader struct {
 	r     *bufio.Reader
 	size  int64
 	left  int64 // rows not yet read
+	rows  int64 // rows in the file
 	// types decodes catalogText values (made on first need).
 	types *pgtype.Map
 }
@@ -168,6 +169,16 @@ func (r *spillReader) next(cols []pgwire.Column, vals []any) (bool, error) {
 	}
 	r.left--
 	return true, nil
+}
+
+// rewind makes next read the file's first row again.
+func (r *spillReader) rewind() error {
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return sqlerr.From(err)
+	}
+	r.r.Reset(r.f)
+	r.left = r.rows
+	return nil
 }
 
 // close deletes the file.

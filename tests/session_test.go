@@ -45,8 +45,8 @@ func TestCursors(t *testing.T) {
 		t.Errorf("FETCH ALL: %q", got)
 	}
 	wantRows(t, "FETCH at end", queryStrings(t, ctx, c, "FETCH 5 FROM c1"), nil)
-	if _, err := c.Exec(ctx, "FETCH BACKWARD 1 FROM c1"); pgCode(err) != "0A000" {
-		t.Errorf("FETCH BACKWARD: %v, want 0A000", err)
+	if _, err := c.Exec(ctx, "FETCH BACKWARD 1 FROM c1"); pgCode(err) != "55000" {
+		t.Errorf("FETCH BACKWARD of a NO SCROLL cursor: %v, want 55000", err)
 	}
 	mustExec(t, ctx, c, "ROLLBACK", "BEGIN", "DECLARE c2 CURSOR FOR SELECT count(*) FROM cur.t")
 	mustExec(t, ctx, c, "CLOSE c2")
