@@ -8,6 +8,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/pgcatalog"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -73,7 +74,7 @@ func deparseExpr(n *pg_query.Node) (string, error) {
 
 // rewriteConflictRefs points column references of a DO UPDATE expression at
 // the joined relations: EXCLUDED.x → __new.x (NULL when x was not inserted),
-// target.x and bare x → __old.x.
+// target.x, schema.target.x and bare x → __old.x.
 func rewriteConflictRefs(n *pg_query.Node, t *catalog.Table, alias string, inserted []string) {
 	walk(n, func(node *pg_query.Node) {
 		cr := node.GetColumnRef()
@@ -95,8 +96,9 @@ func rewriteConflictRefs(n *pg_query.Node, t *catalog.Table, alias string, inser
 				return
 			}
 			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__new"), pg_query.MakeStrNode(parts[1])}
-		case len(parts) == 2 && (parts[0] == alias || parts[0] == t.Name):
-			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__old"), pg_query.MakeStrNode(parts[1])}
+		case len(parts) == 2 && (parts[0] == alias || parts[0] == t.Name),
+			len(parts) == 3 && parts[1] == t.Name && pgcatalog.Namespace(parts[0]) == t.Namespace: // schema.table.x
+			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__old"), pg_query.MakeStrNode(parts[len(parts)-1])}
 		case len(parts) == 1 && len(t.Schema.FieldIndices(parts[0])) > 0:
 			cr.Fields = []*pg_query.Node{pg_query.MakeStrNode("__old"), pg_query.MakeStrNode(parts[0])}
 		}

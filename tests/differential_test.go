@@ -338,6 +338,29 @@ var diffScripts = [][]string{
 		`WITH two AS (SELECT 2 AS id) DELETE FROM diff.wu WHERE id IN (SELECT id FROM two)`, `SELECT id, v FROM diff.wu ORDER BY id`},
 	{`CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`, `CREATE EXTENSION IF NOT EXISTS pgcrypto`,
 		`SELECT length(uuid_generate_v4()::text), uuid_generate_v4() <> gen_random_uuid()`},
+	// Issue 35 item 5: ALTER SCHEMA … RENAME of a schema of a sequence, a
+	// type and a view (definitions naming them follow), and its errors.
+	{`CREATE SCHEMA diffren`, `CREATE SEQUENCE diffren.s`, `CREATE TYPE diffren.m AS ENUM ('a', 'b')`,
+		`CREATE VIEW diffren.v AS SELECT 'b'::diffren.m AS x`, `ALTER SCHEMA diffren RENAME TO diffren2`,
+		`ALTER SCHEMA diffren RENAME TO x`, `ALTER SCHEMA diffren2 RENAME TO diff`, `ALTER SCHEMA diffren2 RENAME TO pg_x`,
+		`SELECT nextval('diffren2.s'), 'a'::diffren2.m`, `SELECT x FROM diffren2.v`, `SELECT x FROM diffren.v`,
+		`DROP SCHEMA diffren2 CASCADE`},
+	// Issue 35 item 5: Sequelize's findOrCreate, statement by statement.
+	{`CREATE TABLE diff.foc (id serial PRIMARY KEY, name text NOT NULL)`,
+		`CREATE OR REPLACE FUNCTION pg_temp.testfunc(OUT response diff.foc, OUT sequelize_caught_exception text) RETURNS RECORD AS $func_5e$ BEGIN INSERT INTO diff.foc ("id","name") VALUES (DEFAULT,'ann') RETURNING * INTO response; EXCEPTION WHEN unique_violation THEN GET STACKED DIAGNOSTICS sequelize_caught_exception = PG_EXCEPTION_DETAIL; END $func_5e$ LANGUAGE plpgsql`,
+		`SELECT (testfunc.response)."id", (testfunc.response)."name", testfunc.sequelize_caught_exception FROM pg_temp.testfunc()`,
+		`DROP FUNCTION IF EXISTS pg_temp.testfunc()`, `DROP FUNCTION pg_temp.testfunc()`, `SELECT id, name FROM diff.foc`},
+	// Issue 35 item 9: SCROLL cursors; NO SCROLL ones only go forward.
+	{`BEGIN`, `DECLARE sc SCROLL CURSOR FOR SELECT id FROM diff.emp ORDER BY id`, `FETCH LAST FROM sc`, `FETCH BACKWARD 3 FROM sc`,
+		`FETCH ABSOLUTE 2 FROM sc`, `MOVE RELATIVE -5 IN sc`, `FETCH NEXT FROM sc`, `FETCH RELATIVE 0 FROM sc`, `MOVE FORWARD ALL IN sc`,
+		`FETCH PRIOR FROM sc`, `DECLARE nsc NO SCROLL CURSOR FOR SELECT id FROM diff.emp ORDER BY id`, `FETCH PRIOR FROM nsc`, `ROLLBACK`},
+	// Issue 35 item 8: no column takes a system column's name.
+	{`CREATE TABLE diff.sys (ctid int)`, `CREATE TABLE diff.sys (id int)`, `ALTER TABLE diff.sys ADD COLUMN xmin int`,
+		`ALTER TABLE diff.sys RENAME COLUMN id TO tableoid`, `DROP TABLE diff.sys`},
+	// ON CONFLICT DO UPDATE with jsonb casts in SET and WHERE.
+	{`CREATE TABLE diff.jc (id int PRIMARY KEY, d jsonb)`, `INSERT INTO diff.jc VALUES (1, '{}')`,
+		`INSERT INTO diff.jc VALUES (1, '{}') ON CONFLICT (id) DO UPDATE SET d = '{"a": 1}'::jsonb WHERE diff.jc.d = '{}'::jsonb`,
+		`SELECT d FROM diff.jc`},
 }
 
 // diffSessionCorpus are texts of several statements (one simple Query,
@@ -391,6 +414,8 @@ var diffParamCorpus = []struct {
 	{`SELECT id FROM diff.events WHERE amount > $1 AND at BETWEEN $2 AND $3 AND emp_id IN ($4, $5) ORDER BY id`, []string{"1", "2026-01-01", "2026-01-05", "1", "5"}},
 	{`SELECT id, id + '1', rating * '2', salary - '0.5' FROM diff.emp WHERE id <= $1 ORDER BY id`, []string{"3"}},
 	{`SELECT CASE WHEN id > $1 THEN $2 ELSE rating END FROM diff.emp ORDER BY id`, []string{"4", "9.5"}},
+	// Issue 35 item 9: parameters compared with jsonb are jsonb.
+	{`SELECT id, doc || $1 FROM diff.docs WHERE doc @> $2 OR doc <@ $3 ORDER BY id`, []string{`{"z": 0}`, `{"b": {"c": "x"}}`, `"foo"`}},
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
