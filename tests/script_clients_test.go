@@ -55,3 +55,26 @@ func TestRubyPG(t *testing.T) {
 		"PRIMARY_KEY id",
 		"DONE")
 }
+
+// TestPHPPgsql runs testdata/clients/phppgsql_client.php with PHP's pgsql
+// extension (php-cli, php-pgsql).
+func TestPHPPgsql(t *testing.T) {
+	t.Parallel()
+	php := requireClient(t, "php", "/usr/bin/php")
+	if err := exec.Command(php, "-r", "exit(function_exists('pg_connect') ? 0 : 1);").Run(); err != nil {
+		requireClient(t, "php-pgsql (apt-get install php-pgsql)", "/nonexistent/php-pgsql")
+	}
+	srv := sharedServer(t)
+	pw, _ := srv.adminPassword()
+	conninfo := "host=127.0.0.1 port=" + strconv.Itoa(srv.port) + " user=" + adminRole + " password=" + pw +
+		" dbname=" + database + " sslmode=disable"
+	got := runClient(t, testCtx(t), nil, php, testdataPath(t, "phppgsql_client.php"), conninfo, "phppg")
+	expectLines(t, got,
+		"SCHEMA",
+		"IDS 1 2",
+		"UPDATED 1",
+		"ROWS hello2:3,second:5,third:7",
+		"META id:int4:nn,title:text:nn,views:int4:null",
+		"TABLES posts",
+		"DONE")
+}
