@@ -213,7 +213,7 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 			if err != nil {
 				return nil, err
 			}
-			def = text
+			def = typedDefaultText(cmd.Def, fields[i], text) // columndefault.go
 		}
 		fields[i] = withDefault(fields[i], def)
 		return fields, nil

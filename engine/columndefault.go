@@ -38,6 +38,7 @@ type ownedSequence struct {
 // IDENTITY applied; seq is the sequence to create with the table.
 func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *pg_query.ColumnDef) (arrow.Field, *ownedSequence, error) {
 	var def, identity string
+	var defaultExpr *pg_query.Node
 	var seq *ownedSequence
 	seqDefault := func(opts catalog.SequenceOptions) {
 		seq = &ownedSequence{name: table + "_" + cd.Colname + "_seq", opts: opts}
@@ -61,7 +62,7 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 			if err != nil {
 				return arrow.Field{}, nil, err
 			}
-			def = text
+			def, defaultExpr = text, con.RawExpr
 		case pg_query.ConstrType_CONSTR_IDENTITY:
 			if def != "" {
 				return arrow.Field{}, nil, sqlerr.New(sqlerr.SyntaxError, "both default and identity specified for column %q of table %q", cd.Colname, table)
@@ -85,6 +86,7 @@ func (s *Session) columnWithDefault(ctx context.Context, ns, table string, cd *p
 		return f, nil, nil
 	}
 	if seq == nil {
+		def = typedDefaultText(defaultExpr, f, def)
 		// The expression must translate (its errors are CREATE TABLE's).
 		if _, err := s.defaultSQL(ctx, ns, def, f); err != nil {
 			return arrow.Field{}, nil, err
@@ -237,4 +239,34 @@ func (s *Session) catalogAtomically(ctx context.Context, fn func(cat *catalog.Ca
 		return err
 	}
 	return held.Commit(ctx)
+}
+
+// quotedDefaultTypes are the types whose constants PostgreSQL shows as a
+// quoted literal cast to the type (format_type's name): a default given as
+// a string literal is stored coerced to its column's type, so pg_attrdef,
+// information_schema.columns.column_default and pg_dump show 'x'::text, as
+// ORMs' schema diffs (drizzle-kit, TypeORM, Prisma) compare them. Numbers
+// and booleans fold to bare constants there and are left as written.
+var quotedDefaultTypes = map[uint32]string{
+	schema.OIDText: "text", schema.OIDVarchar: "character varying", schema.OIDBPChar: "bpchar",
+	schema.OIDDate: "date", schema.OIDTimestamp: "timestamp without time zone",
+	schema.OIDTimestamptz: "timestamp with time zone", schema.OIDTime: "time without time zone",
+	schema.OIDInterval: "interval", schema.OIDUUID: "uuid", schema.OIDJSON: "json", schema.OIDJSONB: "jsonb",
+	schema.OIDBytea: "bytea",
+}
+
+// typedDefaultText is the text a DEFAULT expression expr (deparsed as text)
+// of column f is stored as: a bare string literal cast to the column's type
+// where PostgreSQL shows it so, else text.
+func typedDefaultText(expr *pg_query.Node, f arrow.Field, text string) string {
+	sv := expr.GetAConst().GetSval()
+	if sv == nil {
+		return text
+	}
+	oid, _ := schema.PGTypeOf(f)
+	name, ok := quotedDefaultTypes[oid]
+	if !ok {
+		return text
+	}
+	return quoteLiteral(sv.Sval) + "::" + name
 }

@@ -24,12 +24,12 @@ import (
 // expressions with ActiveRecord's IntervalStyle; psycopg 3's EnumInfo;
 // gorm's Expr("age + ?"); pgbench -M prepared and -M extended.
 
-// TestORMNodeClients installs Sequelize 6, TypeORM 0.3, Kysely 0.27 and
-// node-postgres 8 once and runs each one's workflow (testdata/clients/orm_*.js).
+// TestORMNodeClients installs Sequelize 6, TypeORM 0.3, Kysely 0.27,
+// drizzle-orm 0.36 and node-postgres 8 once and runs each one's workflow (testdata/clients/orm_*.js).
 func TestORMNodeClients(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
-	node, env := nodePackages(t, srv, "pg@8", "sequelize@6", "typeorm@0.3", "reflect-metadata@0.2", "kysely@0.27")
+	node, env := nodePackages(t, srv, "pg@8", "sequelize@6", "typeorm@0.3", "reflect-metadata@0.2", "kysely@0.27", "drizzle-orm@0.36")
 	ctx := testCtx(t)
 	t.Run("Sequelize", func(t *testing.T) {
 		got := runClient(t, ctx, env, node, testdataPath(t, "orm_sequelize.js"))
@@ -59,6 +59,16 @@ func TestORMNodeClients(t *testing.T) {
 			"TABLE orm_ky person id:int4:true:false,name:text:false:false,age:int4:false:true",
 			"TABLE orm_ky pet id:int8:false:false,owner:int4:false:true",
 			"TABLE public person_orm_ky id:int8:true:false",
+			"DONE")
+	})
+	t.Run("Drizzle", func(t *testing.T) {
+		got := runClient(t, ctx, env, node, testdataPath(t, "orm_drizzle.js"), "orm_dz")
+		expectLines(t, got,
+			"MIGRATED 1 2",
+			"MIGRATED 2 2", // the second start finds both applied
+			"INSERTED 1 x",
+			`ROWS [{"name":"ann2","age":32,"city":"x"},{"name":"bob","age":5,"city":"x"},{"name":"dee","age":9,"city":"y"}]`,
+			"COLUMNS id:integer:NO:nextval('orm_dz.users_id_seq'::regclass),name:text:NO:null,age:integer:YES:null,city:text:NO:'x'::text",
 			"DONE")
 	})
 	t.Run("NodePostgresUntyped", func(t *testing.T) {
