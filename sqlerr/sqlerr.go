@@ -83,6 +83,9 @@ const (
 	UndefinedFile              = "58P01"
 	DiskFull                   = "53100"
 	ConnectionFailure          = "08006"
+	// TransactionResolutionUnknown is a commit whose outcome the server
+	// could not learn (the catalog stayed unreachable).
+	TransactionResolutionUnknown = "08007"
 	// UnableToConnect is a connection the server opens for the client (a
 	// subscription's source) that could not be made.
 	UnableToConnect              = "08001"

@@ -9,8 +9,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,12 +42,16 @@ type cutProxy struct {
 	ln     net.Listener
 	target string // unix socket path
 
-	mu    sync.Mutex
-	count int    // requests since arm
-	at    int    // cut at this request (0 = never)
-	after bool   // forward the request, then cut
-	cut   int    // cuts done since arm
-	what  string // the request cut (its SQL, when the batch has it)
+	mu     sync.Mutex
+	count  int                   // requests since arm
+	at     int                   // cut at this request (0 = never)
+	match  func(sql string) bool // or cut the first request it matches
+	after  bool                  // forward the request, then cut
+	goDown bool                  // at the cut, cut every connection and refuse new ones
+	down   bool                  // refusing connections
+	conns  map[net.Conn]bool     // open connections, both sides
+	cut    int                   // cuts done since arm
+	what   string                // the request cut (its SQL, when the batch has it)
 }
 
 func newCutProxy(t *testing.T, socket string) *cutProxy {
@@ -54,7 +60,7 @@ func newCutProxy(t *testing.T, socket string) *cutProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &cutProxy{ln: ln, target: socket}
+	p := &cutProxy{ln: ln, target: socket, conns: map[net.Conn]bool{}}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -72,7 +78,58 @@ func newCutProxy(t *testing.T, socket string) *cutProxy {
 func (p *cutProxy) arm(n int, after bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.count, p.at, p.after, p.cut = 0, n, after, 0
+	p.count, p.at, p.match, p.after, p.goDown, p.cut = 0, n, nil, after, false, 0
+}
+
+// armDown cuts the first request match accepts, then every connection, and
+// refuses new ones until up: the catalog is gone.
+func (p *cutProxy) armDown(match func(string) bool, after bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count, p.at, p.match, p.after, p.goDown, p.cut = 0, 0, match, after, true, 0
+}
+
+// armDownAt is armDown cutting request n.
+func (p *cutProxy) armDownAt(n int, after bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count, p.at, p.match, p.after, p.goDown, p.cut = 0, n, nil, after, true, 0
+}
+
+// up accepts connections again.
+func (p *cutProxy) up() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down, p.at, p.match, p.goDown, p.cut, p.what = false, 0, nil, false, 0, ""
+}
+
+// track records c as open (false: already down, c closed).
+func (p *cutProxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down {
+		c.Close()
+		return false
+	}
+	p.conns[c] = true
+	return true
+}
+
+func (p *cutProxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.conns, c)
+	c.Close()
+}
+
+// goneLocked cuts every connection but keep and refuses new ones.
+func (p *cutProxy) goneLocked(keep net.Conn) {
+	p.down = true
+	for c := range p.conns {
+		if c != keep {
+			c.Close()
+		}
+	}
 }
 
 // fired reports whether the armed cut happened, and the request it cut.
@@ -112,15 +169,42 @@ func requestText(batch []byte, names map[string]string) string {
 }
 
 func (p *cutProxy) serve(client net.Conn) {
-	defer client.Close()
-	server, err := net.Dial("unix", p.target)
-	if err != nil {
+	if !p.track(client) {
 		return
 	}
-	defer server.Close()
+	defer p.untrack(client)
+	server, err := net.Dial("unix", p.target)
+	if err != nil || !p.track(server) {
+		return
+	}
+	defer p.untrack(server)
+	// The catalog's messages go to the client until a cut drops them;
+	// answered then learns of the answer to the cut request (ReadyForQuery).
+	var dropped atomic.Bool
+	answered := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(client, server)
-		client.Close()
+		defer client.Close()
+		var h [5]byte
+		for {
+			if _, err := io.ReadFull(server, h[:]); err != nil {
+				return
+			}
+			msg := make([]byte, 1+int(binary.BigEndian.Uint32(h[1:])))
+			copy(msg, h[:])
+			if _, err := io.ReadFull(server, msg[5:]); err != nil {
+				return
+			}
+			if dropped.Load() {
+				if h[0] == 'Z' {
+					close(answered)
+					return
+				}
+				continue
+			}
+			if _, err := client.Write(msg); err != nil {
+				return
+			}
+		}
 	}()
 	// The startup packet (or a cancel request) has no type byte.
 	var head [4]byte
@@ -164,11 +248,14 @@ func (p *cutProxy) serve(client net.Conn) {
 		what := requestText(batch, names)
 		p.mu.Lock()
 		p.count++
-		cut := p.at > 0 && p.count == p.at
-		after := p.after
+		cut := p.at > 0 && p.count == p.at || p.match != nil && p.cut == 0 && p.match(what)
+		after, goDown := p.after, p.goDown
 		if cut {
 			p.cut++
 			p.what = what
+			if goDown {
+				p.goneLocked(server) // (the catalog still gets an "after" request)
+			}
 		}
 		p.mu.Unlock()
 		if cut && !after {
@@ -179,7 +266,13 @@ func (p *cutProxy) serve(client net.Conn) {
 		}
 		batch = batch[:0]
 		if cut {
-			time.Sleep(5 * time.Millisecond) // the catalog runs it; its answer is lost
+			// The catalog runs the request; its answer is lost.
+			dropped.Store(true)
+			client.Close()
+			select {
+			case <-answered:
+			case <-time.After(10 * time.Second):
+			}
 			return
 		}
 	}
@@ -190,9 +283,10 @@ func (p *cutProxy) serve(client net.Conn) {
 // shutdown codes.
 var connectionCodes = map[string]bool{"08006": true, "08007": true, "57P01": true, "57P03": true}
 
-func TestCatalogCutAtEveryCall(t *testing.T) {
-	requirePG(t)
-	ctx := testCtx(t)
+// startCutServer starts a server whose catalog (a throwaway cluster) it
+// reaches through a cutProxy.
+func startCutServer(t *testing.T, ctx context.Context, extraArgs ...string) (*server, *cutProxy, *pgconn.Config) {
+	t.Helper()
 	cluster := pgtest.Cluster(t)
 	if err := cluster.CreateDatabase(ctx, "cut"); err != nil {
 		t.Fatal(err)
@@ -204,14 +298,23 @@ func TestCatalogCutAtEveryCall(t *testing.T) {
 	proxy := newCutProxy(t, filepath.Join(cfg.Host, fmt.Sprintf(".s.PGSQL.%d", cfg.Port)))
 	_, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
 	url := fmt.Sprintf("host=127.0.0.1 port=%s user=%s dbname=cut sslmode=disable", port, cfg.User)
-	srv, err := startServer(filepath.Join(testBaseDir(t), "data"), "cut-Secret1", "--catalog-url", url, "--compaction-workers", "0")
+	args := append([]string{"--catalog-url", url, "--compaction-workers", "0"}, extraArgs...)
+	srv, err := startServer(filepath.Join(testBaseDir(t), "data"), "cut-Secret1", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		srv.cmd.Process.Signal(os.Interrupt)
 		<-srv.exited
-	}()
+	})
+	return srv, proxy, cfg
+}
+
+func TestCatalogCutAtEveryCall(t *testing.T) {
+	requirePG(t)
+	ctx := testCtx(t)
+	srv, proxy, cfg := startCutServer(t, ctx)
+	_, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
 	pw, err := srv.adminPassword()
 	if err != nil {
 		t.Fatal(err)
@@ -336,5 +439,120 @@ func TestCatalogCutAtEveryCall(t *testing.T) {
 	var one int
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM cut_dry.t").Scan(&one); err != nil || one != 4 {
 		t.Errorf("after the cuts: %d rows, %v", one, err)
+	}
+}
+
+// TestCommitOutcomeUnknownIs08007: the catalog goes away (every connection
+// cut, new ones refused for longer than --commit-retry-window) at each
+// catalog request of a statement that commits — a statement's own commit, a
+// transaction block's (lakesoul.commit_many) and a block holding a catalog
+// transaction (its COMMIT) — before the catalog got the request and after.
+// The client gets success (the row is there), 08006 (nothing was committed:
+// the row is not there), or 08007 naming the table and its commit id, which
+// lakesoul.history lists once the catalog is back exactly when the row is
+// there.
+func TestCommitOutcomeUnknownIs08007(t *testing.T) {
+	requirePG(t)
+	ctx := testCtx(t)
+	srv, proxy, _ := startCutServer(t, ctx, "--commit-retry-window", "1s")
+	c := srv.connect(t)
+	mustExec(t, ctx, c, "CREATE SCHEMA ou", "CREATE TABLE ou.t (id int PRIMARY KEY, v text)", "CREATE TABLE ou.u (id int)",
+		"INSERT INTO ou.t VALUES (0, 'a')")
+	var tableID string
+	if err := c.QueryRow(ctx, "SELECT table_id FROM lakesoul.tables WHERE table_schema = 'ou' AND table_name = 't'").Scan(&tableID); err != nil {
+		t.Fatal(err)
+	}
+	commitID := regexp.MustCompile(`table ` + tableID + `: commit id ([0-9a-f-]{36})`)
+	id := 0
+	unknown := map[string]int{} // 08007s per case
+	landedUnknown := 0          // of which landed
+	for _, c0 := range []struct {
+		name string
+		sql  []string // the last statement's requests are cut
+	}{
+		{"statement", []string{"INSERT INTO ou.t VALUES ($1, 'x')"}},
+		{"block", []string{"BEGIN", "INSERT INTO ou.t VALUES ($1, 'x')", "INSERT INTO ou.u VALUES ($1)", "COMMIT"}},
+		{"held", []string{"BEGIN", "CREATE TABLE ou.h$1 (x int)", "INSERT INTO ou.t VALUES ($1, 'x')", "COMMIT"}},
+	} {
+		for _, after := range []bool{true, false} {
+			for n := 1; ; n++ {
+				id++
+				var err error
+				for i, q := range c0.sql {
+					if i == len(c0.sql)-1 {
+						proxy.armDownAt(n, after)
+					}
+					if _, err = c.Exec(ctx, strings.ReplaceAll(q, "$1", fmt.Sprint(id))); err != nil {
+						break
+					}
+				}
+				fired, what := proxy.fired()
+				proxy.up()
+				if c0.name != "statement" {
+					_, _ = c.Exec(ctx, "ROLLBACK") // (a failed COMMIT ended the block already)
+				}
+				var listed, rows int
+				uid := "00000000-0000-0000-0000-000000000000"
+				var pe *pgconn.PgError
+				errors.As(err, &pe)
+				if pe != nil && pe.Code == "08007" {
+					m := commitID.FindStringSubmatch(pe.Detail)
+					if m == nil {
+						t.Errorf("%s (after=%t) cut at %.60q: the detail %q names no commit id of table %s", c0.name, after, what, pe.Detail, tableID)
+					} else {
+						uid = m[1]
+					}
+				}
+				t.Logf("%s (after=%t) cut at %d %.60q: %v", c0.name, after, n, what, err)
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					qerr := c.QueryRow(ctx, "SELECT count(*) FROM lakesoul.history($1) WHERE $2::uuid = ANY (commit_ids)", tableID, uid).Scan(&listed)
+					if qerr == nil {
+						qerr = c.QueryRow(ctx, "SELECT count(*) FROM ou.t WHERE id = $1", id).Scan(&rows)
+					}
+					if qerr == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: after the catalog is back: %v\n%s", c0.name, qerr, srv.logTail(5000))
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if !fired {
+					if err != nil || rows != 1 {
+						t.Errorf("%s: no cut at %d, yet %v (%d rows)", c0.name, n, err, rows)
+					}
+					break
+				}
+				switch code := pgCode(err); {
+				case err == nil:
+					if rows != 1 {
+						t.Errorf("%s (after=%t) cut at %.60q: success, but the row is not there", c0.name, after, what)
+					}
+				case code == "08006":
+					if rows != 0 {
+						t.Errorf("%s (after=%t) cut at %.60q: 08006 (not committed), but the row is there", c0.name, after, what)
+					}
+				case code == "08007":
+					unknown[c0.name]++
+					landedUnknown += rows
+					if listed != rows {
+						t.Errorf("%s (after=%t) cut at %.60q: lakesoul.history lists the commit %d times, the row is there %d times", c0.name, after, what, listed, rows)
+					}
+				default:
+					t.Errorf("%s (after=%t) cut at %.60q: %v, want 08006 or 08007", c0.name, after, what, err)
+				}
+			}
+		}
+	}
+	// The enumeration reached the commits themselves: each case had an
+	// unknown outcome, and some of those landed.
+	for _, name := range []string{"statement", "block", "held"} {
+		if unknown[name] == 0 {
+			t.Errorf("%s: no cut gave 08007", name)
+		}
+	}
+	if landedUnknown == 0 {
+		t.Error("no 08007 commit landed")
 	}
 }
