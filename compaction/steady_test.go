@@ -3,8 +3,11 @@ package compaction_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +15,9 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/compaction"
+	"github.com/lakesoul-go/lakesoul/metrics"
+	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // TestCompactionUnderSteadyUpserts (issue 37, item 3): a partition that
@@ -108,4 +114,50 @@ $$`); err != nil {
 	sort.Strings(want)
 	expectSame(t, "rows vs every upsert", e.read(tbl), want)
 	t.Logf("%d compactions landed among %d upserts", compacted, upserts)
+}
+
+// diskFull is a store whose new objects fail with ENOSPC while full is set.
+type diskFull struct {
+	objstore.Store
+	full atomic.Bool
+}
+
+func (d *diskFull) Create(ctx context.Context, path string) (objstore.Writer, error) {
+	if d.full.Load() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOSPC}
+	}
+	return d.Store.Create(ctx, path)
+}
+
+// A compaction job that fails for a full disk is classified as 53100,
+// counted in lakesoul_compaction_failures_total, kept queued, and compacts
+// once there is room again.
+func TestCompactionFailureClassifiedAndRetried(t *testing.T) {
+	e := newEnv(t)
+	tbl := e.table("full", cols, false, 1, nil)
+	for i := range 12 { // past the trigger's threshold: a job is queued
+		e.upsert(tbl, []any{i, "x", i, "a"})
+	}
+	waitFor(t, "a queued job", 30*time.Second, func() bool {
+		return e.count(`SELECT count(*) FROM lakesoul.compaction_job`) > 0
+	})
+	store := &diskFull{Store: e.store}
+	store.full.Store(true)
+	before := metrics.CompactionFailures(sqlerr.DiskFull)
+	svc, err := compaction.Start(context.Background(), compaction.Config{Catalog: e.cat, Store: store, Workers: 1,
+		Poll: 100 * time.Millisecond, LifecycleInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	waitFor(t, "a 53100 failure counted", time.Minute, func() bool {
+		return metrics.CompactionFailures(sqlerr.DiskFull) > before
+	})
+	if n := e.count(`SELECT count(*) FROM lakesoul.compaction_job`); n == 0 {
+		t.Fatal("the failed job left the queue")
+	}
+	store.full.Store(false)
+	waitFor(t, "the retried job to compact", time.Minute, func() bool {
+		return e.count(`SELECT count(*) FROM public.partition_info WHERE table_id = $1 AND commit_op = 'CompactionCommit'`, tbl.ID) > 0
+	})
 }
