@@ -44,7 +44,9 @@ type partitionState struct {
 // no version). The compaction then rewrites that version; commits after it
 // stay on top (lakesoul.commit's CompactionCommit).
 func (c *compactor) read(ctx context.Context, tableID, desc string) (pf catalog.PartitionFiles, st partitionState, found bool, err error) {
-	err = c.cat.InSnapshot(ctx, func(snap *catalog.Catalog) error {
+	// As the catalog owner, as the state was always read (the caller of
+	// CALL lakesoul.compact was authorised for the table already).
+	err = c.cat.As("").InSnapshot(ctx, func(snap *catalog.Catalog) error {
 		s, ok, err := snap.LatestPartitionState(ctx, tableID, desc)
 		if err != nil || !ok {
 			return err
