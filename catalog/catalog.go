@@ -66,6 +66,10 @@ func Open(ctx context.Context, url string) (*Catalog, error) {
 		cfg.MaxConns = 32
 	}
 	cfg.AfterConnect = afterConnect // retry.go
+	// Every catalog connection (the pool's, the user pools' and those dialed
+	// from Pool().Config()) marks its network errors, so that sqlerr maps a
+	// lost catalog to 08006 whichever call site it interrupts.
+	cfg.ConnConfig.DialFunc = sqlerr.CatalogDialer(cfg.ConnConfig.DialFunc)
 	cfg.ConnConfig.BuildContextWatcherHandler = cancelRequestHandler
 	base := cfg.Copy()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

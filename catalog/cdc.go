@@ -315,7 +315,7 @@ func (c *Catalog) CommitCDC(ctx context.Context, b *CDCBatch) (already bool, err
 	intentID, intentToken := IntentArgs(b.Intent)
 	owner := c.As("")
 	var versions []committedVersion
-	_, err = owner.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+	_, err = owner.retryCommit(ctx, refsOf(b.Commits), func(ctx context.Context) (map[string]int, error) {
 		var res string
 		err := owner.run(ctx, func(q querier) error {
 			return q.QueryRow(ctx, `SELECT lakesoul.cdc_commit($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8, $9, $10, $11)`,

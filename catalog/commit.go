@@ -105,7 +105,7 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 	}
 	intentID, intentToken := IntentArgs(intent)
 	var notify []string
-	out, err := c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+	out, err := c.retryCommit(ctx, refsOf([]TableCommit{{TableID: tableID, Parts: parts}}), func(ctx context.Context) (map[string]int, error) {
 		out := make(map[string]int, len(parts))
 		notify = notify[:0]
 		err := c.run(ctx, func(q querier) error {

@@ -66,7 +66,7 @@ func (c *Catalog) CommitManyRead(ctx context.Context, intent *WriteIntent, commi
 	}
 	intentID, intentToken := IntentArgs(intent)
 	var versions map[string]map[string]int
-	_, err = c.retryCommit(ctx, func(ctx context.Context) (map[string]int, error) {
+	_, err = c.retryCommit(ctx, refsOf(commits), func(ctx context.Context) (map[string]int, error) {
 		versions = map[string]map[string]int{}
 		err := c.run(ctx, func(q querier) error {
 			rows, err := q.Query(ctx, "SELECT o_table_id, o_partition_desc, o_version FROM lakesoul.commit_many($1::jsonb, $2, $3, $4::jsonb)",

@@ -33,19 +33,27 @@ type HeldTx struct {
 	// committed are the versions the transaction's commits created,
 	// announced when it commits (commitnotify.go).
 	committed []committedVersion
-	cat       *Catalog
+	// refs are the commits the transaction made, named by Commit's error
+	// when its outcome is unknown.
+	refs []CommitRef
+	cat  *Catalog
 }
 
 // Hold begins a held transaction as the handle's role and returns a handle
 // pinned to it.
 func (c *Catalog) Hold(ctx context.Context) (*Catalog, *HeldTx, error) {
-	conn, err := c.pool.Acquire(ctx)
+	var conn *pgxpool.Conn
+	var tx pgx.Tx
+	err := onFreshConn(ctx, c.pool, func() (err error) {
+		if conn, err = c.pool.Acquire(ctx); err != nil {
+			return err
+		}
+		if tx, err = conn.Begin(ctx); err != nil {
+			conn.Release()
+		}
+		return err
+	})
 	if err != nil {
-		return nil, nil, err
-	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		conn.Release()
 		return nil, nil, err
 	}
 	if c.role != "" {
@@ -62,8 +70,11 @@ func (c *Catalog) Hold(ctx context.Context) (*Catalog, *HeldTx, error) {
 }
 
 // Commit commits the held transaction. nil means committed; an error
-// wrapping ErrCommitOutcomeUnknown means the connection failed during COMMIT
-// (it may have committed); any other error means nothing was committed.
+// wrapping ErrCommitOutcomeUnknown (08007, OutcomeUnknown, naming the
+// transaction's commits) means the connection failed during COMMIT (it may
+// have committed); any other error means nothing was committed. (A failure
+// pgx calls safe to retry is still unknown here: TestCommitOutcomeUnknownIs08007
+// saw one after the COMMIT had reached the catalog and committed.)
 func (h *HeldTx) Commit(ctx context.Context) error {
 	defer h.conn.Release()
 	err := h.tx.Commit(ctx)
@@ -83,7 +94,7 @@ func (h *HeldTx) Commit(ctx context.Context) error {
 	if errors.Is(err, pgx.ErrTxClosed) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrCommitOutcomeUnknown, err)
+	return OutcomeUnknown(h.refs, err)
 }
 
 // Rollback rolls the held transaction back (best effort: a broken

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/metrics"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // ErrCommitOutcomeUnknown is wrapped by a commit error when the catalog could
@@ -20,6 +22,53 @@ import (
 // writer must then keep its files (at worst they are orphans nobody reads)
 // rather than delete files a committed version may list.
 var ErrCommitOutcomeUnknown = errors.New("the outcome of the commit is unknown (catalog unreachable)")
+
+// CommitRef names what a commit call sends: a table and the commit ids of
+// its partitions (data_commit_info.commit_id, listed per version by
+// lakesoul.history's commit_ids).
+type CommitRef struct {
+	TableID   string
+	CommitIDs []uuid.UUID
+}
+
+// refsOf are the CommitRefs of commits.
+func refsOf(commits []TableCommit) []CommitRef {
+	refs := make([]CommitRef, len(commits))
+	for i, tc := range commits {
+		refs[i] = CommitRef{TableID: tc.TableID}
+		for _, p := range tc.Parts {
+			refs[i].CommitIDs = append(refs[i].CommitIDs, p.CommitID)
+		}
+	}
+	return refs
+}
+
+// OutcomeUnknown is the error of a commit of refs whose outcome stays
+// unknown after cause, a lost catalog connection: 08007
+// transaction_resolution_unknown, which PostgreSQL has for exactly this,
+// naming the tables and commit ids so that the client can look them up. It
+// wraps ErrCommitOutcomeUnknown (writers keep their files) and cause.
+func OutcomeUnknown(refs []CommitRef, cause error) error {
+	var detail []string
+	for _, r := range refs {
+		if len(r.CommitIDs) == 0 {
+			continue
+		}
+		ids := make([]string, len(r.CommitIDs))
+		for i, id := range r.CommitIDs {
+			ids[i] = id.String()
+		}
+		detail = append(detail, fmt.Sprintf("table %s: commit id %s", r.TableID, strings.Join(ids, ", ")))
+	}
+	e := &sqlerr.Error{Code: sqlerr.TransactionResolutionUnknown,
+		Message: "the outcome of the commit is unknown: the connection to the catalog database was lost",
+		Err:     fmt.Errorf("%w: %w", ErrCommitOutcomeUnknown, cause)}
+	if len(detail) > 0 {
+		e.Detail = strings.Join(detail, "; ") + "."
+		e.Hint = "Once the catalog is back, lakesoul.history('<table>') lists each version's commit_ids: a commit id listed there committed, one listed nowhere did not."
+	}
+	return e
+}
 
 // CommitRetryWindow bounds how long a commit keeps re-sending itself after a
 // connection-level failure (long enough for a catalog restart).
@@ -35,9 +84,15 @@ var CommitRetryWindow = 60 * time.Second
 //     detached from ctx, until it gets a definite answer or the window ends.
 //   - A SQL error from the commit itself (conflict 40001, bad input, …) is
 //     definite and returned as is.
-func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (map[string]int, error)) (out map[string]int, err error) {
+//
+// refs are what call commits, named in the error when the outcome stays
+// unknown (OutcomeUnknown) and, in a held transaction, in its COMMIT's.
+func (c *Catalog) retryCommit(ctx context.Context, refs []CommitRef, call func(context.Context) (map[string]int, error)) (out map[string]int, err error) {
 	out, err = call(ctx)
 	if c.pinned != nil {
+		if err == nil && c.held != nil {
+			c.held.refs = append(c.held.refs, refs...)
+		}
 		// In a held transaction (held.go): a failure lost the transaction,
 		// so nothing was committed; its COMMIT decides the outcome (counted
 		// there). A conflict is the commit's answer, counted now.
@@ -59,7 +114,7 @@ func (c *Catalog) retryCommit(ctx context.Context, call func(context.Context) (m
 	for {
 		select {
 		case <-detached.Done():
-			return nil, fmt.Errorf("%w: %w", ErrCommitOutcomeUnknown, err)
+			return nil, OutcomeUnknown(refs, err)
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)

@@ -134,7 +134,7 @@ func (c *compactor) commitOnce(ctx context.Context, token *uuid.UUID, intent *ca
 	for {
 		select {
 		case <-detached.Done():
-			return nil, fmt.Errorf("%w: %w", catalog.ErrCommitOutcomeUnknown, err)
+			return nil, catalog.OutcomeUnknown([]catalog.CommitRef{{TableID: tableID, CommitIDs: ids}}, err)
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)

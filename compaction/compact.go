@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
@@ -40,36 +39,37 @@ type partitionState struct {
 }
 
 // read returns the live files of the partition's latest version and that
-// version's state, consistently (the same version); found is false when the
-// partition has no version.
-func (c *compactor) read(ctx context.Context, tableID, desc string) (catalog.PartitionFiles, partitionState, bool, error) {
-	for range 10 {
-		var st partitionState
-		var ver, commits int32
-		err := c.cat.Pool().QueryRow(ctx,
-			"SELECT version, commit_op, commits FROM lakesoul.compaction_partition_state($1, $2)", tableID, desc).
-			Scan(&ver, &st.commitOp, &commits)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return catalog.PartitionFiles{}, st, false, nil
+// version's state, read in one catalog snapshot so that they are of the same
+// version however fast commits land (found is false when the partition has
+// no version). The compaction then rewrites that version; commits after it
+// stay on top (lakesoul.commit's CompactionCommit).
+func (c *compactor) read(ctx context.Context, tableID, desc string) (pf catalog.PartitionFiles, st partitionState, found bool, err error) {
+	// As the catalog owner, as the state was always read (the caller of
+	// CALL lakesoul.compact was authorised for the table already).
+	err = c.cat.As("").InSnapshot(ctx, func(snap *catalog.Catalog) error {
+		s, ok, err := snap.LatestPartitionState(ctx, tableID, desc)
+		if err != nil || !ok {
+			return err
 		}
+		parts, err := snap.LiveFiles(ctx, tableID, []string{desc})
 		if err != nil {
-			return catalog.PartitionFiles{}, st, false, fmt.Errorf("partition %s state: %w", desc, err)
+			return err
 		}
-		st.version, st.commits = int(ver), int(commits)
-		parts, err := c.cat.LiveFiles(ctx, tableID, []string{desc})
-		if err != nil {
-			return catalog.PartitionFiles{}, st, false, err
-		}
-		pf := catalog.PartitionFiles{Desc: desc, Version: st.version}
+		pf = catalog.PartitionFiles{Desc: desc, Version: s.Version}
 		if len(parts) == 1 {
 			pf = parts[0]
 		}
-		if pf.Version == st.version {
-			return pf, st, true, nil
+		if pf.Version != s.Version {
+			return fmt.Errorf("partition %s: live files of version %d in a snapshot whose latest version is %d", desc, pf.Version, s.Version)
 		}
-		// A commit landed between the two reads: read again.
+		st = partitionState{version: s.Version, commitOp: s.CommitOp, commits: s.Commits}
+		found = true
+		return nil
+	})
+	if err != nil {
+		return catalog.PartitionFiles{}, partitionState{}, false, fmt.Errorf("partition %s: %w", desc, err)
 	}
-	return catalog.PartitionFiles{}, partitionState{}, false, fmt.Errorf("partition %s keeps changing; compaction gave up reading it", desc)
+	return pf, st, found, nil
 }
 
 // compactPartition compacts one partition of t. token is the job claim (nil:

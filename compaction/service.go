@@ -13,6 +13,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // NotifyChannel is LakeSoul's compaction channel (§1.10). The service only
@@ -235,7 +236,11 @@ func (s *Service) run(ctx context.Context, j job) {
 		if ctx.Err() != nil {
 			log.Info("compaction: stopped mid-job; the job is retried", "err", err)
 		} else {
-			log.Warn("compaction failed", "err", err)
+			// Classified as a client would see it (disk full 53100, catalog
+			// lost 08006, …), counted, and retried after a backoff.
+			code := sqlerr.Code(err)
+			metrics.CompactionFailure(code)
+			log.Warn("compaction failed; the job is retried after a backoff", "sqlstate", code, "err", err)
 		}
 	case res.Status == Compacted:
 		s.count(func(st *Stats) {

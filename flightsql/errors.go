@@ -40,6 +40,10 @@ func grpcCode(state string) codes.Code {
 		return codes.Unimplemented
 	case sqlerr.IOError, sqlerr.UndefinedFile, sqlerr.InternalError:
 		return codes.Internal
+	case sqlerr.ConnectionFailure:
+		return codes.Unavailable // the catalog is unreachable: retry, as gRPC clients do
+	case sqlerr.TransactionResolutionUnknown:
+		return codes.Unknown // the commit may have landed: look it up, do not blindly retry
 	}
 	switch {
 	case strings.HasPrefix(state, "28"):

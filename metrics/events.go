@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // The event metrics. Each is registered with every Server's registry.
@@ -49,6 +50,10 @@ var (
 		Help:    "Duration of compaction jobs, by outcome: compacted, dropped (the partition changed meanwhile), skipped, failed.",
 		Buckets: prometheus.ExponentialBuckets(0.01, 4, 10), // 10 ms … ~44 min
 	}, []string{"outcome"})
+	compactionFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lakesoul_compaction_failures_total",
+		Help: "Compaction jobs that failed, by the SQLSTATE of their error (53100 disk full, 08006 catalog connection lost, 08007 commit outcome unknown, XX000 unclassified, …); each is retried after a backoff.",
+	}, []string{"sqlstate"})
 	importedRows = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "lakesoul_import_rows_total",
 		Help: "Rows committed by CALL lakesoul.import.",
@@ -62,7 +67,7 @@ var (
 
 func eventCollectors() []prometheus.Collector {
 	return []prometheus.Collector{statements, statementSeconds, rowsRead, bytesRead, rowsWritten, bytesWritten,
-		commits, commitRetries, compactionJobs, importedRows, rowConflicts}
+		commits, commitRetries, compactionJobs, compactionFailures, importedRows, rowConflicts}
 }
 
 // Statement records one statement's end: its command tag, its SQLSTATE
@@ -116,6 +121,18 @@ func CommitRetry() { commitRetries.Inc() }
 // CompactionJob records a compaction job's outcome and duration.
 func CompactionJob(outcome string, d time.Duration) {
 	compactionJobs.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// CompactionFailure counts a failed compaction job by its SQLSTATE.
+func CompactionFailure(sqlstate string) { compactionFailures.WithLabelValues(sqlstate).Inc() }
+
+// CompactionFailures is how many compaction jobs failed with sqlstate.
+func CompactionFailures(sqlstate string) float64 {
+	var m dto.Metric
+	if err := compactionFailures.WithLabelValues(sqlstate).Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
 }
 
 // Imported counts rows committed by an import.

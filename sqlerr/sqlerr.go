@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -84,6 +85,9 @@ const (
 	UndefinedFile              = "58P01"
 	DiskFull                   = "53100"
 	ConnectionFailure          = "08006"
+	// TransactionResolutionUnknown is a commit whose outcome the server
+	// could not learn (the catalog stayed unreachable).
+	TransactionResolutionUnknown = "08007"
 	// UnableToConnect is a connection the server opens for the client (a
 	// subscription's source) that could not be made.
 	UnableToConnect              = "08001"
@@ -169,12 +173,20 @@ func From(err error) *Error {
 	return &Error{Code: InternalError, Message: "internal error", Err: err}
 }
 
-// catalogConnectionLost reports whether err is the failure of a connection
-// to PostgreSQL — the only PostgreSQL the server talks to is its catalog —
-// rather than an answer of it: a connection attempt that failed, a
-// connection that broke or was closed, or a FATAL error that ended one
-// (catalog shutdown, a terminated backend). Its text names the catalog's
-// address, socket and login; the client sees none of it.
+// catalogConnectionLost is the one classifier of catalog loss: it reports
+// whether err is the failure of a connection to the catalog database rather
+// than an answer of it — a connection attempt that failed, a connection that
+// broke or was closed, or a FATAL error that ended one (catalog shutdown, a
+// terminated backend). Its text names the catalog's address, socket and
+// login; the client sees none of it.
+//
+// Invariant: every byte the server exchanges with its catalog passes through
+// a connection the catalog package dialed with CatalogDialer, whose read,
+// write and dial errors are marked (CatalogConnError); whatever layer of the
+// driver (or of TLS) returns such an error, raw or wrapped, is classified
+// here. pgx's own connection-level errors are recognised too. A network
+// error without the mark (the object store's, a CDC source's) is not the
+// catalog's.
 func catalogConnectionLost(err error) bool {
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) || errors.Is(err, pgconn.ErrConnClosed) {
@@ -187,10 +199,56 @@ func catalogConnectionLost(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false // the statement was cancelled or timed out, not the connection
 	}
+	if errors.As(err, new(*CatalogConnError)) {
+		return true
+	}
 	// pgconn's own connection-level errors (a failed send or receive) say
 	// whether they are safe to retry; no other error the server handles does.
 	var pgconnErr interface{ SafeToRetry() bool }
 	return errors.As(err, &pgconnErr)
+}
+
+// CatalogConnError is a failure of the network connection to the catalog
+// database (dialing it, reading from it, writing to it): From maps every
+// error that wraps one to 08006.
+type CatalogConnError struct{ Err error }
+
+func (e *CatalogConnError) Error() string { return e.Err.Error() }
+func (e *CatalogConnError) Unwrap() error { return e.Err }
+
+// CatalogDialer wraps dial, the dialer of connections to the catalog
+// database, so that every error of dialing, reading or writing such a
+// connection is a *CatalogConnError (see catalogConnectionLost). The
+// catalog package dials every catalog connection through it.
+func CatalogDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, &CatalogConnError{Err: err}
+		}
+		return catalogConn{c}, nil
+	}
+}
+
+// catalogConn marks its read and write errors as CatalogConnError. io.EOF
+// is marked too: the catalog never ends a connection the server still
+// reads, and the driver treats every read error as fatal to the connection.
+type catalogConn struct{ net.Conn }
+
+func (c catalogConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		err = &CatalogConnError{Err: err}
+	}
+	return n, err
+}
+
+func (c catalogConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		err = &CatalogConnError{Err: err}
+	}
+	return n, err
 }
 
 // storageError maps failures of the warehouse's storage: a full disk or

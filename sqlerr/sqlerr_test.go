@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,6 +68,19 @@ func TestFromCatalogConnectionLost(t *testing.T) {
 			if strings.Contains(e.Message+e.Detail+e.Hint, secret) {
 				t.Errorf("From(%v) shows %q: %q", err, secret, e.Message)
 			}
+		}
+	}
+	// The driver returns a broken read or write of a catalog connection as
+	// the socket's own error (io.ErrUnexpectedEOF, a *net.OpError): the
+	// catalog's dialer marks them, and only those are the catalog's.
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	for _, raw := range []error{io.ErrUnexpectedEOF, io.EOF, reset} {
+		marked := fmt.Errorf("register a write intent: %w", &CatalogConnError{Err: raw})
+		if e := From(marked); e.Code != ConnectionFailure {
+			t.Errorf("From(%v) = %s %q, want %s", marked, e.Code, e.Message, ConnectionFailure)
+		}
+		if e := From(fmt.Errorf("read s3://bucket/key: %w", raw)); e.Code == ConnectionFailure {
+			t.Errorf("an unmarked %v became %s", raw, e.Code)
 		}
 	}
 	// An ERROR of the catalog is its answer, passed on as it is.

@@ -141,15 +141,31 @@ SET search_path = pg_catalog, public AS $$
      ORDER BY a.pos
 $$;
 
--- history lists every version of every partition, oldest first.
+-- history lists every version of every partition, oldest first, with the
+-- commit ids it added to the partition's snapshot (those not in the
+-- version before it): a client told that a commit's outcome is unknown
+-- (08007, naming table and commit ids) looks its ids up here. The result
+-- gained commit_ids, so an older definition is dropped first.
+DO $$
+BEGIN
+    IF to_regprocedure('lakesoul.history(text)') IS NOT NULL
+       AND pg_get_function_result(to_regprocedure('lakesoul.history(text)')) NOT LIKE '%commit_ids%' THEN
+        DROP FUNCTION lakesoul.history(text);
+    END IF;
+END
+$$;
 CREATE OR REPLACE FUNCTION lakesoul.history(tbl text)
-RETURNS TABLE ("partition" text, version int, commit_op text, committed_at timestamptz)
+RETURNS TABLE ("partition" text, version int, commit_op text, committed_at timestamptz, commit_ids uuid[])
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, public AS $$
-    SELECT p.partition_desc, p.version, p.commit_op, lakesoul.ms_timestamptz(p.timestamp)
-      FROM public.partition_info p
-     WHERE p.table_id = (SELECT lakesoul.resolve_table(tbl))
-     ORDER BY p.timestamp, p.partition_desc, p.version
+    SELECT h.partition_desc, h.version, h.commit_op, lakesoul.ms_timestamptz(h.timestamp),
+           ARRAY(SELECT c FROM unnest(h.snapshot) WITH ORDINALITY AS s(c, n)
+                  WHERE h.prev IS NULL OR c <> ALL (h.prev) ORDER BY n)
+      FROM (SELECT p.partition_desc, p.version, p.commit_op, p.timestamp, p.snapshot,
+                   lag(p.snapshot) OVER (PARTITION BY p.partition_desc ORDER BY p.version) AS prev
+              FROM public.partition_info p
+             WHERE p.table_id = (SELECT lakesoul.resolve_table(tbl))) h
+     ORDER BY h.timestamp, h.partition_desc, h.version
 $$;
 
 -- snapshot_files(tbl, ts [, partition]): the files of each partition (or of

@@ -131,6 +131,7 @@ func serve(args []string) error {
 	tempLimit := fs.String("temp-space-limit", env("LAKESOUL_TEMP_SPACE_LIMIT", ""), "bound on DuckDB's spill files in <data-dir>/tmp (default a quarter of the free space; 0 = DuckDB's default) [LAKESOUL_TEMP_SPACE_LIMIT]")
 	catalogMemory := fs.String("catalog-backend-memory", env("LAKESOUL_CATALOG_BACKEND_MEMORY", "1GiB"), "memory one process of the private catalog may allocate; beyond, its statement fails with 53200 (0 = no limit) [LAKESOUL_CATALOG_BACKEND_MEMORY]")
 	catalogTimeout := fs.String("catalog-statement-timeout", env("LAKESOUL_CATALOG_STATEMENT_TIMEOUT", "5m"), "longest a query users write may run on the catalog (pg_catalog, lakesoul.* relations), whatever their statement_timeout (0 = no cap) [LAKESOUL_CATALOG_STATEMENT_TIMEOUT]")
+	retryWindow := fs.String("commit-retry-window", env("LAKESOUL_COMMIT_RETRY_WINDOW", "60s"), "how long a commit whose catalog connection broke is re-sent before the client gets 08007 (outcome unknown) [LAKESOUL_COMMIT_RETRY_WINDOW]")
 	syncWorkers := fs.String("sync-workers", env("LAKESOUL_SYNC_WORKERS", "4"), "subscriptions (CDC syncs) this server applies at once; 0 turns them off here [LAKESOUL_SYNC_WORKERS]")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -153,6 +154,11 @@ func serve(args []string) error {
 	} else if cfg.CatalogStatementTimeout = d; d == 0 {
 		cfg.CatalogStatementTimeout = -1 // no cap
 	}
+	window, err := time.ParseDuration(*retryWindow)
+	if err != nil || window <= 0 {
+		return fmt.Errorf("--commit-retry-window: %q is not a duration > 0", *retryWindow)
+	}
+	catalog.CommitRetryWindow = window
 	perUser, err := strconv.Atoi(*userConns)
 	if err != nil || perUser < 1 {
 		return fmt.Errorf("--catalog-conns-per-user: %q is not a number >= 1", *userConns)
