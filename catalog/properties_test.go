@@ -29,12 +29,13 @@ var userOptionKeys = map[string]string{
 // run time, and why the key is safe there. A new one must be added here,
 // with its reason.
 var dynamicKeySites = map[string]string{
-	"engine/ddl.go:planCreateTable":       "CREATE TABLE … WITH options, each passed through checkUserOption",
-	"engine/alter.go:applyAlterCmd":       "ALTER TABLE … SET/RESET options, each passed through checkUserOption",
-	"engine/comment.go:planComment":       "CommentProperty or CommentProperty + \".\" + column",
-	"engine/rename.go:renamedColumnTable": "moves a renamed column's merge_op./comment. keys and rewrites pg_check. conditions it names",
-	"catalog/catalog.go:CreateTable":      "copies Table.Properties, which the writers above filled",
-	"catalog/catalog.go:tableDefinition":  "copies Table.Properties, which the writers above filled",
+	"engine/ddl.go:planCreateTable":                  "CREATE TABLE … WITH options, each passed through checkUserOption",
+	"engine/alter.go:applyAlterCmd":                  "ALTER TABLE … SET/RESET options, each passed through checkUserOption",
+	"engine/comment.go:planComment":                  "CommentProperty or CommentProperty + \".\" + column",
+	"engine/rename.go:renamedColumnTable":            "moves a renamed column's merge_op./comment. keys and rewrites pg_check. conditions it names",
+	"engine/renameschema.go:rewriteTableDefinitions": "copies a table's properties and rewrites the pg_check. conditions naming the renamed schema, keys unchanged",
+	"catalog/catalog.go:CreateTable":                 "copies Table.Properties, which the writers above filled",
+	"catalog/catalog.go:tableDefinition":             "copies Table.Properties, which the writers above filled",
 }
 
 // TestInternalPropertyKeysAreListed finds every table property key the
