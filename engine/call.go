@@ -81,8 +81,8 @@ func (s *Session) planCall(ctx context.Context, n *pg_query.CallStmt, paramOIDs 
 		e.Hint = supported
 		return nil, e
 	}
-	if s.inBlock {
-		return nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.%s cannot run inside a transaction block", names[1])
+	if err := s.preventTransactionBlockAtPlan("CALL lakesoul." + names[1]); err != nil {
+		return nil, err
 	}
 	call, err := s.prepareCall(ctx, proc.query, fc, paramOIDs)
 	if err != nil {
@@ -94,8 +94,8 @@ func (s *Session) planCall(ctx context.Context, n *pg_query.CallStmt, paramOIDs 
 			{Name: "files_deleted", TypeOID: schema.OIDInt8, TypeSize: 8, TypeModifier: -1}}
 	}
 	return &funcStmt{tag: "CALL", cols: cols, params: call.args.clientParamOIDs(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		if s.inBlock {
-			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.%s cannot run inside a transaction block", names[1])
+		if err := s.preventTransactionBlock(ctx, "CALL lakesoul."+names[1]); err != nil {
+			return "", nil, err
 		}
 		rows, err := s.runCall(ctx, call, args, proc)
 		return "CALL", rows, err

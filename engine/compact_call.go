@@ -27,8 +27,8 @@ import (
 // files_out. Like the other maintenance calls it runs outside transaction
 // blocks only (25001).
 func (s *Session) planCompact(ctx context.Context, fc *pg_query.FuncCall, paramOIDs []uint32) (pgwire.Statement, error) {
-	if s.inBlock {
-		return nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.compact cannot run inside a transaction block")
+	if err := s.preventTransactionBlockAtPlan("CALL lakesoul.compact"); err != nil {
+		return nil, err
 	}
 	call, err := s.prepareCall(ctx, `SELECT c.table_id, c.partition_desc, c.bucket_num FROM lakesoul.compact_targets(%s) c`, fc, paramOIDs)
 	if err != nil {
@@ -41,8 +41,8 @@ func (s *Session) planCompact(ctx context.Context, fc *pg_query.FuncCall, paramO
 		col("read_version", schema.OIDInt4, 4), col("version", schema.OIDInt4, 4),
 		col("files_in", schema.OIDInt8, 8), col("files_out", schema.OIDInt8, 8)}
 	return &funcStmt{tag: "CALL", cols: cols, params: call.args.clientParamOIDs(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		if s.inBlock {
-			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.compact cannot run inside a transaction block")
+		if err := s.preventTransactionBlock(ctx, "CALL lakesoul.compact"); err != nil {
+			return "", nil, err
 		}
 		targets, err := s.runCall(ctx, call, args, callProc{})
 		if err != nil {

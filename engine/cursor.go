@@ -150,8 +150,10 @@ func (s *Session) planDeclare(ctx context.Context, n *pg_query.DeclareCursorStmt
 		tag:    "DECLARE CURSOR",
 		params: inner.ParamOIDs(),
 		run: func(ctx context.Context, params []any) (string, [][]any, error) {
-			if !s.inBlock && !hold {
-				return "", nil, sqlerr.New(codeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
+			if !hold {
+				if err := s.requireTransactionBlock("DECLARE CURSOR"); err != nil {
+					return "", nil, err
+				}
 			}
 			if _, dup := s.cursors[name]; dup {
 				return "", nil, sqlerr.New(codeDuplicateCursor, "cursor %q already exists", name)

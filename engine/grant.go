@@ -69,8 +69,8 @@ func (s *Session) planGrantRole(n *pg_query.GrantRoleStmt) (pgwire.Statement, er
 		// Role grants commit on the user's own login, not with the
 		// block's catalog transaction (ddltx.go): refused inside a block
 		// rather than committed half.
-		if s.inBlock {
-			return "", nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", tag)
+		if err := s.preventTransactionBlock(ctx, tag); err != nil {
+			return "", nil, err
 		}
 		return tag, nil, s.grantRoles(ctx, text)
 	}}, nil

@@ -35,6 +35,10 @@ type kindSample struct {
 	// refused: the sample fails with this SQLSTATE inside a string of
 	// several statements. 25001 statements must also run alone (not refuse).
 	refused string
+	// pipelineRefused, when set, replaces refused in a pipeline: a
+	// statement PostgreSQL allows only in a transaction block (25P01)
+	// runs in a simple query's implicit transaction, not in a pipeline's.
+	pipelineRefused string
 	// effect says what committing the sample does: changes the state
 	// (effectful), leaves it as it was (none), or changes it in a way no
 	// rollback undoes, as in PostgreSQL (nontransactional).
@@ -123,12 +127,13 @@ var implicitSamples = map[reflect.Type][]kindSample{
 	},
 	reflect.TypeOf((*pg_query.Node_VariableShowStmt)(nil)): {{sql: "SHOW search_path", effect: none}},
 	reflect.TypeOf((*pg_query.Node_DeclareCursorStmt)(nil)): {
-		{sql: "DECLARE {s}_c CURSOR FOR SELECT * FROM {s}.t", effect: none},
+		{sql: "DECLARE {s}_c CURSOR FOR SELECT * FROM {s}.t", effect: none, pipelineRefused: sqlerr.NoActiveSQLTransaction},
 		{sql: "DECLARE {s}_h CURSOR WITH HOLD FOR SELECT * FROM {s}.t"},
 	},
-	reflect.TypeOf((*pg_query.Node_FetchStmt)(nil)): {{sql: "DECLARE {s}_c CURSOR FOR SELECT * FROM {s}.t; FETCH 1 FROM {s}_c", effect: none}},
+	reflect.TypeOf((*pg_query.Node_FetchStmt)(nil)): {{sql: "DECLARE {s}_c CURSOR FOR SELECT * FROM {s}.t; FETCH 1 FROM {s}_c", effect: none,
+		pipelineRefused: sqlerr.NoActiveSQLTransaction}},
 	reflect.TypeOf((*pg_query.Node_ClosePortalStmt)(nil)): {{sql: "DECLARE {s}_c CURSOR FOR SELECT * FROM {s}.t; CLOSE {s}_c",
-		effect: none}},
+		effect: none, pipelineRefused: sqlerr.NoActiveSQLTransaction}},
 	// Prepared statements are the session's, not the transaction's, in
 	// PostgreSQL too.
 	reflect.TypeOf((*pg_query.Node_PrepareStmt)(nil)): {{sql: "PREPARE {s}_p AS SELECT 1", effect: nontransactional}},
@@ -136,7 +141,8 @@ var implicitSamples = map[reflect.Type][]kindSample{
 		sql: "EXECUTE {s}_ins"}},
 	reflect.TypeOf((*pg_query.Node_DeallocateStmt)(nil)): {{setup: []string{"PREPARE {s}_p AS SELECT 1"},
 		sql: "DEALLOCATE {s}_p", effect: nontransactional}},
-	reflect.TypeOf((*pg_query.Node_LockStmt)(nil)): {{sql: "LOCK TABLE {s}.t IN ACCESS SHARE MODE", effect: none}},
+	reflect.TypeOf((*pg_query.Node_LockStmt)(nil)): {{sql: "LOCK TABLE {s}.t IN ACCESS SHARE MODE", effect: none,
+		pipelineRefused: sqlerr.NoActiveSQLTransaction}},
 	reflect.TypeOf((*pg_query.Node_DiscardStmt)(nil)): {
 		{sql: "DISCARD ALL", refused: sqlerr.ActiveSQLTransaction},
 		{setup: []string{"CREATE TEMP TABLE {s}_tmp (x int)"}, sql: "DISCARD TEMP"},
@@ -184,7 +190,35 @@ func TestImplicitTransactionEveryStatementKind(t *testing.T) {
 	}
 }
 
+// TestPipelineTransactionEveryStatementKind is
+// TestImplicitTransactionEveryStatementKind for the extended protocol's
+// implicit transaction, its statements sent as a pipeline (one Parse,
+// Bind and Execute each, one Sync; pgwire/pipeline.go): a statement of
+// each kind followed by one that fails leaves nothing behind, and one
+// followed by a statement that succeeds commits. A statement that cannot
+// run inside a transaction block runs as the first of a pipeline and is
+// refused (25001) after another statement of it, as in PostgreSQL.
+func TestPipelineTransactionEveryStatementKind(t *testing.T) {
+	h := newImplicitHarness(t)
+	h.pipelined = true
+	for _, r := range routes {
+		typ := reflect.TypeOf(r.node)
+		samples, ok := implicitSamples[typ]
+		if !ok {
+			t.Errorf("route %s (%v) has no sample in implicitSamples", r.shown, typ)
+			continue
+		}
+		for i, sm := range samples {
+			name := fmt.Sprintf("%s/%d", strings.TrimPrefix(typ.String(), "*pg_query.Node_"), i)
+			t.Run(name, func(t *testing.T) { h.checkSample(t, typ, sm, fmt.Sprintf("p%d", h.next())) })
+		}
+	}
+}
+
 type implicitHarness struct {
+	// pipelined: checkSample sends its texts as pipelines (pipeline),
+	// not as simple queries (query).
+	pipelined bool
 	s         *Session
 	wh        string
 	n         int
@@ -252,14 +286,26 @@ func (h *implicitHarness) checkSample(t *testing.T, typ reflect.Type, sm kindSam
 		t.Fatalf("sample %q is not a %v: %v", text, typ, err)
 	}
 
+	run, refused := h.query, sm.refused
+	if h.pipelined {
+		run = h.pipeline
+		if sm.pipelineRefused != "" {
+			refused = sm.pipelineRefused
+		}
+		if refused == sqlerr.ActiveSQLTransaction {
+			h.checkPipelineRefusal(t, text, prepare)
+			return
+		}
+	}
+
 	// Rolled back: the string's last statement fails.
 	prepare("")
 	before := h.state(t)
-	err := h.query(ctx, text+"; SELECT 1/0")
+	err := run(ctx, text+"; SELECT 1/0")
 	switch {
-	case sm.refused != "":
-		if sqlerr.Code(err) != sm.refused {
-			t.Fatalf("%s inside a string: %v, want %s", text, err, sm.refused)
+	case refused != "":
+		if sqlerr.Code(err) != refused {
+			t.Fatalf("%s inside a string: %v, want %s", text, err, refused)
 		}
 	case sqlerr.Code(err) != sqlerr.DivisionByZero:
 		t.Fatalf("%s; SELECT 1/0: %v, want 22012", text, err)
@@ -275,14 +321,14 @@ func (h *implicitHarness) checkSample(t *testing.T, typ reflect.Type, sm kindSam
 	if h.s.inBlock || h.s.implicit || h.s.ddlTx != nil || len(h.s.staged) > 0 || h.s.intent != nil {
 		t.Errorf("%s: the implicit transaction is still open", text)
 	}
-	if sm.refused == sqlerr.ActiveSQLTransaction {
+	if refused == sqlerr.ActiveSQLTransaction {
 		// Alone it is not refused as a block statement (it may fail for
 		// its own reasons: the subscription's source does not exist).
-		if err := h.query(ctx, text); sqlerr.Code(err) == sqlerr.ActiveSQLTransaction {
+		if err := run(ctx, text); sqlerr.Code(err) == sqlerr.ActiveSQLTransaction {
 			t.Errorf("%s alone: %v", text, err)
 		}
 	}
-	if sm.refused != "" {
+	if refused != "" {
 		return
 	}
 
@@ -290,7 +336,7 @@ func (h *implicitHarness) checkSample(t *testing.T, typ reflect.Type, sm kindSam
 	text = strings.NewReplacer("{s}", schema+"c", "{owner}", `"`+h.s.user+`"`).Replace(sm.sql)
 	prepare("c")
 	before = h.state(t)
-	if err := h.query(ctx, text+"; SELECT 1"); err != nil {
+	if err := run(ctx, text+"; SELECT 1"); err != nil {
 		t.Fatalf("%s; SELECT 1: %v", text, err)
 	}
 	after = h.state(t)
@@ -310,7 +356,7 @@ func (h *implicitHarness) query(ctx context.Context, text string) error {
 	implicit := len(stmts) > 1
 	for i, st := range stmts {
 		if implicit {
-			h.s.BeginImplicitTransaction()
+			h.s.BeginImplicitTransaction(false)
 		}
 		if err := runStatement(ctx, st); err != nil {
 			if implicit {
@@ -327,9 +373,78 @@ func (h *implicitHarness) query(ctx context.Context, text string) error {
 	return nil
 }
 
+// pipeline runs text as pgwire runs the statements of a pipeline, sent
+// one Parse, Bind and Execute each before one Sync (pgwire/pipeline.go):
+// each statement is prepared after the ones before it executed;
+// BeginImplicitTransaction(true) comes before each Execute, unless the
+// statement is alone; EndImplicitTransaction at the first error or at the
+// Sync.
+func (h *implicitHarness) pipeline(ctx context.Context, text string) error {
+	texts, err := pg_query.SplitWithParser(text, true)
+	if err != nil {
+		return err
+	}
+	wrap := len(texts) > 1
+	for _, q := range texts {
+		stmts, err := h.s.Parse(ctx, q, nil)
+		if err == nil && len(stmts) != 1 {
+			err = fmt.Errorf("%q is %d statements", q, len(stmts))
+		}
+		if err == nil {
+			err = runStatementWith(ctx, stmts[0], func() {
+				if wrap && h.s.TxStatus() == 'I' {
+					h.s.BeginImplicitTransaction(true)
+				}
+			})
+		}
+		if err != nil {
+			if wrap {
+				_ = h.s.EndImplicitTransaction(ctx, false)
+			}
+			return err
+		}
+	}
+	if wrap {
+		return h.s.EndImplicitTransaction(ctx, true)
+	}
+	return nil
+}
+
+// checkPipelineRefusal checks a statement that cannot run inside a
+// transaction block in a pipeline: after another statement it is refused
+// with PostgreSQL's 25001 for pipelines, and nothing of the pipeline
+// remains; as the first statement it runs (it may fail for its own
+// reasons: the subscription's source does not exist), and so does the
+// statement after it.
+func (h *implicitHarness) checkPipelineRefusal(t *testing.T, text string, prepare func(string)) {
+	ctx := context.Background()
+	prepare("")
+	before := h.state(t)
+	err := h.pipeline(ctx, "SELECT 1; "+text)
+	if sqlerr.Code(err) != sqlerr.ActiveSQLTransaction || !strings.Contains(err.Error(), "cannot be executed within a pipeline") {
+		t.Errorf("SELECT 1; %s in a pipeline: %v, want 25001 cannot be executed within a pipeline", text, err)
+	}
+	if d := diffLines(before, h.state(t)); d != "" {
+		t.Errorf("SELECT 1; %s in a pipeline, refused, left:\n%s", text, d)
+	}
+	err = h.pipeline(ctx, text+"; SELECT 1")
+	if sqlerr.Code(err) == sqlerr.ActiveSQLTransaction {
+		t.Errorf("%s; SELECT 1 in a pipeline: %v, want it run as the first statement", text, err)
+	}
+	if h.s.inBlock || h.s.implicit || h.s.ddlTx != nil || len(h.s.staged) > 0 || h.s.intent != nil {
+		t.Errorf("%s: the pipeline's transaction is still open", text)
+	}
+}
+
 // runStatement describes, binds and executes st; COPY FROM STDIN reads one
 // row (6, 'f').
 func runStatement(ctx context.Context, st pgwire.Statement) error {
+	return runStatementWith(ctx, st, func() {})
+}
+
+// runStatementWith is runStatement calling beforeExecute between Bind and
+// Execute, where pgwire opens a pipeline's implicit transaction.
+func runStatementWith(ctx context.Context, st pgwire.Statement, beforeExecute func()) error {
 	if _, err := st.Describe(ctx); err != nil {
 		return err
 	}
@@ -338,6 +453,7 @@ func runStatement(ctx context.Context, st pgwire.Statement) error {
 		return err
 	}
 	defer p.Close()
+	beforeExecute()
 	if cp, ok := p.(pgwire.CopyInPortal); ok {
 		_, err := cp.CopyIn(ctx, &oneRow{row: [][]byte{[]byte("6"), []byte("f")}})
 		return err

@@ -57,8 +57,8 @@ import (
 //
 // Like the other CALLs it runs outside transaction blocks (25001).
 func (s *Session) planImport(ctx context.Context, fc *pg_query.FuncCall, paramOIDs []uint32) (pgwire.Statement, error) {
-	if s.inBlock {
-		return nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.import cannot run inside a transaction block")
+	if err := s.preventTransactionBlockAtPlan("CALL lakesoul.import"); err != nil {
+		return nil, err
 	}
 	call, err := s.prepareCall(ctx, `SELECT i.table_id, i.src, i.src_format, i.has_header, i.delim, i.reg,
 		i.read_server_files, i.namespaces FROM lakesoul.import_target(%s) i`, fc, paramOIDs)
@@ -69,8 +69,8 @@ func (s *Session) planImport(ctx context.Context, fc *pg_query.FuncCall, paramOI
 		{Name: "rows", TypeOID: schema.OIDInt8, TypeSize: 8, TypeModifier: -1},
 		{Name: "bytes", TypeOID: schema.OIDInt8, TypeSize: 8, TypeModifier: -1}}
 	return &funcStmt{tag: "CALL", cols: cols, params: call.args.clientParamOIDs(), run: func(ctx context.Context, args []any) (string, [][]any, error) {
-		if s.inBlock {
-			return "", nil, sqlerr.New(activeSQLTransaction, "CALL lakesoul.import cannot run inside a transaction block")
+		if err := s.preventTransactionBlock(ctx, "CALL lakesoul.import"); err != nil {
+			return "", nil, err
 		}
 		res, err := s.runCall(ctx, call, args, callProc{})
 		if err != nil {

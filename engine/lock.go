@@ -25,8 +25,8 @@ func (s *Session) planLock(ctx context.Context, n *pg_query.LockStmt) (pgwire.St
 		return nil, sqlerr.Unsupported("LOCK TABLE in a mode stronger than ROW SHARE",
 			"lock rows with SELECT … FOR UPDATE (primary-key tables); UPDATE, DELETE, ON CONFLICT and MERGE already re-check their rows at commit")
 	}
-	if !s.inBlock {
-		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
+	if err := s.requireTransactionBlock("LOCK TABLE"); err != nil {
+		return nil, err
 	}
 	for _, r := range n.Relations {
 		rv := r.GetRangeVar()

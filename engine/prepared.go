@@ -63,8 +63,8 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 		if n.Target != pg_query.DiscardMode_DISCARD_ALL {
 			return tag, nil, nil
 		}
-		if s.inBlock {
-			return "", nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+		if err := s.preventTransactionBlock(ctx, "DISCARD ALL"); err != nil {
+			return "", nil, err
 		}
 		if err := s.closeTemps(); err != nil {
 			return "", nil, err

@@ -52,9 +52,11 @@ type Session struct {
 	// inside the block (every statement but ROLLBACK/COMMIT then fails 25P02).
 	inBlock bool
 	failed  bool
-	// implicit marks the open block as the implicit transaction of a
-	// multi-statement simple query (implicittx.go).
-	implicit bool
+	// implicit marks the open block as an implicit transaction: of a
+	// multi-statement simple query, or of a pipeline when pipeline is set
+	// (implicittx.go); pipelineRan: a statement of the pipeline's ran in it.
+	implicit              bool
+	pipeline, pipelineRan bool
 	// queriedInBlock: the block ran a query, so its isolation level and
 	// read-write mode are fixed (txmode.go).
 	queriedInBlock bool

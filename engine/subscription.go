@@ -67,8 +67,8 @@ func planSubscription(s *Session, _ context.Context, stmt *pg_query.Node, _ []ui
 // subscriptionStmt runs fn for a superuser outside a transaction block.
 func (s *Session) subscriptionStmt(tag string, fn func(context.Context, *cdc.Env) error) pgwire.Statement {
 	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		if s.inBlock {
-			return "", nil, sqlerr.New("25001", "%s cannot run inside a transaction block", tag)
+		if err := s.preventTransactionBlock(ctx, tag); err != nil {
+			return "", nil, err
 		}
 		super, err := s.cat.IsSuperuser(ctx)
 		if err != nil {

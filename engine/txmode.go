@@ -134,9 +134,7 @@ func (s *Session) planSetTransaction(n *pg_query.VariableSetStmt) (pgwire.Statem
 	}
 	session := strings.EqualFold(n.Name, "session characteristics")
 	return &funcStmt{tag: "SET", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		if !session && !s.inBlock {
-			_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING", Code: sqlerr.NoActiveSQLTransaction,
-				Message: "SET TRANSACTION can only be used in transaction blocks"})
+		if !session && !s.warnNoTransactionBlock(ctx, "SET TRANSACTION") {
 			return "SET", nil, nil
 		}
 		for _, o := range opts {

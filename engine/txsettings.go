@@ -3,9 +3,6 @@ package engine
 import (
 	"context"
 	"maps"
-
-	"github.com/lakesoul-go/lakesoul/pgwire"
-	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // Run-time settings in transaction blocks (explicit and implicit), as in
@@ -44,9 +41,7 @@ func (s *Session) changeSetting() {
 // validated, inside or outside a block.
 func (s *Session) assignSetting(ctx context.Context, name string, v setting, local bool) {
 	if local {
-		if !s.inBlock {
-			_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING", Code: sqlerr.NoActiveSQLTransaction,
-				Message: "SET LOCAL can only be used in transaction blocks"})
+		if !s.warnNoTransactionBlock(ctx, "SET LOCAL") {
 			return
 		}
 		if _, ok := s.blockSet.local[name]; !ok {

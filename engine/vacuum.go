@@ -65,8 +65,10 @@ func (s *Session) planVacuum(ctx context.Context, n *pg_query.VacuumStmt) (pgwir
 	}
 	tag := vacuumTag(n)
 	return &funcStmt{tag: tag, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
-		if n.IsVacuumcmd && s.inBlock {
-			return "", nil, sqlerr.New(activeSQLTransaction, "VACUUM cannot run inside a transaction block")
+		if n.IsVacuumcmd {
+			if err := s.preventTransactionBlock(ctx, "VACUUM"); err != nil {
+				return "", nil, err
+			}
 		}
 		for _, name := range skipped {
 			_ = pgwire.SendNotice(ctx, pgwire.Notice{Severity: "WARNING", Message: fmt.Sprintf(

@@ -56,6 +56,10 @@ type conn struct {
 	// ignoreTillSync is set after an error in the extended protocol: messages
 	// are discarded until Sync.
 	ignoreTillSync bool
+	// pipelineTx is set while the extended protocol's implicit transaction
+	// may be open: from the Execute that opened it to the Sync, the ERROR
+	// or the ReadyForQuery that ends it (pipeline.go).
+	pipelineTx bool
 	// notifier is the session's notification queue, if it has one
 	// (notify.go); idle is set from a ReadyForQuery reporting an idle
 	// session until the next message arrives: then notifications are sent
@@ -259,9 +263,13 @@ func (c *conn) loop() error {
 		if endsConnection(err) {
 			return err
 		}
-		// An ERROR in the extended protocol: report it at once, as
-		// PostgreSQL does (a client that sent Flush and no Sync waits for
-		// it), then skip to Sync.
+		// An ERROR in the extended protocol: the pipeline's implicit
+		// transaction rolls back; report the error at once, as PostgreSQL
+		// does (a client that sent Flush and no Sync waits for it), then
+		// skip to Sync.
+		if err := c.endPipeline(false); err != nil {
+			return err
+		}
 		if err := c.sendError(err); err != nil {
 			return err
 		}
@@ -307,8 +315,7 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) error {
 	case *pgproto3.Close:
 		return c.handleClose(m)
 	case *pgproto3.Sync:
-		c.ignoreTillSync = false
-		return c.readyForQuery()
+		return c.sync()
 	case *pgproto3.Flush:
 		return c.out.flush()
 	case *pgproto3.Terminate:
@@ -351,6 +358,9 @@ func (c *conn) refuseOversized(tooBig *messageTooLargeError) error {
 	if c.ignoreTillSync || tooBig.typ == 'd' {
 		return nil
 	}
+	if err := c.endPipeline(false); err != nil {
+		return err
+	}
 	switch tooBig.typ {
 	case 'Q', 'F':
 		if err := c.sendError(tooBig.sqlError()); err != nil {
@@ -384,9 +394,13 @@ func (c *conn) sendError(err error) error {
 	return c.out.send(errorResponse(err, severityError))
 }
 
-// readyForQuery ends a query cycle: portals die with the transaction, then
-// ReadyForQuery is sent and the output flushed.
+// readyForQuery ends a query cycle: a pipeline's implicit transaction that
+// no Sync committed rolls back (pipeline.go), portals die with the
+// transaction, then ReadyForQuery is sent and the output flushed.
 func (c *conn) readyForQuery() error {
+	if err := c.endPipeline(false); err != nil {
+		return err
+	}
 	status := c.sess.TxStatus()
 	if status == 'I' {
 		c.closeAllPortals()

@@ -198,6 +198,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 		return c.out.send(&pgproto3.EmptyQueryResponse{})
 	}
 	c.act.run(pt.query)
+	c.pipelineStatement() // pipeline.go
 	maxRows := int(m.MaxRows)
 	if int32(m.MaxRows) <= 0 { // PostgreSQL reads the field as int32; <= 0 means no limit
 		maxRows = 0

@@ -78,16 +78,25 @@ type Session interface {
 	TxStatus() byte
 
 	// BeginImplicitTransaction is called before each statement of a simple
-	// query that holds several statements. Outside a transaction block it
-	// opens an implicit one, which groups the statements that follow until
-	// EndImplicitTransaction: their effects become visible together or not
-	// at all, and statements that cannot run inside a transaction block
-	// fail (25001). Inside a block, explicit or implicit, it does nothing.
-	// A BEGIN among the statements turns the implicit transaction into an
-	// explicit block (the statements before it are part of that block); a
-	// COMMIT or ROLLBACK ends it, and the next call opens a new one.
-	// TxStatus reports an implicit transaction as 'I'.
-	BeginImplicitTransaction()
+	// query that holds several statements (pipeline=false), and before each
+	// Execute of a pipeline: of the extended protocol's statements up to a
+	// Sync, except one alone before its Sync (pipeline=true; pipeline.go).
+	// Outside a transaction block it opens an implicit one, which groups
+	// the statements that follow until EndImplicitTransaction: their
+	// effects become visible together or not at all. Inside a block,
+	// explicit or implicit, it opens nothing. A BEGIN among the statements
+	// turns the implicit transaction into an explicit block (the statements
+	// before it are part of that block); a COMMIT or ROLLBACK ends it, and
+	// the next call opens a new one. TxStatus reports an implicit
+	// transaction as 'I'.
+	//
+	// Statements that cannot run inside a transaction block fail (25001)
+	// in a simple query's implicit transaction. In a pipeline's they fail
+	// only when another statement of it ran before them (a call with
+	// pipeline=true that found the pipeline's transaction open); as its
+	// first statement they end the empty transaction and run on their own,
+	// as PostgreSQL runs them.
+	BeginImplicitTransaction(pipeline bool)
 
 	// EndImplicitTransaction ends the implicit transaction, if one is open:
 	// it commits when commit is true (after the last statement succeeded;

@@ -217,6 +217,18 @@ func (in *input) awaitInputFor(d time.Duration) (timedOut bool) {
 	return len(in.buf) == in.r && in.err == nil && !in.closed
 }
 
+// nextType returns the type byte of the next message if its first byte is
+// already buffered, without waiting. The message reader consumes whole
+// messages, so between messages the next unread byte is a type byte.
+func (in *input) nextType() (typ byte, ok bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.buf) == in.r {
+		return 0, false
+	}
+	return in.buf[in.r], true
+}
+
 // poke wakes the connection goroutine blocked in awaitInput (a
 // notification arrived). Safe from any goroutine.
 func (in *input) poke() {

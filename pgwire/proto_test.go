@@ -552,3 +552,112 @@ func TestSimpleQueryImplicitTransaction(t *testing.T) {
 		t.Errorf("failed block: %q", got)
 	}
 }
+
+// The Executes of a pipeline, up to its Sync, are one implicit transaction
+// (pipeline.go): opened before the first Execute unless that statement is
+// alone before its Sync, committed at the Sync (a failed commit reported
+// before ReadyForQuery), rolled back by any ERROR of the pipeline, ended
+// by a Query that finds it open; BEGIN makes it a block, COMMIT ends it and
+// the next Execute opens a new one; it stays open while the client makes
+// the server wait (Flush).
+func TestPipelineImplicitTransaction(t *testing.T) {
+	h := newHarness(t)
+	r := h.raw(t)
+	trace := func() string {
+		t.Helper()
+		got := r.query("TRACE")
+		if len(got) != 4 {
+			t.Fatalf("TRACE: %q", got)
+		}
+		return strings.TrimPrefix(got[1], "DataRow ")
+	}
+	exec := func(sql string) []pgproto3.FrontendMessage {
+		return []pgproto3.FrontendMessage{&pgproto3.Parse{Query: sql}, &pgproto3.Bind{}, &pgproto3.Execute{}}
+	}
+	pipeline := func(sqls ...string) {
+		var msgs []pgproto3.FrontendMessage
+		for _, sql := range sqls {
+			msgs = append(msgs, exec(sql)...)
+		}
+		r.send(append(msgs, &pgproto3.Sync{})...)
+	}
+	stmt := func(tag string, rows ...string) []string {
+		return append(append([]string{"ParseComplete", "BindComplete"}, rows...), "CommandComplete "+tag)
+	}
+	concat := func(parts ...[]string) []string { return slices.Concat(parts...) }
+
+	pipeline("SELECT 1")
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("SELECT 1", "DataRow 1"), []string{"ReadyForQuery I"})...)
+	if got := trace(); got != "" {
+		t.Errorf("single statement: %q, want no implicit transaction", got)
+	}
+
+	pipeline("SELECT 1", "SELECT 1")
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("SELECT 1", "DataRow 1"), stmt("SELECT 1", "DataRow 1"),
+		[]string{"ReadyForQuery I"})...)
+	if got := trace(); got != "pipeline,commit" {
+		t.Errorf("two statements: %q", got)
+	}
+
+	pipeline("SELECT 1", "FAIL", "SELECT 1")
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("SELECT 1", "DataRow 1"),
+		[]string{"ParseComplete", "BindComplete", "ErrorResponse ERROR 22012", "ReadyForQuery I"})...)
+	if got := trace(); got != "pipeline,rollback" {
+		t.Errorf("error: %q", got)
+	}
+
+	// An ERROR of a message other than Execute rolls back too.
+	r.send(append(exec("SELECT 1"), &pgproto3.Bind{PreparedStatement: "nope"}, &pgproto3.Sync{})...)
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("SELECT 1", "DataRow 1"),
+		[]string{"ErrorResponse ERROR 26000", "ReadyForQuery I"})...)
+	if got := trace(); got != "pipeline,rollback" {
+		t.Errorf("error at Bind: %q", got)
+	}
+
+	// The commit at Sync fails: reported before ReadyForQuery.
+	pipeline("SELECT 1", "COMMITFAIL")
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("SELECT 1", "DataRow 1"), stmt("COMMITFAIL"),
+		[]string{"ErrorResponse ERROR 40001", "ReadyForQuery I"})...)
+	if got := trace(); got != "pipeline,commit failed" {
+		t.Errorf("failed commit: %q", got)
+	}
+
+	// BEGIN makes it a block, which Sync leaves open; after COMMIT the
+	// next Execute opens a new implicit transaction.
+	pipeline("SELECT 1", "BEGIN")
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("SELECT 1", "DataRow 1"), stmt("BEGIN"), []string{"ReadyForQuery T"})...)
+	pipeline("COMMIT", "SELECT 1", "SELECT 1")
+	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("COMMIT"), stmt("SELECT 1", "DataRow 1"), stmt("SELECT 1", "DataRow 1"),
+		[]string{"ReadyForQuery I"})...)
+	if got := trace(); got != "pipeline,pipeline,commit" {
+		t.Errorf("BEGIN … COMMIT: %q", got)
+	}
+
+	// Open while the client waits for results (Flush) and sends the rest
+	// later.
+	r.send(append(exec("SELECT 1"), &pgproto3.Flush{})...)
+	expectMsgs(t, r.until("CommandComplete"), stmt("SELECT 1", "DataRow 1")...)
+	r.send(&pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ReadyForQuery I")
+	if got := trace(); got != "pipeline,commit" {
+		t.Errorf("Flush, then Sync: %q", got)
+	}
+
+	// A Query that finds it open ends it with the Query's statements.
+	r.send(append(exec("SELECT 1"), &pgproto3.Flush{})...)
+	expectMsgs(t, r.until("CommandComplete"), stmt("SELECT 1", "DataRow 1")...)
+	expectMsgs(t, r.query("SELECT 1"), "RowDescription ?column?:0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+	r.send(&pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ReadyForQuery I")
+	if got := trace(); got != "pipeline,commit" {
+		t.Errorf("Query in the pipeline: %q", got)
+	}
+	r.send(append(exec("SELECT 1"), &pgproto3.Flush{})...)
+	expectMsgs(t, r.until("CommandComplete"), stmt("SELECT 1", "DataRow 1")...)
+	expectMsgs(t, r.query("FAIL"), "ErrorResponse ERROR 22012", "ReadyForQuery I")
+	r.send(&pgproto3.Sync{})
+	expectMsgs(t, r.until("ReadyForQuery"), "ReadyForQuery I")
+	if got := trace(); got != "pipeline,rollback" {
+		t.Errorf("failing Query in the pipeline: %q", got)
+	}
+}

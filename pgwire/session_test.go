@@ -100,10 +100,14 @@ type testSession struct {
 
 func (s *testSession) TxStatus() byte { return s.tx }
 
-func (s *testSession) BeginImplicitTransaction() {
+func (s *testSession) BeginImplicitTransaction(pipeline bool) {
 	if s.tx == 'I' && !s.implicit {
 		s.implicit = true
-		s.trace = append(s.trace, "implicit")
+		if pipeline {
+			s.trace = append(s.trace, "pipeline")
+		} else {
+			s.trace = append(s.trace, "implicit")
+		}
 	}
 }
 

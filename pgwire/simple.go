@@ -18,7 +18,12 @@ func (c *conn) simpleQuery(query string) error {
 	c.act.run(query)
 	delete(c.stmts, "")
 	c.closePortal("")
-	if err := c.runSimpleQuery(query); err != nil {
+	// A pipeline's implicit transaction still open (no Sync yet) takes the
+	// text's statements in and ends with it, as PostgreSQL's simple query
+	// ends the transaction it found open.
+	joined := c.pipelineTx
+	c.pipelineTx = false
+	if err := c.runSimpleQuery(query, joined); err != nil {
 		if endsConnection(err) {
 			return err
 		}
@@ -41,13 +46,21 @@ func (c *conn) simpleQuery(query string) error {
 // commit comes before the last statement's CommandComplete, so a commit
 // that fails is reported in its place. A single statement is not wrapped:
 // it commits when it executes, and statements that refuse to run inside a
-// transaction block still run alone.
-func (c *conn) runSimpleQuery(query string) error {
+// transaction block still run alone. joined is set when a pipeline's
+// implicit transaction is open: the text ends it whatever it holds.
+func (c *conn) runSimpleQuery(query string, joined bool) (err error) {
+	if joined {
+		defer func() {
+			if err != nil && !endsConnection(err) {
+				_ = c.endImplicitTransaction(false) // no-op once ended
+			}
+		}()
+	}
 	if !utf8.ValidString(query) {
 		return invalidUTF8Error()
 	}
 	var stmts []Statement
-	err := c.call(c.ctx, func(ctx context.Context) error {
+	err = c.call(c.ctx, func(ctx context.Context) error {
 		var err error
 		stmts, err = c.sess.Parse(ctx, query, nil)
 		return err
@@ -56,12 +69,17 @@ func (c *conn) runSimpleQuery(query string) error {
 		return err
 	}
 	if len(stmts) == 0 {
+		if joined {
+			if err := c.endImplicitTransaction(true); err != nil {
+				return err
+			}
+		}
 		return c.out.send(&pgproto3.EmptyQueryResponse{})
 	}
-	implicit := len(stmts) > 1
+	implicit := len(stmts) > 1 || joined
 	for i, st := range stmts {
 		if implicit {
-			c.sess.BeginImplicitTransaction()
+			c.sess.BeginImplicitTransaction(false)
 		}
 		tag, err := c.runSimpleStatement(st)
 		if err != nil {
