@@ -348,3 +348,39 @@ func TestPgxCancel(t *testing.T) {
 		}
 	}
 }
+
+// pgx sends a statement with arguments as Parse/Bind/Describe/Execute/Sync
+// (or Bind/Describe/Execute/Sync once prepared) in one write: the Sync is
+// read ahead when the Execute runs, so the statement is not wrapped in a
+// pipeline's implicit transaction and costs what it did. A batch is one.
+func TestPgxSingleStatementNotWrapped(t *testing.T) {
+	h := newHarness(t)
+	conn := h.connect(t)
+	ctx := context.Background()
+	trace := func() string {
+		t.Helper()
+		var s string
+		if err := conn.QueryRow(ctx, "TRACE", pgx.QueryExecModeSimpleProtocol).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for i := 0; i < 50; i++ {
+		var got int64
+		if err := conn.QueryRow(ctx, "SELECT $1::int8", int64(i)).Scan(&got); err != nil || got != int64(i) {
+			t.Fatalf("SELECT $1 = %d, %v", got, err)
+		}
+	}
+	if got := trace(); got != "" {
+		t.Errorf("50 single statements: %q, want no implicit transaction", got)
+	}
+	b := &pgx.Batch{}
+	b.Queue("SELECT $1::int8", int64(1))
+	b.Queue("SELECT $1::int8", int64(2))
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := trace(); got != "pipeline,commit" {
+		t.Errorf("a batch of two: %q, want one pipeline transaction", got)
+	}
+}
