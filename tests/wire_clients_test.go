@@ -125,6 +125,9 @@ func TestJDBCStatements(t *testing.T) {
 		"UNSUPPORTED 0A000",
 		"SYNTAX 42601",
 		"AFTER_ERRORS 1",
+		"BATCH_FAILED 22012",
+		"AFTER_BATCH_FAILURE 0",
+		"BATCH_ROWS 50 COMMITS 1",
 		"DONE",
 	)
 }

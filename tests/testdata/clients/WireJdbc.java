@@ -78,6 +78,41 @@ public class WireJdbc {
                 rs.next();
                 System.out.println("AFTER_ERRORS " + rs.getInt(1));
             }
+            // executeBatch in autocommit (Flink's JDBC sink): the batch's
+            // statements, up to one Sync, are one implicit transaction — a
+            // failing third INSERT keeps none, a good batch is one commit.
+            state(c, "CREATE TABLE " + s + ".bt (id int PRIMARY KEY, v text)");
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s + ".bt VALUES (?, 'v' || (10 / ?))")) {
+                int[][] rows = {{1, 1}, {2, 1}, {3, 0}};
+                for (int[] r : rows) {
+                    ps.setInt(1, r[0]);
+                    ps.setInt(2, r[1]);
+                    ps.addBatch();
+                }
+                try {
+                    ps.executeBatch();
+                    System.out.println("BATCH_FAILED none");
+                } catch (BatchUpdateException e) {
+                    System.out.println("BATCH_FAILED " + e.getSQLState());
+                }
+            }
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM " + s + ".bt")) {
+                rs.next();
+                System.out.println("AFTER_BATCH_FAILURE " + rs.getInt(1));
+            }
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s + ".bt VALUES (?, 'v')")) {
+                for (int i = 1; i <= 50; i++) {
+                    ps.setInt(1, i);
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM " + s + ".bt");
+                    Statement st2 = c.createStatement(); ResultSet rs2 = st2.executeQuery("SELECT count(*) FROM lakesoul.history('" + s + ".bt')")) {
+                rs.next();
+                rs2.next();
+                System.out.println("BATCH_ROWS " + rs.getInt(1) + " COMMITS " + rs2.getInt(1));
+            }
         }
         System.out.println("DONE");
     }
