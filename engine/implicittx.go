@@ -13,9 +13,9 @@ import (
 // statement of a text that holds several, and EndImplicitTransaction after
 // the last one or the first error. So do the statements of a pipeline, the
 // extended protocol's Executes up to a Sync (pgwire/pipeline.go): pgwire
-// calls BeginImplicitTransaction(true) before each Execute (but one alone
-// before its Sync) and EndImplicitTransaction at the Sync or the first
-// error.
+// calls BeginImplicitTransaction before each Execute (but one alone before
+// its Sync), telling the pipeline's first from the later ones, and
+// EndImplicitTransaction at the Sync or the first error.
 //
 // An implicit transaction is a transaction block (inBlock) marked implicit,
 // so everything a block does applies to it by construction: writes are
@@ -50,7 +50,7 @@ import (
 // nothing for this.
 
 // BeginImplicitTransaction implements pgwire.Session.
-func (s *Session) BeginImplicitTransaction(pipeline bool) {
+func (s *Session) BeginImplicitTransaction(kind pgwire.ImplicitTransaction) {
 	if s.inBlock {
 		if s.implicit && s.pipeline {
 			// The statement before this one ran in the pipeline's
@@ -61,7 +61,8 @@ func (s *Session) BeginImplicitTransaction(pipeline bool) {
 	}
 	s.beginTx(nil)
 	s.implicit = true
-	s.pipeline, s.pipelineRan = pipeline, false
+	s.pipeline = kind != pgwire.ImplicitQuery
+	s.pipelineRan = kind == pgwire.ImplicitPipeline
 }
 
 // preventTransactionBlock is the check, when it starts executing, of a
@@ -69,10 +70,12 @@ func (s *Session) BeginImplicitTransaction(pipeline bool) {
 // PreventInTransactionBlock); what names the statement. Every such
 // statement calls it (TestPreventTransactionBlockIsTheOnlyRefusal). It
 // refuses (25001) inside an explicit block, a simple query's implicit
-// transaction, and a pipeline's after another statement of it ran. As the
-// first statement of a pipeline's implicit transaction it ends that
-// transaction, which holds nothing yet, so that the statement runs and
-// commits on its own; the pipeline's next statement opens a new one.
+// transaction, and a pipeline's after another statement of the pipeline
+// ran (in this implicit transaction or before it: PostgreSQL refuses the
+// second of two VACUUMs of one pipeline). As the pipeline's first
+// statement it ends the implicit transaction, which holds nothing yet, so
+// that the statement runs and commits on its own; the pipeline's next
+// statement opens a new one.
 func (s *Session) preventTransactionBlock(ctx context.Context, what string) error {
 	switch {
 	case !s.inBlock:

@@ -356,7 +356,7 @@ func (h *implicitHarness) query(ctx context.Context, text string) error {
 	implicit := len(stmts) > 1
 	for i, st := range stmts {
 		if implicit {
-			h.s.BeginImplicitTransaction(false)
+			h.s.BeginImplicitTransaction(pgwire.ImplicitQuery)
 		}
 		if err := runStatement(ctx, st); err != nil {
 			if implicit {
@@ -376,7 +376,7 @@ func (h *implicitHarness) query(ctx context.Context, text string) error {
 // pipeline runs text as pgwire runs the statements of a pipeline, sent
 // one Parse, Bind and Execute each before one Sync (pgwire/pipeline.go):
 // each statement is prepared after the ones before it executed;
-// BeginImplicitTransaction(true) comes before each Execute, unless the
+// BeginImplicitTransaction comes before each Execute, unless the
 // statement is alone; EndImplicitTransaction at the first error or at the
 // Sync.
 func (h *implicitHarness) pipeline(ctx context.Context, text string) error {
@@ -385,15 +385,19 @@ func (h *implicitHarness) pipeline(ctx context.Context, text string) error {
 		return err
 	}
 	wrap := len(texts) > 1
-	for _, q := range texts {
+	for i, q := range texts {
 		stmts, err := h.s.Parse(ctx, q, nil)
 		if err == nil && len(stmts) != 1 {
 			err = fmt.Errorf("%q is %d statements", q, len(stmts))
 		}
 		if err == nil {
 			err = runStatementWith(ctx, stmts[0], func() {
+				kind := pgwire.ImplicitPipeline
+				if i == 0 {
+					kind = pgwire.ImplicitPipelineFirst
+				}
 				if wrap && h.s.TxStatus() == 'I' {
-					h.s.BeginImplicitTransaction(true)
+					h.s.BeginImplicitTransaction(kind)
 				}
 			})
 		}

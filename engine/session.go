@@ -54,7 +54,8 @@ type Session struct {
 	failed  bool
 	// implicit marks the open block as an implicit transaction: of a
 	// multi-statement simple query, or of a pipeline when pipeline is set
-	// (implicittx.go); pipelineRan: a statement of the pipeline's ran in it.
+	// (implicittx.go); pipelineRan: a statement of the pipeline ran before
+	// the one running.
 	implicit              bool
 	pipeline, pipelineRan bool
 	// queriedInBlock: the block ran a query, so its isolation level and

@@ -60,6 +60,9 @@ type conn struct {
 	// may be open: from the Execute that opened it to the Sync, the ERROR
 	// or the ReadyForQuery that ends it (pipeline.go).
 	pipelineTx bool
+	// pipelineExecuted is set from the first Execute after a Sync (or
+	// ReadyForQuery) to the next one.
+	pipelineExecuted bool
 	// notifier is the session's notification queue, if it has one
 	// (notify.go); idle is set from a ReadyForQuery reporting an idle
 	// session until the next message arrives: then notifications are sent
@@ -401,6 +404,7 @@ func (c *conn) readyForQuery() error {
 	if err := c.endPipeline(false); err != nil {
 		return err
 	}
+	c.pipelineExecuted = false
 	status := c.sess.TxStatus()
 	if status == 'I' {
 		c.closeAllPortals()

@@ -78,9 +78,11 @@ type Session interface {
 	TxStatus() byte
 
 	// BeginImplicitTransaction is called before each statement of a simple
-	// query that holds several statements (pipeline=false), and before each
-	// Execute of a pipeline: of the extended protocol's statements up to a
-	// Sync, except one alone before its Sync (pipeline=true; pipeline.go).
+	// query that holds several statements (ImplicitQuery), and before each
+	// Execute of a pipeline — the extended protocol's statements up to a
+	// Sync — outside a block, except one alone before its Sync
+	// (ImplicitPipelineFirst for the pipeline's first Execute,
+	// ImplicitPipeline for the later ones; pipeline.go).
 	// Outside a transaction block it opens an implicit one, which groups
 	// the statements that follow until EndImplicitTransaction: their
 	// effects become visible together or not at all. Inside a block,
@@ -91,12 +93,11 @@ type Session interface {
 	// transaction as 'I'.
 	//
 	// Statements that cannot run inside a transaction block fail (25001)
-	// in a simple query's implicit transaction. In a pipeline's they fail
-	// only when another statement of it ran before them (a call with
-	// pipeline=true that found the pipeline's transaction open); as its
-	// first statement they end the empty transaction and run on their own,
-	// as PostgreSQL runs them.
-	BeginImplicitTransaction(pipeline bool)
+	// in a simple query's implicit transaction, and in a pipeline after
+	// any other statement of the pipeline; as the pipeline's first
+	// statement they end the empty transaction and run on their own, as
+	// PostgreSQL runs them.
+	BeginImplicitTransaction(kind ImplicitTransaction)
 
 	// EndImplicitTransaction ends the implicit transaction, if one is open:
 	// it commits when commit is true (after the last statement succeeded;
@@ -114,6 +115,20 @@ type Session interface {
 	// Close releases the session's resources; the connection is gone.
 	Close()
 }
+
+// ImplicitTransaction tells BeginImplicitTransaction which statement is
+// about to run.
+type ImplicitTransaction uint8
+
+const (
+	// ImplicitQuery: a statement of a simple query of several.
+	ImplicitQuery ImplicitTransaction = iota
+	// ImplicitPipelineFirst: the first Execute of a pipeline (since the
+	// last Sync).
+	ImplicitPipelineFirst
+	// ImplicitPipeline: a later Execute of the same pipeline.
+	ImplicitPipeline
+)
 
 // SessionIdleTimeout may be implemented by a Session that bounds how long
 // its client may keep it waiting inside a transaction block (PostgreSQL's

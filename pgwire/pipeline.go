@@ -9,10 +9,10 @@ package pgwire
 //
 // The rule, by state:
 //   - Execute outside a transaction block (TxStatus 'I') calls
-//     BeginImplicitTransaction(true) before running the portal, unless the
-//     message after it is a Sync already buffered and no statement of the
-//     pipeline ran in an implicit transaction: a single statement per Sync
-//     commits as it executes, as before, and pays nothing.
+//     BeginImplicitTransaction before running the portal, unless it is the
+//     pipeline's first Execute and the message after it is a Sync already
+//     buffered: a single statement per Sync commits as it executes, as
+//     before, and pays nothing.
 //   - Inside a block the Session does nothing (the block is the
 //     transaction); a COMMIT or ROLLBACK in the pipeline ends the implicit
 //     transaction or the block, and the next Execute opens a new one.
@@ -25,11 +25,12 @@ package pgwire
 //     simple query commits the transaction it found open.
 //   - The connection's end closes the Session, which rolls it back.
 //
-// The Session learns that the transaction is a pipeline's, so that a
-// statement that cannot run inside a transaction block may still run as
-// the first one after a Sync (it ends the empty transaction and commits on
-// its own) and is refused (25001, "cannot be executed within a pipeline")
-// after another statement of the same transaction, as in PostgreSQL.
+// The Session learns that the transaction is a pipeline's and whether the
+// statement is the pipeline's first, so that a statement that cannot run
+// inside a transaction block may still run as the first one after a Sync
+// (it ends the empty transaction and commits on its own) and is refused
+// (25001, "cannot be executed within a pipeline") after any other statement
+// of the pipeline, as in PostgreSQL.
 //
 // Between the messages of a pipeline the transaction waits for its client,
 // holding what its statements took (a held catalog transaction, row
@@ -40,13 +41,18 @@ package pgwire
 // executed: it opens (or continues) the pipeline's implicit transaction
 // unless the statement is alone before its Sync or a block is open.
 func (c *conn) pipelineStatement() {
+	kind := ImplicitPipeline
+	if !c.pipelineExecuted {
+		kind = ImplicitPipelineFirst
+	}
+	c.pipelineExecuted = true
 	if c.sess.TxStatus() != 'I' {
 		return // a block is open: it is the transaction
 	}
-	if !c.pipelineTx && c.nextIsSync() {
+	if !c.pipelineTx && kind == ImplicitPipelineFirst && c.nextIsSync() {
 		return // alone before its Sync: commits as it executes
 	}
-	c.sess.BeginImplicitTransaction(true)
+	c.sess.BeginImplicitTransaction(kind)
 	c.pipelineTx = true
 }
 
@@ -79,6 +85,7 @@ func (c *conn) endPipeline(commit bool) error {
 // failed commit is reported), then ReadyForQuery.
 func (c *conn) sync() error {
 	c.ignoreTillSync = false
+	c.pipelineExecuted = false
 	if err := c.endPipeline(true); err != nil {
 		if endsConnection(err) {
 			return err

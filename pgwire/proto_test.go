@@ -629,7 +629,7 @@ func TestPipelineImplicitTransaction(t *testing.T) {
 	pipeline("COMMIT", "SELECT 1", "SELECT 1")
 	expectMsgs(t, r.until("ReadyForQuery"), concat(stmt("COMMIT"), stmt("SELECT 1", "DataRow 1"), stmt("SELECT 1", "DataRow 1"),
 		[]string{"ReadyForQuery I"})...)
-	if got := trace(); got != "pipeline,pipeline,commit" {
+	if got := trace(); got != "pipeline,pipeline-later,commit" {
 		t.Errorf("BEGIN … COMMIT: %q", got)
 	}
 

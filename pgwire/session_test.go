@@ -100,12 +100,15 @@ type testSession struct {
 
 func (s *testSession) TxStatus() byte { return s.tx }
 
-func (s *testSession) BeginImplicitTransaction(pipeline bool) {
+func (s *testSession) BeginImplicitTransaction(kind ImplicitTransaction) {
 	if s.tx == 'I' && !s.implicit {
 		s.implicit = true
-		if pipeline {
+		switch kind {
+		case ImplicitPipelineFirst:
 			s.trace = append(s.trace, "pipeline")
-		} else {
+		case ImplicitPipeline:
+			s.trace = append(s.trace, "pipeline-later")
+		default:
 			s.trace = append(s.trace, "implicit")
 		}
 	}

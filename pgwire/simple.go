@@ -79,7 +79,7 @@ func (c *conn) runSimpleQuery(query string, joined bool) (err error) {
 	implicit := len(stmts) > 1 || joined
 	for i, st := range stmts {
 		if implicit {
-			c.sess.BeginImplicitTransaction(false)
+			c.sess.BeginImplicitTransaction(ImplicitQuery)
 		}
 		tag, err := c.runSimpleStatement(st)
 		if err != nil {
