@@ -56,8 +56,14 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	// Target columns.
 	var target []string
 	if len(n.Cols) == 0 {
+		// Without a column list the source's columns fill the table's
+		// first columns and the rest take their defaults, as in
+		// PostgreSQL (INSERT INTO t VALUES (1) into t(a, b, c)).
 		for _, f := range t.Schema.Fields() {
 			target = append(target, f.Name)
+		}
+		if w, ok := sourceWidth(n.SelectStmt); ok && w < len(target) {
+			target = target[:w]
 		}
 	} else {
 		for _, c := range n.Cols {
@@ -490,3 +496,27 @@ func appendDuckValue(b array.Builder, v any) error {
 
 // quoteIdent quotes an identifier for SQL.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// sourceWidth is the number of columns an INSERT's source produces when
+// it can be read off the parse tree: the first row of VALUES, or the select
+// list of a plain SELECT without a star. ok is false otherwise (the source
+// then must produce every column of the table).
+func sourceWidth(src *pg_query.Node) (int, bool) {
+	sel := src.GetSelectStmt()
+	switch {
+	case sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE:
+		return 0, false
+	case len(sel.ValuesLists) > 0:
+		return len(sel.ValuesLists[0].GetList().GetItems()), true
+	}
+	for _, rt := range sel.TargetList {
+		if cr := rt.GetResTarget().GetVal().GetColumnRef(); cr != nil {
+			for _, f := range cr.Fields {
+				if f.GetAStar() != nil {
+					return 0, false
+				}
+			}
+		}
+	}
+	return len(sel.TargetList), len(sel.TargetList) > 0
+}

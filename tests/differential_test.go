@@ -333,6 +333,11 @@ var diffScripts = [][]string{
 		`UPDATE diff.alt SET v = 'c' WHERE v IS NULL`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
 		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `INSERT INTO diff.alt (id, v) VALUES (3, NULL)`, `INSERT INTO diff.alt (id, v) VALUES (0, 'x')`,
 		`SELECT id, v, f, n, s FROM diff.alt ORDER BY id`},
+	// Without a column list the values fill the first columns, the rest take their defaults.
+	{`CREATE TABLE diff.ins3 (id int, v text DEFAULT 'd', w int)`, `INSERT INTO diff.ins3 VALUES (1)`,
+		`INSERT INTO diff.ins3 VALUES (2, 'x'), (3, DEFAULT)`, `INSERT INTO diff.ins3 SELECT 4, 'y'`, `INSERT INTO diff.ins3 VALUES (5, 'a', 1, 2)`,
+		`INSERT INTO diff.ins3 SELECT * FROM diff.ins3 WHERE id = 1`, `INSERT INTO diff.ins3 (id, v) VALUES (6)`,
+		`SELECT id, v, w FROM diff.ins3 ORDER BY id, v`},
 	{`CREATE TABLE diff.wu (id int, v text, PRIMARY KEY (id))`, `INSERT INTO diff.wu VALUES (1, 'a'), (2, 'b'), (3, 'c')`,
 		`WITH _data (id, v) AS (VALUES (1, 'x'), (3, 'z')) UPDATE diff.wu SET v = _data.v FROM _data WHERE diff.wu.id = _data.id`,
 		`WITH two AS (SELECT 2 AS id) DELETE FROM diff.wu WHERE id IN (SELECT id FROM two)`, `SELECT id, v FROM diff.wu ORDER BY id`},
