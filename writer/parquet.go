@@ -44,6 +44,11 @@ type fileFormat struct {
 	bloomCols []int
 	// ndv is each filter's expected number of distinct values.
 	ndv int64
+	// keyCols are the file schema's indices of the primary-key columns, in
+	// key order (nil: a table without a primary key); the file's rows are
+	// sorted by them, and its footer says whether a key repeats
+	// (uniquekeys.go).
+	keyCols []int
 }
 
 // bloomColumns are the columns of t whose files get bloom filters: the
@@ -52,12 +57,21 @@ func bloomColumns(t *catalog.Table) []string {
 	return append(slices.Clone(t.PKCols), t.IndexedCols...)
 }
 
-// newFileFormat decides the format of a file of schema with bloom filters
-// on columns bloom and the given row count (rowGroupRows and pageBytes of
-// 0 take the defaults). Only flat schemas get filters (a field's index is
-// then its leaf column's), of types the reader can probe.
-func newFileFormat(schema *arrow.Schema, bloom []string, rows, rowGroupRows, pageBytes int) fileFormat {
+// newFileFormat decides the format of a file of schema, sorted by the
+// primary key pk (nil: none), with bloom filters on columns bloom and the
+// given row count (rowGroupRows and pageBytes of 0 take the defaults). Only
+// flat schemas get filters (a field's index is then its leaf column's), of
+// types the reader can probe.
+func newFileFormat(schema *arrow.Schema, pk, bloom []string, rows, rowGroupRows, pageBytes int) fileFormat {
 	ff := fileFormat{rowGroupRows: RowGroupRows, pageBytes: DataPageBytes}
+	for _, k := range pk {
+		idx := schema.FieldIndices(k)
+		if len(idx) == 0 {
+			ff.keyCols = nil // not a keyed file: nothing to say about its keys
+			break
+		}
+		ff.keyCols = append(ff.keyCols, idx[0])
+	}
 	if rowGroupRows > 0 {
 		ff.rowGroupRows = rowGroupRows
 	}
