@@ -73,6 +73,9 @@ type Scan struct {
 	// merge reads more than MaxFanIn files at once. Empty: every file of a
 	// unit is merged at once.
 	Spill string
+	// mergeAlways turns off streaming without merging (unitplan.go): every
+	// primary-key unit is merged whole. Tests compare the two.
+	mergeAlways bool
 	// keys and rows are Keys and Rows compiled (at the first Open); index
 	// is the part of rows on indexed columns that prunes (indexprune.go).
 	keys    *keyMatcher
@@ -91,25 +94,34 @@ func (s *Scan) stats() *ScanStats {
 
 var discardStats ScanStats
 
-// needs reports whether column c must be read from files: the consumer
-// reads it, merging needs it (key and CDC columns) or the row filter tests
-// it.
+// needs reports whether column c must be read from files that are
+// merged: the consumer reads it, merging needs it (key and CDC columns) or
+// the row filter tests it.
 func (s *Scan) needs(c int) bool {
+	return s.needsStreamed(c) || slices.Contains(s.Table.PKCols, s.Table.Schema.Field(c).Name)
+}
+
+// needsStreamed reports whether column c must be read from a file that is
+// streamed without merging (unitplan.go): the consumer reads it, the row
+// filter tests it, the key filter matches it (a key column), or it is the
+// CDC column, whose deletes are dropped. A key column nobody reads is not.
+func (s *Scan) needsStreamed(c int) bool {
 	if s.Needed == nil || s.Needed[c] {
 		return true
 	}
 	name := s.Table.Schema.Field(c).Name
-	if slices.Contains(s.Table.PKCols, name) || name == s.Table.CDCColumn() {
+	if name == s.Table.CDCColumn() || (s.keys != nil && slices.Contains(s.Table.PKCols, name)) {
 		return true
 	}
 	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })
 }
 
-// needsNone reports whether no column is to be read from files (count(*)
-// of an append table).
-func (s *Scan) needsNone() bool {
+// needsNone reports whether need selects no column, so that nothing is to
+// be read from files (count(*) of an append table, or of a primary-key
+// table's streamed files).
+func (s *Scan) needsNone(need func(c int) bool) bool {
 	for c := range s.Table.Schema.NumFields() {
-		if s.needs(c) {
+		if need(c) {
 			return false
 		}
 	}
@@ -281,14 +293,25 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Spill != "" && s.Table.HasPK() && len(files) > MaxFanIn {
-		if files, err = s.premerge(ctx, files, consts); err != nil {
+	var segs []segment
+	if s.Table.HasPK() {
+		if segs, err = s.segments(files); err != nil {
+			closePlanned(files)
 			return nil, err
 		}
 	}
-	it, err := s.merge(ctx, files, consts)
-	if err != nil {
-		return nil, err
+	var it Iterator
+	if segs != nil {
+		it = newSegmentIterator(s, segs, consts)
+	} else {
+		if s.Spill != "" && s.Table.HasPK() && len(files) > MaxFanIn {
+			if files, err = s.premerge(ctx, files, consts); err != nil {
+				return nil, err
+			}
+		}
+		if it, err = s.merge(ctx, files, consts); err != nil {
+			return nil, err
+		}
 	}
 	if s.keys != nil || s.rows != nil || s.Stats != nil {
 		f := &filterIterator{it: it, scan: s}
@@ -415,7 +438,7 @@ func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue)
 	}
 	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
 	for i, p := range files {
-		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel)
+		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel, s.needs)
 		if err != nil {
 			closeAll(files[i:])
 			return nil, err
