@@ -215,24 +215,33 @@ func (s *Scan) Units() ([]Unit, error) {
 	return out, nil
 }
 
-// splitFileBytes is the size from which ParallelUnits reads a file's
-// footer to split it by row group: a smaller file is one unit.
-const splitFileBytes = 4 << 20
+// splitFileBytes is the size from which ParallelUnits splits a file by
+// row group: a smaller file is one unit. (A variable: tests lower it.)
+var splitFileBytes int64 = 4 << 20
 
 // ParallelUnits splits the scan into units that may be read concurrently
 // and in any order, for unordered reads. A primary-key table's units are
-// Units (a bucket's files merge together). An append table's rows are the
-// concatenation of its files, so each file is a unit of its own, and a
-// file of several row groups one unit per row group, whose footer is read
-// for this (through Meta). When the scan prunes by an index, files are not
-// split further: the index already picks their row groups.
+// its buckets' segments (unitplan.go: files whose key ranges overlap merge
+// together, a bucket's other segments are units of their own), a streamed
+// file of several row groups one unit per row group. An append table's
+// rows are the concatenation of its files, so each file is a unit of its
+// own, and a file of several row groups one unit per row group. Footers
+// are read for this (through Meta; without Meta a primary-key table's
+// units are Units). When the scan prunes by an index or a key filter,
+// files are not split: the filter already picks their row groups.
 func (s *Scan) ParallelUnits(ctx context.Context) ([]Unit, error) {
 	units, err := s.Units()
-	if err != nil || s.Table.HasPK() {
-		return units, err
+	if err != nil {
+		return nil, err
 	}
 	if err := s.compile(); err != nil {
 		return nil, err
+	}
+	if s.Table.HasPK() {
+		if s.Meta == nil || s.keys != nil || s.index != nil {
+			return units, nil
+		}
+		return s.splitKeyedUnits(ctx, units)
 	}
 	var out []Unit
 	for _, u := range units {

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -188,4 +189,53 @@ func (s *Scan) segments(files []planned) ([]segment, error) {
 		segs = append([]segment{{files: []planned{p}, streamed: true}}, segs...)
 	}
 	return segs, nil
+}
+
+// splitKeyedUnits cuts each primary-key unit into its segments, each a
+// unit, and a streamed file of splitFileBytes or more into one unit per
+// row group (its keys are unique, so no key spans two row groups). Open
+// finds the same segments in each part (from the same footers).
+func (s *Scan) splitKeyedUnits(ctx context.Context, units []Unit) ([]Unit, error) {
+	var out []Unit
+	for _, u := range units {
+		files := make([]planned, 0, len(u.Files))
+		for i, f := range u.Files {
+			if err := checkInTable(s.Table, f.Path); err != nil {
+				return nil, err
+			}
+			fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
+			fm, err := s.fileMeta(fo)
+			fo.close()
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, planned{order: i, fm: fm})
+		}
+		segs, err := s.segments(files)
+		if err != nil {
+			return nil, err
+		}
+		if segs == nil {
+			out = append(out, u)
+			continue
+		}
+		for _, seg := range segs {
+			part := Unit{Desc: u.Desc, Bucket: u.Bucket}
+			for _, p := range seg.files {
+				part.Files = append(part.Files, u.Files[p.order])
+			}
+			groups := 1
+			if f := part.Files[0]; seg.streamed && f.Size >= splitFileBytes {
+				groups = seg.files[0].fm.md.NumRowGroups()
+			}
+			if groups <= 1 {
+				out = append(out, part)
+				continue
+			}
+			for g := range groups {
+				out = append(out, Unit{Desc: u.Desc, Bucket: u.Bucket, Files: part.Files, RowGroups: []int{g}})
+			}
+		}
+	}
+	return out, nil
 }

@@ -67,6 +67,7 @@ func TestStreamedMatchesMerge(t *testing.T) {
 		{"bigint-cdc", []arrow.DataType{arrow.PrimitiveTypes.Int64}, true, 1, true},
 	}
 	var total reader.ScanCounts
+	reader.SetSplitFileBytes(t, 1) // every streamed file of several row groups is split
 	for ci, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			m := newStreamModel(t, uint64(ci+11), cfg.keys, cfg.cdc, cfg.buckets, cfg.ranged)
@@ -99,6 +100,18 @@ func TestStreamedMatchesMerge(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						if mode == 1 {
+							// Segments and row groups as parallel units.
+							ps, _ := scan(false)
+							ps.Meta = cache
+							got, err := scanParallelRows(t, ps)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if g, wn := neededCells(m.table, needed, got), neededCells(m.table, needed, want); !slices.Equal(g, wn) {
+								t.Fatalf("write %d, parallel units, columns %v: %d rows, merged %d\n got %q\nwant %q", w, needed, len(g), len(wn), g, wn)
+							}
+						}
 						ss, st := scan(false)
 						got, err := scanRows(t, ss, mode)
 						if err != nil {
@@ -122,11 +135,51 @@ func TestStreamedMatchesMerge(t *testing.T) {
 			}
 		})
 	}
-	if total.FilesStreamed == 0 || total.MergeFiles < 2 {
-		t.Fatalf("streamed %d files, merged at most %d at once: the test wants both", total.FilesStreamed, total.MergeFiles)
+	if total.FilesStreamed == 0 || total.MergeFiles < 2 || splitParts == 0 {
+		t.Fatalf("streamed %d files, merged at most %d at once, read %d parts of files: the test wants all", total.FilesStreamed, total.MergeFiles, splitParts)
 	}
 	t.Logf("%+v", total)
 }
+
+// scanParallelRows reads the units of scan.ParallelUnits as sorted row
+// strings, requiring some unit to be a part of a file.
+func scanParallelRows(t *testing.T, scan *reader.Scan) ([]string, error) {
+	t.Helper()
+	units, err := scan.ParallelUnits(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range units {
+		if u.RowGroups != nil {
+			splitParts++
+		}
+		it, err := scan.Open(context.Background(), u)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			b, err := it.Next(context.Background())
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			for r := range int(b.NumRows()) {
+				out = append(out, rowString(b, r))
+			}
+			b.Release()
+		}
+		it.Close()
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// splitParts counts the units of split files scanParallelRows read.
+var splitParts int
 
 // checkKeyOrder requires every unit of scan to return its rows in strictly
 // ascending key order.
