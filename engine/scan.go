@@ -65,7 +65,7 @@ type scanEntry struct {
 	// reads keep them (a change feed that dropped deletes would lose them
 	// downstream).
 	changeFeed bool
-	// rowsOnly marks a reference to an append table whose statement cannot
+	// rowsOnly marks a reference to a lake table whose statement cannot
 	// name its first column (markRowsOnlyScans): when DuckDB asks for that
 	// column alone, it wants only the row count.
 	rowsOnly bool
