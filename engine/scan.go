@@ -372,7 +372,8 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		reg:      reg,
 		rowsOnly: e.rowsOnly,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
-			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Chunks: reg.chunks, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
+			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Chunks: reg.chunks, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill,
+			OnlyNeeded: true},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)

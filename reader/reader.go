@@ -52,6 +52,10 @@ type Scan struct {
 	// columns come back as NULL and are not read from files, except what
 	// merging needs (key and CDC columns).
 	Needed []bool
+	// OnlyNeeded says the consumer reads no key column Needed does not
+	// mark: files streamed without merging (unitplan.go) then leave such
+	// key columns unread (NULL). Without it key columns always come back.
+	OnlyNeeded bool
 	// Keys, when set, restricts a primary-key table's scan to the rows
 	// whose key matches (keyfilter.go): files, row groups and pages that
 	// cannot hold one are skipped, and other rows are not returned.
@@ -103,14 +107,15 @@ func (s *Scan) needs(c int) bool {
 
 // needsStreamed reports whether column c must be read from a file that is
 // streamed without merging (unitplan.go): the consumer reads it, the row
-// filter tests it, the key filter matches it (a key column), or it is the
-// CDC column, whose deletes are dropped. A key column nobody reads is not.
+// filter tests it, it is the CDC column (whose deletes are dropped), or a
+// key column, unless the consumer reads only what it marked (OnlyNeeded)
+// and no key filter matches keys.
 func (s *Scan) needsStreamed(c int) bool {
 	if s.Needed == nil || s.Needed[c] {
 		return true
 	}
 	name := s.Table.Schema.Field(c).Name
-	if name == s.Table.CDCColumn() || (s.keys != nil && slices.Contains(s.Table.PKCols, name)) {
+	if name == s.Table.CDCColumn() || ((!s.OnlyNeeded || s.keys != nil) && slices.Contains(s.Table.PKCols, name)) {
 		return true
 	}
 	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })

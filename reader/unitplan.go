@@ -21,8 +21,9 @@ import (
 // combines to itself (UseLast, UseLastNotNull, SumAll, SumLast, the joins,
 // max, min; NULL to NULL), and a CDC row whose op is "delete" drops its
 // key. Such a file is streamed: its batches pass through without key
-// comparisons, their key columns are not read unless the consumer reads
-// them, and only CDC deletes are filtered out. One file per bucket (after
+// comparisons, their key columns are not read when the consumer says it
+// does not read them (Scan.OnlyNeeded), and only CDC deletes are filtered
+// out. One file per bucket (after
 // a COPY or a compaction) and disjoint upserts are this case.
 //
 // Key ranges come from the footers' statistics of the leading key column:

@@ -49,7 +49,8 @@ var streamCols = []struct {
 // subset of the columns. After every write the table is read with
 // streaming and with every unit merged whole (reader.MergeAlways), in key
 // order, unordered and unordered with selections, for all columns, for
-// value columns only and for no column (count(*)), with and without a
+// value columns only and for no column (count(*)) — the consumer reading
+// only those (OnlyNeeded) or key columns too — with and without a
 // metadata cache: the rows must be equal. Over the run, files must have
 // been streamed and segments merged.
 func TestStreamedMatchesMerge(t *testing.T) {
@@ -80,13 +81,22 @@ func TestStreamedMatchesMerge(t *testing.T) {
 					valueCols = append(valueCols, f.Name == "u" || f.Name == "sa" || f.Name == "ja")
 				}
 				for _, needed := range [][]bool{nil, valueCols, make([]bool, len(valueCols))} {
+					// Without OnlyNeeded, key columns always come back.
+					onlyNeeded := m.rng.IntN(2) == 0
+					visible := needed
+					if needed != nil && !onlyNeeded {
+						visible = slices.Clone(needed)
+						for i := range m.keys {
+							visible[i] = true
+						}
+					}
 					for mode := range 3 {
 						scan := func(merge bool) (*reader.Scan, *reader.ScanStats) {
 							mem := arrowutil.NewPoolAllocator()
 							mem.Poison = true
 							st := &reader.ScanStats{}
 							s := &reader.Scan{Store: objstore.Local{}, Table: m.table, Partitions: parts, Mem: mem, Unordered: mode > 0,
-								BatchRows: 1 + m.rng.IntN(40), Needed: needed, Stats: st}
+								BatchRows: 1 + m.rng.IntN(40), Needed: needed, OnlyNeeded: onlyNeeded, Stats: st}
 							if w%2 == 1 {
 								s.Meta = cache
 							}
@@ -108,7 +118,7 @@ func TestStreamedMatchesMerge(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							if g, wn := neededCells(m.table, needed, got), neededCells(m.table, needed, want); !slices.Equal(g, wn) {
+							if g, wn := neededCells(m.table, visible, got), neededCells(m.table, visible, want); !slices.Equal(g, wn) {
 								t.Fatalf("write %d, parallel units, columns %v: %d rows, merged %d\n got %q\nwant %q", w, needed, len(g), len(wn), g, wn)
 							}
 						}
@@ -123,8 +133,8 @@ func TestStreamedMatchesMerge(t *testing.T) {
 							checkKeyOrder(t, ks)
 						}
 						// Columns the consumer does not read may come back
-						// NULL (a streamed file's keys are not read).
-						got, want = neededCells(m.table, needed, got), neededCells(m.table, needed, want)
+						// NULL (a streamed file's keys under OnlyNeeded).
+						got, want = neededCells(m.table, visible, got), neededCells(m.table, visible, want)
 						if !slices.Equal(got, want) {
 							t.Fatalf("write %d, mode %d, columns %v: streamed %d rows, merged %d\n got %q\nwant %q",
 								w, mode, needed, len(got), len(want), got, want)
