@@ -59,15 +59,41 @@ type fileRange struct {
 }
 
 // keyRange returns the range of the leading key column of the file fm
-// describes, ok false when it is not known exactly (see above).
-func (s *Scan) keyRange(fm *fileMeta) (r fileRange, ok bool, err error) {
+// describes, ok false when it is not known exactly (see above). It is
+// worked out once per file and leaf (fm keeps it).
+func (s *Scan) keyRange(fm *fileMeta) (fileRange, bool, error) {
 	if fm == nil {
-		return r, false, nil
+		return fileRange{}, false, nil
 	}
 	leaf := s.fileLeaf(fm, s.Table.PKCols[0])
 	if leaf < 0 {
-		return r, false, nil
+		return fileRange{}, false, nil
 	}
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	if kr, ok := fm.ranges[leaf]; ok {
+		return kr.r, kr.ok, nil
+	}
+	r, ok, err := leafRange(fm, leaf)
+	if err != nil {
+		return r, false, err
+	}
+	if fm.ranges == nil {
+		fm.ranges = map[int]knownRange{}
+	}
+	fm.ranges[leaf] = knownRange{r, ok}
+	fm.account(int64(64 + len(r.lo.s) + len(r.hi.s)))
+	return r, ok, nil
+}
+
+// knownRange is a file's leading-key range as keyRange found it.
+type knownRange struct {
+	r  fileRange
+	ok bool
+}
+
+// leafRange computes keyRange's answer for a leaf of the file fm describes.
+func leafRange(fm *fileMeta, leaf int) (r fileRange, ok bool, err error) {
 	if r.kind = fm.kindOfLeaf(leaf); r.kind == 0 {
 		return r, false, nil
 	}
