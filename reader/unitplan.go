@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/lakesoul-go/lakesoul/layout"
@@ -32,8 +33,8 @@ import (
 // below another's smallest holds only smaller keys, whatever the other key
 // columns hold. Ranges are used only when they order exactly as the merge
 // does — signed integers (Parquet's signed sort order, as Arrow's integers,
-// dates and timestamps compare), byte strings in bytewise order (as Go
-// compares text) — and only when every row group with rows has min/max
+// dates and timestamps compare) of the table's type (or integers widened),
+// byte strings in bytewise order (as Go compares text) — and only when every row group with rows has min/max
 // statistics and counts no NULL in that column (NULLs sort first in the
 // merge, outside the statistics). Touching ranges are overlapping: a
 // commit's files over the size cap may share their boundary key. Files
@@ -67,6 +68,21 @@ func (s *Scan) keyRange(fm *fileMeta) (fileRange, bool, error) {
 	}
 	leaf := s.fileLeaf(fm, s.Table.PKCols[0])
 	if leaf < 0 {
+		return fileRange{}, false, nil
+	}
+	// The file's values must order as the table's do: the same type, or
+	// integers (int widened to bigint). A DECIMAL stored as an integer,
+	// or a timestamp of another unit, compares only within its file.
+	fsch, err := fm.arrowSchema()
+	if err != nil {
+		return fileRange{}, false, err
+	}
+	tt := s.Table.Schema.Field(s.Table.Schema.FieldIndices(s.Table.PKCols[0])[0]).Type
+	fi := fsch.FieldIndices(fm.md.Schema.Column(leaf).Name()) // a top-level column (fileLeaf)
+	if len(fi) != 1 || keyKindOf(tt) == 0 {
+		return fileRange{}, false, nil
+	}
+	if ft := fsch.Field(fi[0]).Type; !arrow.TypeEqual(ft, tt) && !(arrow.IsInteger(ft.ID()) && arrow.IsInteger(tt.ID())) {
 		return fileRange{}, false, nil
 	}
 	fm.mu.Lock()
