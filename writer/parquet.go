@@ -92,7 +92,8 @@ func newFileFormat(schema *arrow.Schema, pk, bloom []string, rows, rowGroupRows,
 }
 
 // newParquetWriter starts a Parquet file of the given schema on w: zstd,
-// no dictionary (measured faster for this workload), the Arrow schema
+// no dictionary (measured faster for this workload, and the reader's PLAIN
+// path needs none), DECIMAL as integers where they fit, the Arrow schema
 // stored so types round-trip, statistics and the page index on every
 // column, bloom filters on the columns ff names. Row groups are
 // unbuffered: each column chunk goes to w as soon as it is written, so a
@@ -104,6 +105,14 @@ func newParquetWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator, f
 		// encode time for a few percent larger files.
 		parquet.WithCompressionLevel(1),
 		parquet.WithDictionaryDefault(false),
+		// DECIMAL of up to 9 / 18 digits as INT32 / INT64 (Parquet's
+		// integer-backed decimals, which every Parquet reader reads):
+		// BenchmarkFileLayout reads a lineitem-like file with four
+		// DECIMAL(15,2) columns in ~20 % less CPU this way even through
+		// pqarrow, and the reader's PLAIN path decodes them directly
+		// (reader/plainpages.go), where the 16-byte big-endian
+		// FIXED_LEN_BYTE_ARRAY form sent the whole file through pqarrow.
+		parquet.WithStoreDecimalAsInteger(true),
 		parquet.WithMaxRowGroupLength(int64(ff.rowGroupRows)),
 		parquet.WithDataPageSize(int64(ff.pageBytes)),
 		// Page sizes are checked after each batch of values written.
