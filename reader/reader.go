@@ -226,9 +226,9 @@ var splitFileBytes int64 = 4 << 20
 
 // ParallelUnits splits the scan into units that may be read concurrently
 // and in any order, for unordered reads. A primary-key table's units are
-// its buckets' segments (unitplan.go: files whose key ranges overlap merge
-// together, a bucket's other segments are units of their own), a streamed
-// file of several row groups one unit per row group. An append table's
+// its buckets, except that a bucket of one file whose keys are unique
+// (unitplan.go) is one unit per row group of a file over splitFileBytes.
+// An append table's
 // rows are the concatenation of its files, so each file is a unit of its
 // own, and a file of several row groups one unit per row group. Footers
 // are read for this (through Meta; without Meta a primary-key table's

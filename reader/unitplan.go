@@ -40,12 +40,20 @@ import (
 // commit's files over the size cap may share their boundary key. Files
 // without a usable range (old writers, decimal or float keys, spill files)
 // put the whole unit in one segment: merged as before.
+//
+// Statistics are not trusted blindly: when a unit has several segments,
+// every row a segment yields must have its leading key inside the
+// segment's range, or the read fails with 58030 naming the file
+// (rangeChecker) — damaged statistics could otherwise make two versions of
+// a key look apart. A unit of one file relies on no statistics.
 
 // segment is a group of a unit's files (in snapshot order) whose key range
 // overlaps no other segment's.
 type segment struct {
 	files []planned
-	// lo, hi bound the keys' leading column over the segment's files.
+	// lo, hi bound the keys' leading column over the segment's files,
+	// values of kind.
+	kind   keyKind
 	lo, hi keyValue
 	// streamed: one file whose keys are unique, read without merging.
 	streamed bool
@@ -215,7 +223,7 @@ func (s *Scan) segments(files []planned) ([]segment, error) {
 			}
 			continue
 		}
-		segs = append(segs, segment{files: []planned{x.p}, lo: x.r.lo, hi: x.r.hi})
+		segs = append(segs, segment{files: []planned{x.p}, kind: kind, lo: x.r.lo, hi: x.r.hi})
 	}
 	for i := range segs {
 		seg := &segs[i]
@@ -234,50 +242,34 @@ func (s *Scan) segments(files []planned) ([]segment, error) {
 	return segs, nil
 }
 
-// splitKeyedUnits cuts each primary-key unit into its segments, each a
-// unit, and a streamed file of splitFileBytes or more into one unit per
-// row group (its keys are unique, so no key spans two row groups). Open
-// finds the same segments in each part (from the same footers).
+// splitKeyedUnits splits each primary-key unit of one file whose keys are
+// unique, of splitFileBytes or more, into one unit per row group (no key
+// spans two row groups). Units of several files stay whole: their segments
+// are told apart by footer statistics, which Open checks against the rows
+// it reads (segmentIterator), and that takes the whole unit.
 func (s *Scan) splitKeyedUnits(ctx context.Context, units []Unit) ([]Unit, error) {
 	var out []Unit
 	for _, u := range units {
-		files := make([]planned, 0, len(u.Files))
-		for i, f := range u.Files {
-			if err := checkInTable(s.Table, f.Path); err != nil {
-				return nil, err
-			}
-			fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
-			fm, err := s.fileMeta(fo)
-			fo.close()
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, planned{order: i, fm: fm})
-		}
-		segs, err := s.segments(files)
-		if err != nil {
-			return nil, err
-		}
-		if segs == nil {
+		f := u.Files[0]
+		if len(u.Files) != 1 || f.Size < splitFileBytes {
 			out = append(out, u)
 			continue
 		}
-		for _, seg := range segs {
-			part := Unit{Desc: u.Desc, Bucket: u.Bucket}
-			for _, p := range seg.files {
-				part.Files = append(part.Files, u.Files[p.order])
-			}
-			groups := 1
-			if f := part.Files[0]; seg.streamed && f.Size >= splitFileBytes {
-				groups = seg.files[0].fm.md.NumRowGroups()
-			}
-			if groups <= 1 {
-				out = append(out, part)
-				continue
-			}
-			for g := range groups {
-				out = append(out, Unit{Desc: u.Desc, Bucket: u.Bucket, Files: part.Files, RowGroups: []int{g}})
-			}
+		if err := checkInTable(s.Table, f.Path); err != nil {
+			return nil, err
+		}
+		fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
+		fm, err := s.fileMeta(fo)
+		fo.close()
+		if err != nil {
+			return nil, err
+		}
+		if !uniqueKeys(fm) || fm.md.NumRowGroups() <= 1 {
+			out = append(out, u)
+			continue
+		}
+		for g := range fm.md.NumRowGroups() {
+			out = append(out, Unit{Desc: u.Desc, Bucket: u.Bucket, Files: u.Files, RowGroups: []int{g}})
 		}
 	}
 	return out, nil

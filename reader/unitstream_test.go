@@ -1,10 +1,13 @@
 package reader_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -20,6 +23,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
 
@@ -426,6 +430,47 @@ func (m *streamModel) write() {
 		}
 		for _, op := range p.Ops {
 			pf.Files = append(pf.Files, catalog.DataFile{Path: op.Path, Size: op.Size, ExistCols: op.ExistCols})
+		}
+	}
+}
+
+// TestDamagedKeyStatisticsAreErrors: a file whose footer statistics
+// understate its leading key's range (the maximum rewritten below a key it
+// holds) would make it look apart from a newer file holding the same key,
+// and the key would come back twice. The read fails instead, 58030 naming
+// the file, in every read mode and with or without the metadata cache.
+func TestDamagedKeyStatisticsAreErrors(t *testing.T) {
+	const big = 0x0102030405060708 // a key whose bytes occur nowhere else
+	f := newFixture(t, []arrow.Field{idF, nameF}, nil, []string{"id"}, 1)
+	f.write([]string{"id", "name"}, []any{1, "a"}, []any{2, "b"}, []any{big, "old"})
+	f.write([]string{"id", "name"}, []any{1000, "c"}, []any{big, "new"})
+	f.expect("id=1 name=a", "id=2 name=b", "id=1000 name=c", "id=72623859790382856 name=new")
+	damaged := f.parts["-5"].Files[0].Path
+	path := mustLocal(t, damaged)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	footerLen := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	footer := data[len(data)-8-footerLen : len(data)-8]
+	var from, to [8]byte
+	binary.LittleEndian.PutUint64(from[:], big)
+	binary.LittleEndian.PutUint64(to[:], 10)
+	if n := bytes.Count(footer, from[:]); n == 0 {
+		t.Fatal("the key's maximum is not in the footer")
+	}
+	copy(footer, bytes.ReplaceAll(footer, from[:], to[:]))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, meta := range []*reader.MetaCache{nil, reader.NewMetaCache(1 << 20)} {
+		for mode := range 3 {
+			scan := &reader.Scan{Store: objstore.Local{}, Table: f.table, Partitions: []catalog.PartitionFiles{*f.parts["-5"]},
+				Unordered: mode > 0, Meta: meta}
+			rows, err := scanRows(t, scan, mode)
+			if sqlerr.Code(err) != sqlerr.IOError || !strings.Contains(err.Error(), filepath.Base(path)) {
+				t.Fatalf("mode %d: read with damaged statistics: %v (%v), rows %q", mode, err, sqlerr.Code(err), rows)
+			}
 		}
 	}
 }
