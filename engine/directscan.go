@@ -481,7 +481,7 @@ func (p *directPortal) start(ctx context.Context) error {
 	}
 	scans := p.q.s.e.scans
 	scan := &reader.Scan{Store: scans.store, Table: e.table, Partitions: e.parts, Mem: scans.mem, Needed: needed, Unordered: true,
-		Keys: e.keys(), Rows: e.rows(), Meta: scans.meta, Chunks: scans.chunks, Stats: e.stats, Spill: scans.spill}
+		Keys: e.keys(), Rows: e.rows(), Meta: scans.meta, Chunks: scans.chunks, Stats: e.stats, Spill: scans.spill, OnlyNeeded: true}
 	units, err := scan.ParallelUnits(ctx)
 	if err != nil {
 		return err

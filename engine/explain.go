@@ -279,6 +279,7 @@ func statsLines(c reader.ScanCounts) []string {
 		fmt.Sprintf("  Key Pages Read: %d of %d", c.Pages-c.PagesSkipped, c.Pages),
 		fmt.Sprintf("  Rows: %d read from files, %d merged, %d passed the key filter", c.RowsRead, c.RowsMerged, c.RowsOut),
 		fmt.Sprintf("  Merge Fan-in: at most %d files at once (%d merges spilled ahead)", c.MergeFiles, c.MergesSpilled),
+		fmt.Sprintf("  Files Streamed: %d without merging (keys unique, no other file overlapping)", c.FilesStreamed),
 	}
 }
 

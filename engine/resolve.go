@@ -258,12 +258,14 @@ func (s *Session) setSnapshots(ctx context.Context, cat *catalog.Catalog, tables
 	return nil
 }
 
-// markRowsOnlyScans points each reference of the bound query stmt to an
-// append table whose first column stmt cannot name at a handle marked
+// markRowsOnlyScans points each reference of the bound query stmt to a
+// lake table whose first column stmt cannot name at a handle marked
 // rowsOnly (scanEntry). DuckDB asks a table function, which has no virtual
 // row-id column, for its first column when a query reads none of it
 // (count(*), EXISTS, SELECT 1 FROM t); such a scan then counts rows from
-// the files' footers instead of decoding the column. The test is
+// the files' footers instead of decoding the column — of a primary-key
+// table, the files it streams (reader/unitplan.go); files it merges are
+// read for their keys all the same. The test is
 // conservative: any star, NATURAL or USING join, or column reference with
 // the reference's alias or the column's name as one of its parts keeps the
 // reference as it is.
@@ -297,7 +299,7 @@ func (s *Session) markRowsOnlyScans(stmt *pg_query.Node, tables map[string]*cata
 		}
 		t := tables[handle]
 		rows := handle + ":rows"
-		if t == nil || t.HasPK() || t.Schema.NumFields() == 0 || rf.Alias == nil ||
+		if t == nil || t.Schema.NumFields() == 0 || rf.Alias == nil ||
 			names[strings.ToLower(rf.Alias.Aliasname)] || names[strings.ToLower(t.Schema.Field(0).Name)] ||
 			!s.e.scans.putRowsOnly(rows, handle) {
 			used[handle] = true

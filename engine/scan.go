@@ -65,7 +65,7 @@ type scanEntry struct {
 	// reads keep them (a change feed that dropped deletes would lose them
 	// downstream).
 	changeFeed bool
-	// rowsOnly marks a reference to an append table whose statement cannot
+	// rowsOnly marks a reference to a lake table whose statement cannot
 	// name its first column (markRowsOnlyScans): when DuckDB asks for that
 	// column alone, it wants only the row count.
 	rowsOnly bool
@@ -372,7 +372,8 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		reg:      reg,
 		rowsOnly: e.rowsOnly,
 		scan: &reader.Scan{Store: reg.store, Table: e.table, Partitions: e.parts, Mem: reg.mem, Unordered: true,
-			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Chunks: reg.chunks, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill},
+			Keys: e.keys(), Rows: e.rows(), Meta: reg.meta, Chunks: reg.chunks, Stats: e.stats, KeepCDCDeletes: e.changeFeed, Spill: reg.spill,
+			OnlyNeeded: true},
 		open: &openIterators{m: map[reader.Iterator]struct{}{}},
 	}
 	runtime.AddCleanup(s, func(o *openIterators) { o.closeAll() }, s.open)

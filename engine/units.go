@@ -117,7 +117,7 @@ func (s *Session) OpenScanUnit(ctx context.Context, namespace, name, tableID str
 	}
 	scans := s.e.scans
 	r.scan = &reader.Scan{Store: scans.store, Table: t, Partitions: []catalog.PartitionFiles{{Desc: u.Desc, Files: u.Files}},
-		Mem: scans.mem, Needed: needed, Unordered: true, Meta: scans.meta, Chunks: scans.chunks, Spill: scans.spill}
+		Mem: scans.mem, Needed: needed, OnlyNeeded: true, Unordered: true, Meta: scans.meta, Chunks: scans.chunks, Spill: scans.spill}
 	return r, nil
 }
 

@@ -13,6 +13,15 @@ import (
 // Its value is FormatBloomChecksums's.
 const BloomChecksumsKey = "lakesoul.bloom_crc32c"
 
+// UniqueKeysKey is the key of a primary-key data file's Parquet key-value
+// metadata that says, with value "true", that no primary key appears twice
+// in the file. The writer sets it after checking every adjacent pair of the
+// file's sorted rows (writer/parquet.go); files without it may repeat a key
+// (rows of one write that share a key are all kept, the last one winning).
+// Readers stream such a file without merging its rows when no other file of
+// its bucket overlaps its key range (reader/unitplan.go).
+const UniqueKeysKey = "lakesoul.unique_keys"
+
 // BloomChecksum identifies one bloom filter of a file: row group and leaf
 // column (Parquet schema order), and the CRC-32C (Castagnoli) of its bitset.
 type BloomChecksum struct {

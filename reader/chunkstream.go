@@ -29,7 +29,7 @@ func (fm *fileMeta) arrowSchema() (*arrow.Schema, error) {
 // stream needs is too large for the cache or not admitted yet — the caller
 // then reads the file's pages. Chunks that are admitted but missing are
 // decoded whole from the file and added.
-func openCachedStream(fo *fileOpen, order int, scan *Scan, batchRows int, fm *fileMeta, sel *fileSelection) (*fileStream, bool, error) {
+func openCachedStream(fo *fileOpen, order int, scan *Scan, batchRows int, fm *fileMeta, sel *fileSelection, need func(c int) bool) (*fileStream, bool, error) {
 	fsch, err := fm.arrowSchema()
 	if err != nil {
 		return nil, false, err
@@ -37,7 +37,7 @@ func openCachedStream(fo *fileOpen, order int, scan *Scan, batchRows int, fm *fi
 	if fm.md.Schema.NumColumns() != fsch.NumFields() {
 		return nil, false, nil // nested columns: field and leaf indexes differ
 	}
-	colMap, want, widenTo, err := mapColumns(fsch, scan, fo.f.Path)
+	colMap, want, widenTo, err := mapColumns(fsch, scan, fo.f.Path, need)
 	if err != nil {
 		return nil, false, err
 	}

@@ -90,7 +90,7 @@ func (s *Scan) spillMerge(ctx context.Context, group []planned, consts []*rangeV
 	}()
 	sch := arrow.NewSchema(fields, nil)
 	fw, err := pqarrow.NewFileWriter(sch, f, parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false),
+		parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false), parquet.WithStoreDecimalAsInteger(true),
 		parquet.WithStats(false), parquet.WithMaxRowGroupLength(spillRowGroupRows), parquet.WithAllocator(s.Mem)),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.Mem)))
 	if err != nil {

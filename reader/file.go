@@ -205,9 +205,11 @@ func otherFileFormat(r io.ReaderAt, size int64) string {
 
 // fileMeta returns what is known of the file: from the scan's metadata
 // cache, else parsed from its footer (and cached). nil when the scan has
-// neither a cache nor a key filter (the stream parses the footer itself).
+// neither a cache nor a filter and the table no primary key (the stream
+// parses the footer itself): a primary-key unit is planned from its files'
+// key ranges (unitplan.go).
 func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
-	if s.Meta == nil && s.keys == nil && s.index == nil {
+	if s.Meta == nil && s.keys == nil && s.index == nil && (!s.Table.HasPK() || s.mergeAlways) {
 		return nil, nil
 	}
 	size, err := fo.size()
@@ -230,12 +232,14 @@ func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
 }
 
 // openFileStream opens a stream over the file fo: the rows sel selects
-// (nil: all), with the footer of fm when known.
+// (nil: all), with the footer of fm when known, of the table columns need
+// selects (Scan.needs for a merge, Scan.needsStreamed for a file read
+// alone).
 func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
-	batchRows, bufSize int, fm *fileMeta, sel *fileSelection) (*fileStream, error) {
+	batchRows, bufSize int, fm *fileMeta, sel *fileSelection, need func(c int) bool) (*fileStream, error) {
 	ctx, f, t := fo.ctx, fo.f, scan.Table
 	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
-	if fm != nil && !ranged && scan.needsNone() {
+	if fm != nil && !ranged && scan.needsNone(need) {
 		// No column is needed (count(*)) and the footer is known: the
 		// row counts are all there is to read, and the file stays shut.
 		fs := &fileStream{order: order, path: f.Path, mem: mem, stats: scan.Stats, colMap: make([]int, t.Schema.NumFields())}
@@ -250,7 +254,7 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 		return fs, nil
 	}
 	if ranged && scan.Chunks != nil && fm != nil {
-		fs, ok, err := openCachedStream(fo, order, scan, batchRows, fm, sel)
+		fs, ok, err := openCachedStream(fo, order, scan, batchRows, fm, sel, need)
 		if ok || err != nil {
 			return fs, err
 		}
@@ -269,7 +273,7 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	var src parquet.ReaderAtSeeker
 	needed := 0
 	for i := range t.Schema.NumFields() {
-		if scan.needs(i) {
+		if need(i) {
 			needed++
 		}
 	}
@@ -324,7 +328,7 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 		fs.close()
 		return nil, fmt.Errorf("read %s schema: %w", f.Path, err)
 	}
-	colMap, want, widenTo, err := mapColumns(fsch, scan, f.Path)
+	colMap, want, widenTo, err := mapColumns(fsch, scan, f.Path, need)
 	if err != nil {
 		fs.close()
 		return nil, err
@@ -362,17 +366,17 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 
 // mapColumns maps the table's columns to the columns of a file of schema
 // fsch (a column renamed since the file was written by its former name): colMap (table column → batch column, -1 when the file lacks it or
-// the scan does not need it), the file columns to read (want, in table
+// need does not select it), the file columns to read (want, in table
 // order) and the table types to widen them to (nil entries: the file has
 // the table's type; nil: none widens).
-func mapColumns(fsch *arrow.Schema, scan *Scan, path string) (colMap, want []int, widenTo []arrow.DataType, err error) {
+func mapColumns(fsch *arrow.Schema, scan *Scan, path string, need func(c int) bool) (colMap, want []int, widenTo []arrow.DataType, err error) {
 	t := scan.Table
 	colMap = make([]int, t.Schema.NumFields())
 	needWiden := false
 	for i, tf := range t.Schema.Fields() {
 		colMap[i] = -1
 		fc := schema.FileColumn(fsch, tf) // by its name or a former one
-		if fc < 0 || !scan.needs(i) {
+		if fc < 0 || !need(i) {
 			continue
 		}
 		var to arrow.DataType

@@ -107,6 +107,7 @@ type fileMeta struct {
 	pages  map[[2]int]*pageBounds          // [row group, leaf]
 	blooms map[[2]int]metadata.BloomFilter // [row group, leaf]; nil value: none
 	crcs   map[[2]int]uint32               // checksums of our bloom filters
+	ranges map[int]knownRange              // leaf → leading-key range (unitplan.go)
 	crcErr error
 
 	schemaOnce sync.Once

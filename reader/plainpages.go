@@ -53,7 +53,13 @@ const (
 	plainFixed     plainKind = iota // little-endian values of a fixed width
 	plainByteArray                  // 4-byte little-endian length, then the bytes
 	plainBoolean                    // one bit per value, least significant first
+	// plainDecimal: little-endian INT32 or INT64 values (width bytes) of a
+	// DECIMAL, each widened to Arrow's 16-byte two's complement decimal.
+	plainDecimal
 )
+
+// decimalBytes is the width of an Arrow DECIMAL128 value.
+const decimalBytes = 16
 
 // plainLayout returns the PLAIN layout of a leaf holding Arrow type dt:
 // its kind and, for fixed widths, the width in bytes. ok is false when the
@@ -70,6 +76,19 @@ func plainLayout(col *pqschema.Column, dt arrow.DataType) (kind plainKind, width
 	case arrow.DATE32:
 		_, isDate := col.LogicalType().(pqschema.DateLogicalType)
 		return plainFixed, 4, phys == parquet.Types.Int32 && isDate
+	case arrow.DECIMAL128:
+		dec, isDec := col.LogicalType().(pqschema.DecimalLogicalType)
+		want := dt.(*arrow.Decimal128Type)
+		if !isDec || dec.Precision() != want.Precision || dec.Scale() != want.Scale {
+			return 0, 0, false
+		}
+		switch phys {
+		case parquet.Types.Int32:
+			return plainDecimal, 4, true
+		case parquet.Types.Int64:
+			return plainDecimal, 8, true
+		}
+		return 0, 0, false
 	case arrow.FLOAT64:
 		return plainFixed, 8, phys == parquet.Types.Double
 	case arrow.FLOAT32:
@@ -441,6 +460,8 @@ func (o *plainOut) start(n int, mem memory.Allocator) {
 	switch o.c.kind {
 	case plainFixed:
 		o.values.Resize(n * o.c.width)
+	case plainDecimal:
+		o.values.Resize(n * decimalBytes)
 	case plainBoolean:
 		o.values.Resize(int(bitutil.BytesForBits(int64(n))))
 		clear(o.values.Bytes())
@@ -492,6 +513,23 @@ func (o *plainOut) appendValid(pos, k int) error {
 			return errors.New("page ends before its values")
 		}
 		copy(o.values.Bytes()[pos*c.width:], c.data[:size])
+		c.data = c.data[size:]
+	case plainDecimal:
+		size := k * c.width
+		if len(c.data) < size {
+			return errors.New("page ends before its values")
+		}
+		out := o.values.Bytes()[pos*decimalBytes : (pos+k)*decimalBytes]
+		for i := range k {
+			var v int64
+			if c.width == 4 {
+				v = int64(int32(binary.LittleEndian.Uint32(c.data[4*i:])))
+			} else {
+				v = int64(binary.LittleEndian.Uint64(c.data[8*i:]))
+			}
+			binary.LittleEndian.PutUint64(out[decimalBytes*i:], uint64(v))
+			binary.LittleEndian.PutUint64(out[decimalBytes*i+8:], uint64(v>>63)) // the sign, extended
+		}
 		c.data = c.data[size:]
 	case plainBoolean:
 		if (c.bit+k+7)/8 > len(c.data) {
@@ -562,6 +600,8 @@ func (o *plainOut) appendSpaced(valid []byte, pos, k int) error {
 			switch c.kind {
 			case plainFixed:
 				clear(o.values.Bytes()[i*c.width : j*c.width])
+			case plainDecimal:
+				clear(o.values.Bytes()[i*decimalBytes : j*decimalBytes])
 			case plainByteArray:
 				offs := o.offsets.Bytes()
 				for r := i; r < j; r++ {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -38,6 +39,9 @@ var plainTestSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "req", Type: arrow.BinaryTypes.String, Nullable: false},
 	{Name: "allnull", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "reqi", Type: arrow.PrimitiveTypes.Int64, Nullable: false},
+	// DECIMALs of precision ≤ 18 are stored as INT32 / INT64.
+	{Name: "dec9", Type: &arrow.Decimal128Type{Precision: 9, Scale: 2}, Nullable: true},
+	{Name: "dec18", Type: &arrow.Decimal128Type{Precision: 18, Scale: 4}, Nullable: true},
 }, nil)
 
 // plainTestRecord builds n rows of plainTestSchema; about nullEvery-th
@@ -74,6 +78,13 @@ func plainTestRecord(n, nullEvery int, seed uint64) arrow.RecordBatch {
 				fb.Append(v%3 == 0)
 			case *array.TimestampBuilder:
 				fb.Append(arrow.Timestamp(v % (1 << 50)))
+			case *array.Decimal128Builder:
+				// Negative and positive, up to the precision's limit.
+				limit := int64(1_000_000_000)
+				if f.Type.(*arrow.Decimal128Type).Precision == 18 {
+					limit = 1_000_000_000_000_000_000
+				}
+				fb.Append(decimal128.FromI64(v%(2*limit-1) - (limit - 1)))
 			}
 		}
 	}
@@ -81,13 +92,13 @@ func plainTestRecord(n, nullEvery int, seed uint64) arrow.RecordBatch {
 }
 
 // writePlainTestFile writes rec as the writer does (PLAIN, zstd, page
-// index), with small pages and row groups so that batches cross both.
+// index, DECIMAL as integers), with small pages and row groups so that batches cross both.
 func writePlainTestFile(t testing.TB, rec arrow.RecordBatch, extra ...parquet.WriterProperty) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	opts := append([]parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithDictionaryDefault(false), parquet.WithMaxRowGroupLength(1000), parquet.WithDataPageSize(512),
-		parquet.WithBatchSize(64), parquet.WithPageIndexEnabled(true)}, extra...)
+		parquet.WithBatchSize(64), parquet.WithPageIndexEnabled(true), parquet.WithStoreDecimalAsInteger(true)}, extra...)
 	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(opts...),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
@@ -240,7 +251,8 @@ func TestPlainReadableRefuses(t *testing.T) {
 		{Name: "i16", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
 		{Name: "u32", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Second}, Nullable: true},
-		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+		// Over 18 digits: big-endian FIXED_LEN_BYTE_ARRAY.
+		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}, Nullable: true},
 		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
 	}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, conv)

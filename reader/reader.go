@@ -52,6 +52,10 @@ type Scan struct {
 	// columns come back as NULL and are not read from files, except what
 	// merging needs (key and CDC columns).
 	Needed []bool
+	// OnlyNeeded says the consumer reads no key column Needed does not
+	// mark: files streamed without merging (unitplan.go) then leave such
+	// key columns unread (NULL). Without it key columns always come back.
+	OnlyNeeded bool
 	// Keys, when set, restricts a primary-key table's scan to the rows
 	// whose key matches (keyfilter.go): files, row groups and pages that
 	// cannot hold one are skipped, and other rows are not returned.
@@ -73,6 +77,9 @@ type Scan struct {
 	// merge reads more than MaxFanIn files at once. Empty: every file of a
 	// unit is merged at once.
 	Spill string
+	// mergeAlways turns off streaming without merging (unitplan.go): every
+	// primary-key unit is merged whole. Tests compare the two.
+	mergeAlways bool
 	// keys and rows are Keys and Rows compiled (at the first Open); index
 	// is the part of rows on indexed columns that prunes (indexprune.go).
 	keys    *keyMatcher
@@ -91,25 +98,35 @@ func (s *Scan) stats() *ScanStats {
 
 var discardStats ScanStats
 
-// needs reports whether column c must be read from files: the consumer
-// reads it, merging needs it (key and CDC columns) or the row filter tests
-// it.
+// needs reports whether column c must be read from files that are
+// merged: the consumer reads it, merging needs it (key and CDC columns) or
+// the row filter tests it.
 func (s *Scan) needs(c int) bool {
+	return s.needsStreamed(c) || slices.Contains(s.Table.PKCols, s.Table.Schema.Field(c).Name)
+}
+
+// needsStreamed reports whether column c must be read from a file that is
+// streamed without merging (unitplan.go): the consumer reads it, the row
+// filter tests it, it is the CDC column (whose deletes are dropped), or a
+// key column, unless the consumer reads only what it marked (OnlyNeeded)
+// and no key filter matches keys.
+func (s *Scan) needsStreamed(c int) bool {
 	if s.Needed == nil || s.Needed[c] {
 		return true
 	}
 	name := s.Table.Schema.Field(c).Name
-	if slices.Contains(s.Table.PKCols, name) || name == s.Table.CDCColumn() {
+	if name == s.Table.CDCColumn() || ((!s.OnlyNeeded || s.keys != nil) && slices.Contains(s.Table.PKCols, name)) {
 		return true
 	}
 	return s.Rows != nil && slices.ContainsFunc(s.Rows.Conds, func(c Cond) bool { return c.Column == name })
 }
 
-// needsNone reports whether no column is to be read from files (count(*)
-// of an append table).
-func (s *Scan) needsNone() bool {
+// needsNone reports whether need selects no column, so that nothing is to
+// be read from files (count(*) of an append table, or of a primary-key
+// table's streamed files).
+func (s *Scan) needsNone(need func(c int) bool) bool {
 	for c := range s.Table.Schema.NumFields() {
-		if s.needs(c) {
+		if need(c) {
 			return false
 		}
 	}
@@ -203,24 +220,33 @@ func (s *Scan) Units() ([]Unit, error) {
 	return out, nil
 }
 
-// splitFileBytes is the size from which ParallelUnits reads a file's
-// footer to split it by row group: a smaller file is one unit.
-const splitFileBytes = 4 << 20
+// splitFileBytes is the size from which ParallelUnits splits a file by
+// row group: a smaller file is one unit. (A variable: tests lower it.)
+var splitFileBytes int64 = 4 << 20
 
 // ParallelUnits splits the scan into units that may be read concurrently
 // and in any order, for unordered reads. A primary-key table's units are
-// Units (a bucket's files merge together). An append table's rows are the
-// concatenation of its files, so each file is a unit of its own, and a
-// file of several row groups one unit per row group, whose footer is read
-// for this (through Meta). When the scan prunes by an index, files are not
-// split further: the index already picks their row groups.
+// its buckets, except that a bucket of one file whose keys are unique
+// (unitplan.go) is one unit per row group of a file over splitFileBytes.
+// An append table's
+// rows are the concatenation of its files, so each file is a unit of its
+// own, and a file of several row groups one unit per row group. Footers
+// are read for this (through Meta; without Meta a primary-key table's
+// units are Units). When the scan prunes by an index or a key filter,
+// files are not split: the filter already picks their row groups.
 func (s *Scan) ParallelUnits(ctx context.Context) ([]Unit, error) {
 	units, err := s.Units()
-	if err != nil || s.Table.HasPK() {
-		return units, err
+	if err != nil {
+		return nil, err
 	}
 	if err := s.compile(); err != nil {
 		return nil, err
+	}
+	if s.Table.HasPK() {
+		if s.Meta == nil || s.keys != nil || s.index != nil {
+			return units, nil
+		}
+		return s.splitKeyedUnits(ctx, units)
 	}
 	var out []Unit
 	for _, u := range units {
@@ -281,14 +307,25 @@ func (s *Scan) Open(ctx context.Context, u Unit) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Spill != "" && s.Table.HasPK() && len(files) > MaxFanIn {
-		if files, err = s.premerge(ctx, files, consts); err != nil {
+	var segs []segment
+	if s.Table.HasPK() {
+		if segs, err = s.segments(files); err != nil {
+			closePlanned(files)
 			return nil, err
 		}
 	}
-	it, err := s.merge(ctx, files, consts)
-	if err != nil {
-		return nil, err
+	var it Iterator
+	if segs != nil {
+		it = newSegmentIterator(s, segs, consts)
+	} else {
+		if s.Spill != "" && s.Table.HasPK() && len(files) > MaxFanIn {
+			if files, err = s.premerge(ctx, files, consts); err != nil {
+				return nil, err
+			}
+		}
+		if it, err = s.merge(ctx, files, consts); err != nil {
+			return nil, err
+		}
 	}
 	if s.keys != nil || s.rows != nil || s.Stats != nil {
 		f := &filterIterator{it: it, scan: s}
@@ -415,7 +452,7 @@ func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue)
 	}
 	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
 	for i, p := range files {
-		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel)
+		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel, s.needs)
 		if err != nil {
 			closeAll(files[i:])
 			return nil, err

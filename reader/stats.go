@@ -23,6 +23,10 @@ type ScanStats struct {
 	// counts merges of a unit's oldest files ahead into spill files
 	// (fanin.go).
 	MergeFiles, MergesSpilled atomic.Int64
+	// FilesStreamed counts files of primary-key tables read without
+	// merging: keys unique in the file, no other file of its unit
+	// overlapping its key range (unitplan.go).
+	FilesStreamed atomic.Int64
 }
 
 // mergeOf records a merge of n files.
@@ -43,6 +47,7 @@ type ScanCounts struct {
 	Pages, PagesSkipped                                                                           int64
 	RowsRead, RowsMerged, RowsOut                                                                 int64
 	MergeFiles, MergesSpilled                                                                     int64
+	FilesStreamed                                                                                 int64
 }
 
 // Counts reads the counters.
@@ -54,7 +59,7 @@ func (s *ScanStats) Counts() ScanCounts {
 		RowGroupsSkippedBloom: s.RowGroupsSkippedBloom.Load(), RowGroupsSkippedPages: s.RowGroupsSkippedPages.Load(),
 		RowGroupsRead: s.RowGroupsRead.Load(), Pages: s.Pages.Load(), PagesSkipped: s.PagesSkipped.Load(),
 		RowsRead: s.RowsRead.Load(), RowsMerged: s.RowsMerged.Load(), RowsOut: s.RowsOut.Load(),
-		MergeFiles: s.MergeFiles.Load(), MergesSpilled: s.MergesSpilled.Load(),
+		MergeFiles: s.MergeFiles.Load(), MergesSpilled: s.MergesSpilled.Load(), FilesStreamed: s.FilesStreamed.Load(),
 	}
 }
 
@@ -78,4 +83,5 @@ func (c *ScanCounts) Add(o ScanCounts) {
 	c.RowsOut += o.RowsOut
 	c.MergeFiles = max(c.MergeFiles, o.MergeFiles)
 	c.MergesSpilled += o.MergesSpilled
+	c.FilesStreamed += o.FilesStreamed
 }

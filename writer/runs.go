@@ -494,7 +494,7 @@ func (m *runMerge) flush(maxRows int) error {
 			return err
 		}
 		m.ow, m.cw = ow, &countingWriter{w: ow}
-		ff := newFileFormat(m.schema, bloomColumns(m.w.Table), int(min(m.left, int64(maxRows))), m.w.RowGroupRows, m.w.PageBytes)
+		ff := newFileFormat(m.schema, m.w.Table.PKCols, bloomColumns(m.w.Table), int(min(m.left, int64(maxRows))), m.w.RowGroupRows, m.w.PageBytes)
 		if m.out, err = newDataFile(m.cw, m.schema, m.w.Mem, ff); err != nil {
 			return errors.Join(err, ow.Abort())
 		}

@@ -96,7 +96,7 @@ func TestMergeRuns(t *testing.T) {
 			}
 			files := map[int]int{}
 			for _, op := range merged[0].Ops {
-				if codec, pageIndex := fileCodec(t, op.Path); codec != compress.Codecs.Zstd || !pageIndex {
+				if codec, pageIndex := fileCodec(t, op.Path); codec != DataCodec || !pageIndex {
 					t.Errorf("%s: codec %v, page index %v: not a data file", op.Path, codec, pageIndex)
 				}
 				bucket, _ := layout.BucketOfFile(op.Path)

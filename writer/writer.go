@@ -606,7 +606,7 @@ func (w *Writer) writeFile(ctx context.Context, path string, rec arrow.RecordBat
 		return 0, err
 	}
 	cw := &countingWriter{w: ow}
-	ff := newFileFormat(sch, bloomColumns(w.Table), len(rows), w.RowGroupRows, w.PageBytes)
+	ff := newFileFormat(sch, w.Table.PKCols, bloomColumns(w.Table), len(rows), w.RowGroupRows, w.PageBytes)
 	if err := writeRowGroups(cw, sch, rec, cols, rows, perm, ff, w.Mem); err != nil {
 		return 0, errors.Join(fmt.Errorf("write %s: %w", path, err), ow.Abort())
 	}
@@ -651,14 +651,23 @@ type dataFile struct {
 	mem    memory.Allocator
 	groups int
 	sums   []layout.BloomChecksum
+	// keys checks whether a primary key repeats (nil: no primary key).
+	keys *uniqueKeys
 }
 
 func newDataFile(out io.Writer, schema *arrow.Schema, mem memory.Allocator, ff fileFormat) (*dataFile, error) {
+	var keys *uniqueKeys
+	if len(ff.keyCols) > 0 {
+		var err error
+		if keys, err = newUniqueKeys(schema, ff.keyCols); err != nil {
+			return nil, err
+		}
+	}
 	fw, err := newParquetWriter(out, schema, mem, ff)
 	if err != nil {
 		return nil, err
 	}
-	return &dataFile{fw: fw, schema: schema, ff: ff, mem: mem}, nil
+	return &dataFile{fw: fw, schema: schema, ff: ff, mem: mem, keys: keys}, nil
 }
 
 // writeRowGroup writes a row group whose i-th column col(i) builds (one
@@ -675,12 +684,14 @@ func (d *dataFile) writeRowGroup(col func(i int) (arrow.Array, error)) error {
 		if slices.Contains(d.ff.bloomCols, i) {
 			d.sums = append(d.sums, layout.BloomChecksum{RowGroup: d.groups, Column: i, CRC: d.ff.bloomChecksum(c, d.mem)})
 		}
+		d.keys.column(i, c)
 		err = d.writeColumn(c)
 		c.Release()
 		if err != nil {
 			return err
 		}
 	}
+	d.keys.endRowGroup()
 	d.groups++
 	return nil
 }
@@ -727,8 +738,14 @@ func (d *dataFile) writeColumn(c arrow.Array) error {
 
 // close writes the footer.
 func (d *dataFile) close() error {
+	defer d.keys.release()
 	if len(d.sums) > 0 {
 		if err := d.fw.AppendKeyValueMetadata(layout.BloomChecksumsKey, layout.FormatBloomChecksums(d.sums)); err != nil {
+			return errors.Join(err, d.fw.Close())
+		}
+	}
+	if d.keys.unique() {
+		if err := d.fw.AppendKeyValueMetadata(layout.UniqueKeysKey, "true"); err != nil {
 			return errors.Join(err, d.fw.Close())
 		}
 	}
@@ -736,7 +753,10 @@ func (d *dataFile) close() error {
 }
 
 // abort ends a file whose writing failed.
-func (d *dataFile) abort() error { return d.fw.Close() }
+func (d *dataFile) abort() error {
+	d.keys.release()
+	return d.fw.Close()
+}
 
 type countingWriter struct {
 	w objstore.Writer

@@ -1,0 +1,63 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkKeyedTableScan reads a lineitem-like table of 1 M rows written
+// by one INSERT, keyed on (l_orderkey, l_linenumber) with one bucket and
+// as an append table, through the engine: count(*), TPC-H Q1's and Q6's
+// shapes. The keyed table's one file is streamed without merging and read
+// by row group in parallel (reader/unitplan.go); the append table is the
+// peer.
+func BenchmarkKeyedTableScan(b *testing.B) {
+	b.Setenv("LAKESOUL_POISON_FREED", "") // poison_test.go: timing without it
+	s := newSessionAt(b, filepath.Join(b.TempDir(), "wh"))
+	ctx := context.Background()
+	exec := func(q string) {
+		b.Helper()
+		stmts, err := s.Parse(ctx, q, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, st := range stmts {
+			p, err := st.Bind(ctx, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := p.Execute(ctx, 0, countRows{}); err != nil {
+				b.Fatal(err)
+			}
+			p.Close()
+		}
+	}
+	const cols = `l_orderkey bigint, l_linenumber int, l_quantity numeric(15,2), l_extendedprice numeric(15,2),
+		l_discount numeric(15,2), l_tax numeric(15,2), l_returnflag text, l_linestatus text, l_shipdate date, l_comment text`
+	exec(`CREATE TABLE keyed (` + cols + `, PRIMARY KEY (l_orderkey, l_linenumber))`)
+	exec(`CREATE TABLE plain (` + cols + `)`)
+	for _, t := range []string{"keyed", "plain"} {
+		exec(fmt.Sprintf(`INSERT INTO %s SELECT i / 4, (i %% 4)::int, (1 + i %% 50)::numeric(15,2), ((i * 7919) %% 100000 / 100.0)::numeric(15,2),
+			((i %% 11) / 100.0)::numeric(15,2), ((i %% 9) / 100.0)::numeric(15,2), (ARRAY['A','N','R'])[1 + i %% 3], (ARRAY['F','O'])[1 + i %% 2],
+			DATE '1992-01-01' + (i %% 2500)::int, 'comment ' || (i %% 10007)::text FROM range(1000000) AS r(i)`, t))
+	}
+	for _, t := range []string{"keyed", "plain"} {
+		for _, q := range []struct{ name, sql string }{
+			{"count", "SELECT count(*) FROM %s"},
+			{"q1", `SELECT l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice), sum(l_extendedprice * (1 - l_discount)),
+				sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)), avg(l_quantity), avg(l_discount), count(*)
+				FROM %s WHERE l_shipdate <= DATE '1998-09-02' GROUP BY 1, 2 ORDER BY 1, 2`},
+			{"q6", `SELECT sum(l_extendedprice * l_discount) FROM %s WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01'
+				AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24`},
+		} {
+			b.Run(t+"/"+q.name, func(b *testing.B) {
+				sql := fmt.Sprintf(q.sql, t)
+				for b.Loop() {
+					exec(sql)
+				}
+			})
+		}
+	}
+}
