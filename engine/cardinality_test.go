@@ -1,0 +1,99 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pqfile "github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/internal/pgtest"
+	"github.com/lakesoul-go/lakesoul/pgwire"
+)
+
+// tableKinds are the two kinds of lake table, as CREATE TABLE suffixes of
+// a table (k bigint, v bigint): keyed (merged on read) and append.
+var tableKinds = []struct{ name, ddl string }{
+	{"keyed", ", PRIMARY KEY (k)) WITH (hash_bucket_num = 2)"},
+	{"append", ")"},
+}
+
+// footerCounts sums the row and row-group counts of the data files under
+// dir (a table's directory), from their footers.
+func footerCounts(t *testing.T, dir string) (files int, rows, rowGroups int64) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".parquet") {
+			return err
+		}
+		pf, err := pqfile.OpenParquetFile(path, false)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		files++
+		rows += pf.NumRows()
+		rowGroups += int64(pf.NumRowGroups())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, rows, rowGroups
+}
+
+// newWarehouseSession is a session on a fresh catalog and its warehouse
+// directory.
+func newWarehouseSession(t *testing.T) (s pgwire.Session, wh string) {
+	t.Helper()
+	wh = filepath.Join(t.TempDir(), "wh")
+	dsn := pgtest.DSN(t)
+	if err := catalog.MigrateUp(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	return sessionOn(t, dsn, wh), wh
+}
+
+// DuckDB plans lake scans with the rows in their files' footers (the
+// cardinality lakesoul_scan reports): an upper bound for a keyed table
+// (every version of a key counts), exact for an append table. Knowing it,
+// DuckDB builds a join's hash table on the small side.
+func TestScanCardinality(t *testing.T) {
+	ps, wh := newWarehouseSession(t)
+	for _, kind := range tableKinds {
+		name := "t_" + kind.name
+		mustRun(t, ps, `CREATE TABLE `+name+` (k bigint, v bigint`+kind.ddl)
+		mustRun(t, ps, `INSERT INTO `+name+` SELECT i, i % 10 FROM range(20000) AS r(i)`)
+		mustRun(t, ps, `INSERT INTO `+name+` SELECT i, 1 FROM range(15000, 21000) AS r(i)`)
+		_, rows, _ := footerCounts(t, filepath.Join(wh, "default", name))
+		if rows != 26000 {
+			t.Fatalf("%s: footers hold %d rows, want 26000", name, rows)
+		}
+		plan := strings.Join(mustRun(t, ps, `EXPLAIN SELECT sum(v) FROM `+name), "\n")
+		if want := "~26,000 rows"; !strings.Contains(plan, want) {
+			t.Errorf("%s: plan lacks %q:\n%s", name, want, plan)
+		}
+
+		// The small table is written first, the keyed one joined to it:
+		// the hash table is built on the right side, which must be small.
+		mustRun(t, ps, `CREATE TABLE small_`+kind.name+` (k bigint, w text)`)
+		mustRun(t, ps, `INSERT INTO small_`+kind.name+` SELECT i, 'w' || i FROM range(7) AS r(i)`)
+		plan = strings.Join(mustRun(t, ps, `EXPLAIN SELECT * FROM small_`+kind.name+` s JOIN `+name+` USING (k)`), "\n")
+		found := false
+		for _, l := range strings.Split(plan, "\n") {
+			big, small := strings.Index(l, "~26,000 rows"), strings.Index(l, "~7 rows")
+			if big >= 0 && small >= 0 {
+				found = true
+				if big > small {
+					t.Errorf("%s: the join builds on the big side:\n%s", name, plan)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no line shows both scans' estimates:\n%s", name, plan)
+		}
+	}
+}
