@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,54 @@ func TestScanCardinality(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no line shows both scans' estimates:\n%s", name, plan)
+		}
+	}
+}
+
+// EXPLAIN ANALYZE's counts of a scan are the files' own, for both kinds of
+// table and both ways DuckDB reads a scan (columns, and count(*) alone):
+// every file, row group and row the footers hold is considered and read,
+// and the merge returns each key once.
+func TestExplainAnalyzeCounts(t *testing.T) {
+	s, wh := newWarehouseSession(t)
+	for _, kind := range tableKinds {
+		name := "t_" + kind.name
+		mustRun(t, s, `CREATE TABLE `+name+` (k bigint, v bigint`+kind.ddl)
+		mustRun(t, s, `INSERT INTO `+name+` SELECT i, i % 10 FROM range(300000) AS r(i)`)
+		mustRun(t, s, `INSERT INTO `+name+` SELECT i, 1 FROM range(295000, 301000) AS r(i)`)
+		files, rows, groups := footerCounts(t, filepath.Join(wh, "default", name))
+		if groups <= int64(files) {
+			t.Fatalf("%s: %d row groups in %d files: the test wants files of several", name, groups, files)
+		}
+		merged := rows
+		if kind.name == "keyed" {
+			merged = 301000
+		}
+		for _, q := range []string{"SELECT sum(v) FROM " + name, "SELECT count(*) FROM " + name} {
+			plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE "+q), "\n")
+			for _, want := range []string{
+				fmt.Sprintf("Files Read: %d of %d (", files, files),
+				fmt.Sprintf("Row Groups Read: %d of %d (", groups, groups),
+				fmt.Sprintf("Rows: %d read from files, %d merged, %d passed", rows, merged, merged),
+			} {
+				if !strings.Contains(plan, want) {
+					t.Errorf("%s: EXPLAIN ANALYZE lacks %q:\n%s", q, want, plan)
+				}
+			}
+		}
+		// A filter on a non-key column: nothing is skipped, the rows that
+		// pass are the query's.
+		q := "SELECT count(*) FROM " + name + " WHERE v = 3"
+		n := mustRun(t, s, q)[0]
+		plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE "+q), "\n")
+		for _, want := range []string{
+			fmt.Sprintf("Files Read: %d of %d (", files, files),
+			fmt.Sprintf("Row Groups Read: %d of %d (", groups, groups),
+			fmt.Sprintf("Rows: %d read from files, %d merged, %s passed", rows, merged, n),
+		} {
+			if !strings.Contains(plan, want) {
+				t.Errorf("%s: EXPLAIN ANALYZE lacks %q:\n%s", q, want, plan)
+			}
 		}
 	}
 }

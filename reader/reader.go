@@ -369,15 +369,20 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 			// A part of a split file (ParallelUnits, never with an index).
 			sel = &fileSelection{rowGroups: u.RowGroups, ranges: make([][]rowRange, len(u.RowGroups))}
 		}
+		// The row groups of a file are counted once: by the filter that
+		// plans it, else here (by the first part of a split file).
+		groupsCounted := false
 		if err == nil && s.index != nil && !s.Table.HasPK() {
 			var skip bool
 			skip, sel, err = s.indexSkips(fm, fo.source, st)
+			groupsCounted = true
 			if err == nil && skip {
 				fo.close()
 				continue
 			}
 		}
 		if err == nil && s.keys != nil {
+			groupsCounted = true
 			sel, err = s.planFile(fm, s.keys, fo.source, st, true)
 			if err == nil && sel == nil {
 				fo.close() // nothing in it can match
@@ -388,6 +393,9 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 			fo.close()
 			closePlanned(files)
 			return nil, err
+		}
+		if !groupsCounted && fm != nil && u.firstPart() {
+			st.RowGroups.Add(int64(fm.md.NumRowGroups()))
 		}
 		if sel != nil {
 			st.RowGroupsRead.Add(int64(len(sel.rowGroups)))
