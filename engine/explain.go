@@ -273,7 +273,7 @@ func statsLines(c reader.ScanCounts) []string {
 	return []string{
 		fmt.Sprintf("  Files Read: %d of %d (skipped: %d by statistics or page index, %d by bloom filters)",
 			c.FilesRead, c.Files, c.FilesSkippedStats, c.FilesSkippedBloom),
-		fmt.Sprintf("  Files Skipped by Indexes: %d by statistics, %d by bloom filters", c.FilesSkippedIndexStats, c.FilesSkippedIndexBloom),
+		fmt.Sprintf("  Files Skipped by Row Filter: %d by statistics, %d by bloom filters", c.FilesSkippedIndexStats, c.FilesSkippedIndexBloom),
 		fmt.Sprintf("  Row Groups Read: %d of %d (skipped: %d by statistics, %d by bloom filters, %d by page index)",
 			c.RowGroupsRead, c.RowGroups, c.RowGroupsSkippedStats, c.RowGroupsSkippedBloom, c.RowGroupsSkippedPages),
 		fmt.Sprintf("  Key Pages Read: %d of %d", c.Pages-c.PagesSkipped, c.Pages),

@@ -48,6 +48,21 @@ type fileSelection struct {
 	probe     bool
 }
 
+// restrict is sel's row groups among groups (ascending), nil when none.
+func (sel *fileSelection) restrict(groups []int) *fileSelection {
+	out := &fileSelection{probe: sel.probe}
+	for i, g := range sel.rowGroups {
+		if _, ok := slices.BinarySearch(groups, g); ok {
+			out.rowGroups = append(out.rowGroups, g)
+			out.ranges = append(out.ranges, sel.ranges[i])
+		}
+	}
+	if len(out.rowGroups) == 0 {
+		return nil
+	}
+	return out
+}
+
 // rowRange is the rows [start, end).
 type rowRange struct{ start, end int64 }
 
