@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,9 +132,9 @@ func TestExplainAnalyzeCounts(t *testing.T) {
 				}
 			}
 		}
-		// A filter on a non-key column: nothing is skipped, the rows that
-		// pass are the query's.
-		q := "SELECT count(*) FROM " + name + " WHERE v = 3"
+		// A filter on a non-key column that prunes nothing (<>): the rows
+		// that pass are the query's.
+		q := "SELECT count(*) FROM " + name + " WHERE v <> 3"
 		n := mustRun(t, s, q)[0]
 		plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE "+q), "\n")
 		for _, want := range []string{
@@ -143,6 +145,34 @@ func TestExplainAnalyzeCounts(t *testing.T) {
 			if !strings.Contains(plan, want) {
 				t.Errorf("%s: EXPLAIN ANALYZE lacks %q:\n%s", q, want, plan)
 			}
+		}
+		// One that prunes by statistics (v is 1 in the second write): what
+		// was read and what was skipped add up to the footers' counts.
+		q = "SELECT count(*) FROM " + name + " WHERE v = 3"
+		plan = strings.Join(mustRun(t, s, "EXPLAIN ANALYZE "+q), "\n")
+		num := func(re string) []int64 {
+			m := regexp.MustCompile(re).FindStringSubmatch(plan)
+			if m == nil {
+				t.Fatalf("%s: EXPLAIN ANALYZE lacks %s:\n%s", q, re, plan)
+			}
+			var out []int64
+			for _, x := range m[1:] {
+				v, _ := strconv.ParseInt(x, 10, 64)
+				out = append(out, v)
+			}
+			return out
+		}
+		f := num(`Files Read: (\d+) of (\d+) \(skipped: (\d+) by statistics or page index, (\d+) by bloom`)
+		fr := num(`Files Skipped by Row Filter: (\d+) by statistics, (\d+) by bloom`)
+		g := num(`Row Groups Read: (\d+) of (\d+) \(skipped: (\d+) by statistics, (\d+) by bloom filters, (\d+) by page index`)
+		if f[1] != int64(files) || f[0]+f[2]+f[3]+fr[0]+fr[1] != int64(files) {
+			t.Errorf("%s: files %v %v of %d:\n%s", q, f, fr, files, plan)
+		}
+		if g[1] != groups || g[0]+g[2]+g[3]+g[4] != groups {
+			t.Errorf("%s: row groups %v of %d:\n%s", q, g, groups, plan)
+		}
+		if kind.name == "append" && fr[0] == 0 {
+			t.Errorf("%s: no file skipped by statistics:\n%s", q, plan)
 		}
 	}
 }
