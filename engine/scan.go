@@ -401,15 +401,17 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 }
 
 // scanCardinality is the row count DuckDB's optimizer plans scan with (join
-// order, build sides): the rows in its files' footers. Exact only for an
-// append table read without a filter; a primary-key table's count is an
-// upper bound (every version of a key counts), and a filtered scan's too.
+// order, build sides): the rows in its files' footers (reader.FileRows;
+// estimated by size beyond a budget of uncached footers). Exact only for
+// an append table read without a filter; a primary-key table's count is
+// an upper bound (every version of a key counts), and a filtered scan's
+// too.
 func scanCardinality(ctx context.Context, scan *reader.Scan) (*duckdb.CardinalityInfo, error) {
-	rows, err := scan.FileRows(ctx)
+	rows, exact, err := scan.FileRows(ctx)
 	if err != nil {
 		return nil, err
 	}
-	exact := !scan.Table.HasPK() && scan.Keys == nil && scan.Rows == nil
+	exact = exact && !scan.Table.HasPK() && scan.Keys == nil && scan.Rows == nil
 	return &duckdb.CardinalityInfo{Cardinality: uint(rows), Exact: exact}, nil
 }
 
