@@ -105,6 +105,15 @@ func TestCollectPruneInputs(t *testing.T) {
 		{"SELECT * FROM b WHERE s LIKE 'ab%c'", []string{"b:s<ac s>=ab"}},
 		{"SELECT * FROM b WHERE s LIKE '%ab'", nil},
 		{"SELECT * FROM a JOIN b ON a.k = b.k WHERE b.k = $1", []string{"a:k=$1", "b:k=$1"}},
+		// USING and NATURAL merge k: bare, it is not a table's column.
+		{"SELECT * FROM a JOIN b USING (k) WHERE k = 1 AND y = 2", []string{"b:y=2"}},
+		{"SELECT * FROM a NATURAL JOIN c WHERE k = 1 AND z = 2", []string{"c:z=2"}},
+		{"SELECT * FROM a CROSS JOIN b WHERE a.k = b.k AND b.k < 9", []string{"a:k<9", "b:k<9"}},
+		// A join alias hides the tables' names; a LATERAL subquery is
+		// opaque (and its own scope).
+		{"SELECT * FROM (a JOIN b ON a.k = b.k) AS j WHERE j.x = 1 AND y = 2", []string{"b:y=2"}},
+		{"SELECT * FROM a, LATERAL (SELECT * FROM c WHERE c.k = a.k AND z = 3) l WHERE a.x = 4",
+			[]string{"a:x=4", "c:z=3"}},
 		// Columns of different types carry nothing.
 		{"SELECT * FROM a JOIN b ON a.x = b.y WHERE b.y = 3", []string{"b:y=3"}},
 	} {
