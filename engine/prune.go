@@ -301,7 +301,7 @@ func fieldFamily(f arrow.Field) colFamily {
 // column of the family compares the values as the family does.
 var castFamilies = map[string]colFamily{
 	"int2": famInt, "int4": famInt, "int8": famInt, "smallint": famInt, "integer": famInt, "int": famInt, "bigint": famInt,
-	"text": famText, "varchar": famText, "date": famDate,
+	"text": famText, "varchar": famText, "date": famDate, "timestamp": famTimestamp,
 }
 
 // paramFamilies are the parameter types that compare with a column of the
@@ -377,6 +377,10 @@ func argValue(a pruneArg, dt arrow.DataType, params []any) (v any, ok bool, err 
 			d, err := layout.ParseValue(a.text, dt)
 			if d, isDate := d.(arrow.Date32); err == nil && isDate {
 				return int64(d), true, nil
+			}
+		case famTimestamp:
+			if us, ok := isoTimestamp(a.text); ok {
+				return us, true, nil
 			}
 		}
 	}

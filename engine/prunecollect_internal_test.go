@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -120,6 +121,27 @@ func TestCollectPruneInputs(t *testing.T) {
 		got := renderInputs(t, c.sql)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s:\n got %q\nwant %q", c.sql, got, c.want)
+		}
+	}
+}
+
+// isoTimestamp reads exactly the ISO forms it claims, to the microsecond.
+func TestISOTimestamp(t *testing.T) {
+	for text, want := range map[string]int64{
+		"1970-01-01":                 0,
+		"1970-01-01 00:00":           0,
+		"1970-01-02T00:00:01":        86400e6 + 1e6,
+		"1970-01-01 00:00:00.5":      500000,
+		"1970-01-01 00:00:00.000001": 1,
+		"2026-03-04 05:06:07.123":    time.Date(2026, 3, 4, 5, 6, 7, 123e6, time.UTC).UnixMicro(),
+	} {
+		if got, ok := isoTimestamp(text); !ok || got != want {
+			t.Errorf("%q: %d, %v; want %d", text, got, ok, want)
+		}
+	}
+	for _, text := range []string{"1970-01-01.5", "1970-01-01 00:00:00.0000001", "1970-01-01 00:00:00+02", "now", "12345", "1970-01-01 24:00:00"} {
+		if got, ok := isoTimestamp(text); ok {
+			t.Errorf("%q read as %d", text, got)
 		}
 	}
 }

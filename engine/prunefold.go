@@ -154,3 +154,35 @@ func addMonthsDays(date, months, days int64) time.Time {
 	}
 	return time.Date(ny, nm, d, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(days))
 }
+
+// isoTimestamp reads the ISO forms of a timestamp without time zone that
+// PostgreSQL reads the same way — YYYY-MM-DD, then optionally a space or T,
+// HH:MM, :SS and up to six fractional digits — as microseconds since
+// 1970-01-01 00:00. Other input (time zones, more digits, which PostgreSQL
+// rounds, words like 'now') is not read: the term is left to DuckDB.
+func isoTimestamp(text string) (int64, bool) {
+	m := isoTimestampForm.FindStringSubmatch(strings.TrimSpace(text))
+	if m == nil {
+		return 0, false
+	}
+	layout := "2006-01-02"
+	if m[1] != "" {
+		layout += m[1][:1] + "15:04"
+		if m[2] != "" {
+			layout += ":05"
+		}
+	}
+	t, err := time.Parse(layout, m[0][:len(m[0])-len(m[3])])
+	if err != nil {
+		return 0, false
+	}
+	us := t.UnixMicro()
+	if m[3] != "" {
+		frac := m[3][1:] + strings.Repeat("0", 7-len(m[3]))
+		n, _ := strconv.ParseInt(frac, 10, 64)
+		us += n
+	}
+	return us, true
+}
+
+var isoTimestampForm = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$`)
