@@ -92,3 +92,39 @@ func TestTimestampFiltersPushed(t *testing.T) {
 		}
 	}
 }
+
+// A file large enough to be read as one unit per row group is pruned part
+// by part: each part keeps its own row groups of the whole file's plan,
+// the file is counted once, and the rows are those of the unpushed query.
+func TestSplitFilePruned(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE big (i bigint, s text)`)
+	mustRun(t, s, `INSERT INTO big SELECT i, md5(i::text) || md5((i + 1)::text) FROM range(300000) AS r(i)`)
+	for _, w := range []string{"i >= 150000", "i < 1000 OR i > 299000", "i BETWEEN 1 AND 2", "i > 5000000"} {
+		q := "SELECT count(*), sum(i), min(s) FROM big WHERE " + w
+		got, want := mustRun(t, s, q), mustRun(t, s, "SELECT count(*), sum(i), min(s) FROM (SELECT * FROM big OFFSET 0) b WHERE "+w)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: got %v, want %v", w, got, want)
+		}
+	}
+	plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE SELECT sum(i) FROM big WHERE i >= 290000"), "\n")
+	for _, want := range []string{"Files Read: 1 of 1", "Row Groups Read: 1 of 3 (skipped: 2 by statistics", "Rows: 300000 read"} {
+		if strings.Contains(want, "Rows:") {
+			if strings.Contains(plan, want) {
+				t.Errorf("EXPLAIN ANALYZE says %q: nothing skipped:\n%s", want, plan)
+			}
+			continue
+		}
+		if !strings.Contains(plan, want) {
+			t.Errorf("EXPLAIN ANALYZE lacks %q:\n%s", want, plan)
+		}
+	}
+	plan = strings.Join(mustRun(t, s, "EXPLAIN ANALYZE SELECT sum(i) FROM big WHERE i < 10"), "\n")
+	if want := "Files Read: 1 of 1"; !strings.Contains(plan, want) {
+		t.Errorf("EXPLAIN ANALYZE lacks %q (the file read by its first part only):\n%s", want, plan)
+	}
+	plan = strings.Join(mustRun(t, s, "EXPLAIN ANALYZE SELECT sum(i) FROM big WHERE i > 299990"), "\n")
+	if want := "Files Read: 1 of 1"; !strings.Contains(plan, want) {
+		t.Errorf("EXPLAIN ANALYZE lacks %q (the file read by its last part only):\n%s", want, plan)
+	}
+}
