@@ -301,7 +301,7 @@ func statsLines(c reader.ScanCounts) []string {
 		fmt.Sprintf("  Row Groups Read: %d of %d (skipped: %d by statistics, %d by bloom filters, %d by page index)",
 			c.RowGroupsRead, c.RowGroups, c.RowGroupsSkippedStats, c.RowGroupsSkippedBloom, c.RowGroupsSkippedPages),
 		fmt.Sprintf("  Key Pages Read: %d of %d", c.Pages-c.PagesSkipped, c.Pages),
-		fmt.Sprintf("  Rows: %d read from files, %d merged, %d passed the key filter", c.RowsRead, c.RowsMerged, c.RowsOut),
+		fmt.Sprintf("  Rows: %d read from files, %d merged, %d passed the filters", c.RowsRead, c.RowsMerged, c.RowsOut),
 		fmt.Sprintf("  Merge Fan-in: at most %d files at once (%d merges spilled ahead)", c.MergeFiles, c.MergesSpilled),
 	}
 }
