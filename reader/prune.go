@@ -198,6 +198,11 @@ func (fm *fileMeta) keyStats(leaf int, kind keyKind) ([]colStats, error) {
 			case *metadata.ByteArrayStatistics:
 				st[rg] = colStats{ok: true, lo: keyValue{s: string(s.Min())}, hi: keyValue{s: string(s.Max())}}
 			}
+			// Statistics whose minimum exceeds their maximum are damaged:
+			// pruning by them could skip matching rows.
+			if st[rg].ok && kind.compare(st[rg].lo, st[rg].hi) > 0 {
+				return nil, errCorrupt(fm.name, "the footer", fmt.Errorf("statistics of row group %d column %d: minimum above maximum", rg, leaf))
+			}
 		}
 	}
 	fm.stats[leaf] = st
