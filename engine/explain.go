@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
@@ -237,12 +238,12 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 			out = append(out, fmt.Sprintf("  Files: %d in the read partitions and buckets, of %d listed", pc.filesKept, pc.files))
 		}
 		if k := e.keys(); k != nil {
-			out = append(out, "  Key Filter: "+k.String())
+			out = append(out, "  Key Filter: "+filterText(t, k.Conds))
 		}
 		if r := e.rows(); r != nil {
-			out = append(out, "  Row Filter: "+r.String())
+			out = append(out, "  Row Filter: "+filterText(t, r.Conds))
 			if ix := indexFilter(t, r); ix != nil {
-				out = append(out, "  Index Filter: "+ix.String())
+				out = append(out, "  Index Filter: "+filterText(t, ix.Conds))
 			}
 		}
 		if analyze && e.stats != nil {
@@ -250,6 +251,29 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 		}
 	}
 	return out
+}
+
+// filterText renders a filter's conditions on t's columns with their
+// values as SQL literals of the columns' types: dates and timestamps (days
+// and microseconds to the reader) as PostgreSQL prints them.
+func filterText(t *catalog.Table, conds []reader.Cond) string {
+	return reader.FormatConds(conds, func(col string, v any) string {
+		n, isInt := v.(int64)
+		if idx := t.Schema.FieldIndices(col); isInt && len(idx) > 0 {
+			switch dt := t.Schema.Field(idx[0]).Type.(type) {
+			case *arrow.Date32Type:
+				return "'" + arrow.Date32(n).FormattedString() + "'"
+			case *arrow.TimestampType:
+				if dt.Unit == arrow.Microsecond && dt.TimeZone == "" {
+					return "'" + time.UnixMicro(n).UTC().Format("2006-01-02 15:04:05.999999") + "'"
+				}
+			}
+		}
+		if s, ok := v.(string); ok {
+			return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+		}
+		return fmt.Sprint(v)
+	})
 }
 
 // indexFilter is the part of row filter r on t's indexed columns, which
@@ -273,11 +297,11 @@ func statsLines(c reader.ScanCounts) []string {
 	return []string{
 		fmt.Sprintf("  Files Read: %d of %d (skipped: %d by statistics or page index, %d by bloom filters)",
 			c.FilesRead, c.Files, c.FilesSkippedStats, c.FilesSkippedBloom),
-		fmt.Sprintf("  Files Skipped by Indexes: %d by statistics, %d by bloom filters", c.FilesSkippedIndexStats, c.FilesSkippedIndexBloom),
+		fmt.Sprintf("  Files Skipped by Row Filter: %d by statistics, %d by bloom filters", c.FilesSkippedIndexStats, c.FilesSkippedIndexBloom),
 		fmt.Sprintf("  Row Groups Read: %d of %d (skipped: %d by statistics, %d by bloom filters, %d by page index)",
 			c.RowGroupsRead, c.RowGroups, c.RowGroupsSkippedStats, c.RowGroupsSkippedBloom, c.RowGroupsSkippedPages),
 		fmt.Sprintf("  Key Pages Read: %d of %d", c.Pages-c.PagesSkipped, c.Pages),
-		fmt.Sprintf("  Rows: %d read from files, %d merged, %d passed the key filter", c.RowsRead, c.RowsMerged, c.RowsOut),
+		fmt.Sprintf("  Rows: %d read from files, %d merged, %d passed the filters", c.RowsRead, c.RowsMerged, c.RowsOut),
 		fmt.Sprintf("  Merge Fan-in: at most %d files at once (%d merges spilled ahead)", c.MergeFiles, c.MergesSpilled),
 		fmt.Sprintf("  Files Streamed: %d without merging (keys unique, no other file overlapping)", c.FilesStreamed),
 	}

@@ -89,80 +89,14 @@ type pruneInput struct {
 	exact bool
 }
 
-// collectPruneInputs finds, for every RangeVar that is a direct FROM item of
-// a SELECT, the terms of that SELECT's WHERE on its columns.
-func collectPruneInputs(stmt *pg_query.Node) map[*pg_query.RangeVar]*pruneInput {
-	out := map[*pg_query.RangeVar]*pruneInput{}
-	walk(stmt, func(n *pg_query.Node) {
-		sel := n.GetSelectStmt()
-		if sel == nil || sel.WhereClause == nil {
-			return
-		}
-		for _, item := range sel.FromClause {
-			rv := item.GetRangeVar()
-			if rv == nil {
-				continue
-			}
-			name := rv.Relname
-			if rv.Alias != nil {
-				name = rv.Alias.Aliasname
-			}
-			in := &pruneInput{exact: len(sel.FromClause) == 1}
-			collectTerms(sel.WhereClause, name, len(sel.FromClause) == 1, in)
-			if len(in.terms) > 0 {
-				out[rv] = in
-			}
-		}
-	})
-	return out
-}
-
-// collectTerms walks the AND-conjuncts of cond; a conjunct that is not a
-// term clears in.exact.
-func collectTerms(cond *pg_query.Node, alias string, bareOK bool, in *pruneInput) {
-	if b := cond.GetBoolExpr(); b != nil {
-		if b.Boolop != pg_query.BoolExprType_AND_EXPR {
-			in.exact = false
-			return
-		}
-		for _, a := range b.Args {
-			collectTerms(a, alias, bareOK, in)
-		}
-		return
-	}
-	if t, ok := termOf(cond, alias, bareOK); ok {
-		in.terms = append(in.terms, t...)
-		return
-	}
-	in.exact = false
-}
-
-// termOf reads one conjunct as terms on a column of the FROM item alias.
-func termOf(cond *pg_query.Node, alias string, bareOK bool) ([]pruneTerm, bool) {
+// termOf reads one conjunct as terms on one column that col resolves
+// (col returns "" for anything else); implied is set when the terms are
+// implied by the conjunct without being equivalent to it (LIKE 'prefix%'
+// as a range), so the reader's filter is not the conjunct itself.
+func termOf(cond *pg_query.Node, col func(*pg_query.Node) string) (terms []pruneTerm, implied, ok bool) {
 	e := cond.GetAExpr()
 	if e == nil || len(e.Name) != 1 || e.Name[0].GetString_() == nil {
-		return nil, false
-	}
-	col := func(n *pg_query.Node) string {
-		cr := n.GetColumnRef()
-		if cr == nil {
-			return ""
-		}
-		var parts []string
-		for _, f := range cr.Fields {
-			s := f.GetString_()
-			if s == nil {
-				return ""
-			}
-			parts = append(parts, s.Sval)
-		}
-		switch {
-		case len(parts) == 2 && parts[0] == alias:
-			return parts[1]
-		case len(parts) == 1 && bareOK:
-			return parts[0]
-		}
-		return ""
+		return nil, false, false
 	}
 	op := e.Name[0].GetString_().Sval
 	switch e.Kind {
@@ -170,7 +104,7 @@ func termOf(cond *pg_query.Node, alias string, bareOK bool) ([]pruneTerm, bool) 
 		ops := map[string][2]pruneOp{"=": {opEq, opEq}, "<>": {opNe, opNe}, "<": {opLt, opGt}, "<=": {opLe, opGe}, ">": {opGt, opLt}, ">=": {opGe, opLe}}
 		o, ok := ops[op]
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		c, v, flip := col(e.Lexpr), e.Rexpr, false
 		if c == "" {
@@ -178,55 +112,96 @@ func termOf(cond *pg_query.Node, alias string, bareOK bool) ([]pruneTerm, bool) 
 		}
 		a, ok := argOf(v)
 		if c == "" || !ok {
-			return nil, false
+			return nil, false, false
 		}
 		t := pruneTerm{col: c, op: o[0], args: []pruneArg{a}}
 		if flip {
 			t.op = o[1]
 		}
-		return []pruneTerm{t}, true
+		return []pruneTerm{t}, false, true
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		c := col(e.Lexpr)
 		list := e.Rexpr.GetList()
 		if c == "" || list == nil || (op != "=" && op != "<>") {
-			return nil, false
+			return nil, false, false
 		}
 		var args []pruneArg
 		for _, it := range list.Items {
 			a, ok := argOf(it)
 			if !ok {
-				return nil, false
+				return nil, false, false
 			}
 			args = append(args, a)
 		}
 		if op == "=" {
-			return []pruneTerm{{col: c, op: opEq, args: args}}, true
+			return []pruneTerm{{col: c, op: opEq, args: args}}, false, true
 		}
 		// NOT IN (a, b) is <> a AND <> b (a NULL among them: no row).
 		var terms []pruneTerm
 		for _, a := range args {
 			terms = append(terms, pruneTerm{col: c, op: opNe, args: []pruneArg{a}})
 		}
-		return terms, true
+		return terms, false, true
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN:
 		c := col(e.Lexpr)
 		list := e.Rexpr.GetList()
 		if c == "" || list == nil || len(list.Items) != 2 {
-			return nil, false
+			return nil, false, false
 		}
 		lo, ok1 := argOf(list.Items[0])
 		hi, ok2 := argOf(list.Items[1])
 		if !ok1 || !ok2 {
-			return nil, false
+			return nil, false, false
 		}
-		return []pruneTerm{{col: c, op: opGe, args: []pruneArg{lo}}, {col: c, op: opLe, args: []pruneArg{hi}}}, true
+		return []pruneTerm{{col: c, op: opGe, args: []pruneArg{lo}}, {col: c, op: opLe, args: []pruneArg{hi}}}, false, true
+	case pg_query.A_Expr_Kind_AEXPR_LIKE:
+		// col LIKE 'prefix%…' (default escape) implies prefix <= col <
+		// the next prefix, bytewise as text compares here.
+		c := col(e.Lexpr)
+		pat := e.Rexpr.GetAConst()
+		if op != "~~" || c == "" || pat == nil || pat.GetSval() == nil {
+			return nil, false, false
+		}
+		lo, hi, ok := likePrefixRange(pat.GetSval().Sval)
+		if !ok {
+			return nil, false, false
+		}
+		terms := []pruneTerm{{col: c, op: opGe, args: []pruneArg{{kind: termCast, cast: "text", text: lo}}}}
+		if hi != "" {
+			terms = append(terms, pruneTerm{col: c, op: opLt, args: []pruneArg{{kind: termCast, cast: "text", text: hi}}})
+		}
+		return terms, true, true
 	}
-	return nil, false
+	return nil, false, false
 }
 
-// argOf reads a constant or parameter; NULL, expressions and numerics with
-// a fraction are not arguments.
+// likePrefixRange is the range of the strings a LIKE pattern can match
+// when it starts with literal characters: [lo, hi) with lo the prefix and
+// hi the prefix with its last byte below 0xff incremented (bytes after it
+// dropped; "" when there is none: no upper bound). ok is false when the
+// pattern has no literal prefix or uses the escape character.
+func likePrefixRange(pat string) (lo, hi string, ok bool) {
+	i := strings.IndexAny(pat, "%_\\")
+	if i <= 0 || pat[i] == '\\' {
+		return "", "", false
+	}
+	lo = pat[:i]
+	b := []byte(lo)
+	for len(b) > 0 && b[len(b)-1] == 0xff {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 {
+		b[len(b)-1]++
+	}
+	return lo, string(b), true
+}
+
+// argOf reads a constant or parameter; NULL, expressions other than date
+// arithmetic on constants, and numerics with a fraction are not arguments.
 func argOf(n *pg_query.Node) (pruneArg, bool) {
+	if e := n.GetAExpr(); e != nil {
+		return foldDateArith(e) // prunefold.go
+	}
 	if p := n.GetParamRef(); p != nil {
 		return pruneArg{kind: termParam, param: int(p.Number)}, true
 	}
@@ -326,7 +301,7 @@ func fieldFamily(f arrow.Field) colFamily {
 // column of the family compares the values as the family does.
 var castFamilies = map[string]colFamily{
 	"int2": famInt, "int4": famInt, "int8": famInt, "smallint": famInt, "integer": famInt, "int": famInt, "bigint": famInt,
-	"text": famText, "varchar": famText, "date": famDate,
+	"text": famText, "varchar": famText, "date": famDate, "timestamp": famTimestamp,
 }
 
 // paramFamilies are the parameter types that compare with a column of the
@@ -402,6 +377,10 @@ func argValue(a pruneArg, dt arrow.DataType, params []any) (v any, ok bool, err 
 			d, err := layout.ParseValue(a.text, dt)
 			if d, isDate := d.(arrow.Date32); err == nil && isDate {
 				return int64(d), true, nil
+			}
+		case famTimestamp:
+			if us, ok := isoTimestamp(a.text); ok {
+				return us, true, nil
 			}
 		}
 	}

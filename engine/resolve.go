@@ -107,9 +107,29 @@ func (s *Session) bindLakeTables(ctx context.Context, stmt *pg_query.Node) (map[
 	}
 	ctes := cteRefs(stmt)
 	tables := map[string]*catalog.Table{}
-	prunes := collectPruneInputs(stmt)
 	s.bound = s.bound[:0:0]
 	resolved := map[string]*catalog.Table{}
+	// The pruning terms need the columns of the tables (bare names): the
+	// lake tables a FROM clause names are resolved first, once. A name
+	// that does not resolve here is left to the walk below, which reports
+	// it or expands a view.
+	prunes := collectPruneInputs(stmt, func(rv *pg_query.RangeVar) *catalog.Table {
+		if ctes[rv] != nil || s.isTempRef(rv) || pgcatalog.IsCatalogRelation(rv.Schemaname, rv.Relname) ||
+			isLakeCatalogRelation(rv.Schemaname) {
+			return nil
+		}
+		key := rv.Schemaname + "\x00" + rv.Relname
+		if t, ok := resolved[key]; ok {
+			return t
+		}
+		t, err := s.resolveTable(ctx, rv.Schemaname, rv.Relname)
+		if err != nil {
+			return nil
+		}
+		resolved[key] = t
+		s.bound = append(s.bound, tableRef{schema: rv.Schemaname, name: rv.Relname, t: t})
+		return t
+	})
 	views := 0
 	var err error
 	walk(stmt, func(n *pg_query.Node) {

@@ -327,6 +327,8 @@ type scanSource struct {
 	// alone, is read from no file (NULLs fill it); nullFirst: it does,
 	// and chunks are filled by fillRows.
 	rowsOnly, nullFirst bool
+	// card is DuckDB's estimate of the rows the scan returns (cardinality).
+	card *duckdb.CardinalityInfo
 }
 
 type openIterators struct {
@@ -393,11 +395,29 @@ func newScanSource(ctx context.Context, reg *scanRegistry, e scanEntry) (*scanSo
 		return nil, err
 	}
 	s.units = units
+	if s.card, err = scanCardinality(ctx, s.scan); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
+// scanCardinality is the row count DuckDB's optimizer plans scan with (join
+// order, build sides): the rows in its files' footers (reader.FileRows;
+// estimated by size beyond a budget of uncached footers). Exact only for
+// an append table read without a filter; a primary-key table's count is
+// an upper bound (every version of a key counts), and a filtered scan's
+// too.
+func scanCardinality(ctx context.Context, scan *reader.Scan) (*duckdb.CardinalityInfo, error) {
+	rows, exact, err := scan.FileRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	exact = exact && !scan.Table.HasPK() && scan.Keys == nil && scan.Rows == nil
+	return &duckdb.CardinalityInfo{Cardinality: uint(rows), Exact: exact}, nil
+}
+
 func (s *scanSource) ColumnInfos() []duckdb.ColumnInfo     { return s.infos }
-func (s *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+func (s *scanSource) Cardinality() *duckdb.CardinalityInfo { return s.card }
 
 func (s *scanSource) Init() duckdb.ParallelTableSourceInfo {
 	return duckdb.ParallelTableSourceInfo{MaxThreads: max(1, min(len(s.units), runtime.GOMAXPROCS(0)))}

@@ -6,26 +6,29 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 )
 
-// Pruning by indexed columns (Table.IndexedCols, CREATE INDEX). The row
-// filter's conditions on indexed columns are checked against each file's
-// row-group statistics and bloom filters, as the key filter's are:
+// Pruning by the row filter. The row filter's conditions on columns stored
+// in files are checked against each file's row-group statistics (every
+// column has them) and bloom filters (the columns an index names,
+// Table.IndexedCols, CREATE INDEX), as the key filter's are:
 //
 //   - an append table's rows are independent, so files and row groups that
 //     cannot hold a matching row are skipped one by one;
 //   - a primary-key table's rows are merged per unit, and a non-key column
 //     of a key's newest version decides whether the key matches: skipping
 //     one file could let an older version through. A unit is therefore
-//     skipped only when none of its files can hold a matching row, and is
-//     read whole otherwise; columns whose merge operator computes values
-//     (sums, joins) are never used.
+//     skipped only when none of its files can hold a matching row (then no
+//     version of any key in it matches, so no merged row can), and is read
+//     whole otherwise; columns whose merge operator computes values (sums,
+//     joins) are never used, nor key columns (the key filter prunes those
+//     file by file), partition columns (not in files) or the CDC column.
 //
-// A file without the column or without its filters (written before the
-// index) proves nothing and is read.
+// A file without the column or without its statistics or filters proves
+// nothing and is read.
 
-// compileIndexFilter is the part of the compiled row filter m on t's
-// indexed columns that may prune; nil when there is none.
+// compileIndexFilter is the part of the compiled row filter m that may
+// prune (above); nil when there is none.
 func compileIndexFilter(t *catalog.Table, m *keyMatcher) (*keyMatcher, error) {
-	if m == nil || len(t.IndexedCols) == 0 {
+	if m == nil {
 		return nil, nil
 	}
 	var ops []MergeOp
@@ -39,7 +42,7 @@ func compileIndexFilter(t *catalog.Table, m *keyMatcher) (*keyMatcher, error) {
 	for _, p := range m.preds {
 		// Key columns are pruned file by file by the key filter already
 		// (a UNIQUE index on the primary key is recorded, not used here).
-		if !slices.Contains(t.IndexedCols, p.name) || slices.Contains(t.RangeCols, p.name) ||
+		if slices.Contains(t.RangeCols, p.name) ||
 			slices.Contains(t.PKCols, p.name) || p.name == t.CDCColumn() {
 			continue
 		}

@@ -58,16 +58,22 @@ func (f *RowFilter) String() string { return condsString(f.Conds) }
 func (f *KeyFilter) String() string { return condsString(f.Conds) }
 
 func condsString(conds []Cond) string {
+	return FormatConds(conds, func(_ string, v any) string { return keyLiteral(v) })
+}
+
+// FormatConds renders conditions as String does, each value by literal
+// (given its column), for renderings that know the columns' types.
+func FormatConds(conds []Cond, literal func(col string, v any) string) string {
 	var parts []string
 	for _, c := range conds {
 		name := quoteName(c.Column)
 		switch {
 		case c.In && len(c.Values) == 1:
-			parts = append(parts, name+" = "+keyLiteral(c.Values[0]))
+			parts = append(parts, name+" = "+literal(c.Column, c.Values[0]))
 		case c.In:
 			vals := make([]string, len(c.Values))
 			for i, v := range c.Values {
-				vals[i] = keyLiteral(v)
+				vals[i] = literal(c.Column, v)
 			}
 			parts = append(parts, name+" IN ("+strings.Join(vals, ", ")+")")
 		default:
@@ -76,18 +82,18 @@ func condsString(conds []Cond) string {
 				if c.LowerInclusive {
 					op = " >= "
 				}
-				parts = append(parts, name+op+keyLiteral(c.Lower))
+				parts = append(parts, name+op+literal(c.Column, c.Lower))
 			}
 			if c.Upper != nil {
 				op := " < "
 				if c.UpperInclusive {
 					op = " <= "
 				}
-				parts = append(parts, name+op+keyLiteral(c.Upper))
+				parts = append(parts, name+op+literal(c.Column, c.Upper))
 			}
 		}
 		for _, v := range c.Exclude {
-			parts = append(parts, name+" <> "+keyLiteral(v))
+			parts = append(parts, name+" <> "+literal(c.Column, v))
 		}
 	}
 	return strings.Join(parts, " AND ")

@@ -48,6 +48,21 @@ type fileSelection struct {
 	probe     bool
 }
 
+// restrict is sel's row groups among groups (ascending), nil when none.
+func (sel *fileSelection) restrict(groups []int) *fileSelection {
+	out := &fileSelection{probe: sel.probe}
+	for i, g := range sel.rowGroups {
+		if _, ok := slices.BinarySearch(groups, g); ok {
+			out.rowGroups = append(out.rowGroups, g)
+			out.ranges = append(out.ranges, sel.ranges[i])
+		}
+	}
+	if len(out.rowGroups) == 0 {
+		return nil
+	}
+	return out
+}
+
 // rowRange is the rows [start, end).
 type rowRange struct{ start, end int64 }
 
@@ -182,6 +197,11 @@ func (fm *fileMeta) keyStats(leaf int, kind keyKind) ([]colStats, error) {
 				st[rg] = colStats{ok: true, lo: keyValue{i: s.Min()}, hi: keyValue{i: s.Max()}}
 			case *metadata.ByteArrayStatistics:
 				st[rg] = colStats{ok: true, lo: keyValue{s: string(s.Min())}, hi: keyValue{s: string(s.Max())}}
+			}
+			// Statistics whose minimum exceeds their maximum are damaged:
+			// pruning by them could skip matching rows.
+			if st[rg].ok && kind.compare(st[rg].lo, st[rg].hi) > 0 {
+				return nil, errCorrupt(fm.name, "the footer", fmt.Errorf("statistics of row group %d column %d: minimum above maximum", rg, leaf))
 			}
 		}
 	}

@@ -227,13 +227,13 @@ var splitFileBytes int64 = 4 << 20
 // ParallelUnits splits the scan into units that may be read concurrently
 // and in any order, for unordered reads. A primary-key table's units are
 // its buckets, except that a bucket of one file whose keys are unique
-// (unitplan.go) is one unit per row group of a file over splitFileBytes.
-// An append table's
-// rows are the concatenation of its files, so each file is a unit of its
-// own, and a file of several row groups one unit per row group. Footers
-// are read for this (through Meta; without Meta a primary-key table's
-// units are Units). When the scan prunes by an index or a key filter,
-// files are not split: the filter already picks their row groups.
+// (unitplan.go) is one unit per row group of a file over splitFileBytes
+// when the scan has no key or row filter. An append table's rows are the
+// concatenation of its files, so each file is a unit of its own, and a
+// file of several row groups one unit per row group, whose footer is read
+// for this (through Meta; without Meta a primary-key table's units are
+// Units). A part's row groups are then pruned by the row filter as the
+// whole file's would be (planUnit).
 func (s *Scan) ParallelUnits(ctx context.Context) ([]Unit, error) {
 	units, err := s.Units()
 	if err != nil {
@@ -252,7 +252,7 @@ func (s *Scan) ParallelUnits(ctx context.Context) ([]Unit, error) {
 	for _, u := range units {
 		for _, f := range u.Files {
 			groups := 1
-			if f.Size >= splitFileBytes && s.index == nil {
+			if f.Size >= splitFileBytes {
 				if groups, err = s.rowGroupCount(ctx, f); err != nil {
 					return nil, err
 				}
@@ -403,18 +403,40 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 		fm, err := s.fileMeta(fo)
 		var sel *fileSelection
 		if u.RowGroups != nil {
-			// A part of a split file (ParallelUnits, never with an index).
+			// A part of a split file (ParallelUnits).
 			sel = &fileSelection{rowGroups: u.RowGroups, ranges: make([][]rowRange, len(u.RowGroups))}
 		}
+		// The row groups of a file are counted once: by the filter that
+		// plans it, else here (by the first part of a split file).
+		groupsCounted := false
 		if err == nil && s.index != nil && !s.Table.HasPK() {
+			// A split file is planned whole by each part, counted by its
+			// first, and each part keeps its own row groups of the plan.
+			ist := st
+			if !u.firstPart() {
+				ist = &ScanStats{}
+			}
 			var skip bool
-			skip, sel, err = s.indexSkips(fm, fo.source, st)
+			var fsel *fileSelection
+			skip, fsel, err = s.indexSkips(fm, fo.source, ist)
+			groupsCounted = true
+			if err == nil && !skip && u.RowGroups != nil {
+				fsel = fsel.restrict(u.RowGroups)
+				if fsel == nil {
+					skip = true
+					if u.firstPart() {
+						st.FilesRead.Add(1) // other parts read it
+					}
+				}
+			}
 			if err == nil && skip {
 				fo.close()
 				continue
 			}
+			sel = fsel
 		}
 		if err == nil && s.keys != nil {
+			groupsCounted = true
 			sel, err = s.planFile(fm, s.keys, fo.source, st, true)
 			if err == nil && sel == nil {
 				fo.close() // nothing in it can match
@@ -425,6 +447,9 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 			fo.close()
 			closePlanned(files)
 			return nil, err
+		}
+		if !groupsCounted && fm != nil && u.firstPart() {
+			st.RowGroups.Add(int64(fm.md.NumRowGroups()))
 		}
 		if sel != nil {
 			st.RowGroupsRead.Add(int64(len(sel.rowGroups)))

@@ -17,7 +17,7 @@ type ScanStats struct {
 	// Pages of the key columns' page index: considered and skipped.
 	Pages, PagesSkipped atomic.Int64
 	// RowsRead are rows decoded from files; RowsMerged rows the merge
-	// produced; RowsOut rows that passed the key filter.
+	// produced; RowsOut rows that passed the key and row filters.
 	RowsRead, RowsMerged, RowsOut atomic.Int64
 	// MergeFiles is the most files one merge read at once; MergesSpilled
 	// counts merges of a unit's oldest files ahead into spill files

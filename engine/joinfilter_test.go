@@ -1,0 +1,130 @@
+package engine_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Filters reach every lake reference of a join, a subquery or a CTE body:
+// WHERE terms, ON terms of the sides a join does not NULL-extend, terms
+// carried across join-key equalities, folded date arithmetic and LIKE
+// prefixes. Results are those of the same query with the references
+// behind OFFSET 0 subqueries (no term reaches their scans), for outer joins
+// whose terms must not filter the preserved side too; EXPLAIN ANALYZE
+// shows the filters and the row groups statistics skipped.
+func TestJoinFiltersPushed(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE o (ok bigint, od date, tag text)`)
+	mustRun(t, s, `INSERT INTO o SELECT i, DATE '2020-01-01' + (i // 1000)::int, 't' || lpad(i::text, 6, '0') FROM range(300000) AS r(i)`)
+	mustRun(t, s, `CREATE TABLE l (lk bigint, ok bigint, qty int, PRIMARY KEY (lk)) WITH (hash_bucket_num = 2)`)
+	mustRun(t, s, `INSERT INTO l SELECT i, i % 70000, (i % 5)::int FROM range(90000) AS r(i)`)
+	// Outer joins with constant ON terms run as nested loops in DuckDB:
+	// small tables for them.
+	mustRun(t, s, `CREATE TABLE o2 (ok bigint, od date)`)
+	mustRun(t, s, `INSERT INTO o2 SELECT ok, od FROM o WHERE ok < 3000`)
+	mustRun(t, s, `CREATE TABLE l2 (lk bigint, ok bigint, qty int, PRIMARY KEY (lk))`)
+	mustRun(t, s, `INSERT INTO l2 SELECT lk, ok % 2500, qty FROM l WHERE lk < 2000`)
+	ref := regexp.MustCompile(`\b(FROM|JOIN) (o2|l2|o|l)( [ol]\b)?`)
+	hide := func(q string) string {
+		return ref.ReplaceAllStringFunc(q, func(m string) string {
+			p := ref.FindStringSubmatch(m)
+			alias := strings.TrimSpace(p[3])
+			if alias == "" {
+				alias = p[2]
+			}
+			return p[1] + " (SELECT * FROM " + p[2] + " OFFSET 0) " + alias
+		})
+	}
+	queries := []string{
+		`SELECT count(*), sum(l.qty) FROM l JOIN o ON l.ok = o.ok WHERE o.ok < 1000`,
+		`SELECT count(*), sum(qty) FROM l, o WHERE l.ok = o.ok AND od < DATE '2020-01-01' + INTERVAL '3 days'`,
+		`SELECT count(*), count(o.ok) FROM l LEFT JOIN o ON l.ok = o.ok AND o.od < DATE '2020-01-01' + INTERVAL '10' DAY`,
+		`SELECT count(*), count(o.ok) FROM l2 l LEFT JOIN o2 o ON l.ok = o.ok AND l.qty = 3 AND l.lk < 100`,
+		`SELECT count(*), count(l.lk) FROM l RIGHT JOIN o ON l.ok = o.ok AND o.ok < 10 WHERE o.ok < 100`,
+		`SELECT count(*), count(l.lk), count(o.ok) FROM l2 l FULL JOIN o2 o ON l.ok = o.ok AND o.ok < 5 AND l.lk < 5`,
+		`SELECT count(*), count(o.ok) FROM l FULL JOIN o ON l.ok = o.ok WHERE o.ok BETWEEN 10 AND 20`,
+		`SELECT count(*) FROM o WHERE ok IN (SELECT ok FROM l WHERE lk < 50) AND tag LIKE 't0000%'`,
+		`WITH c AS (SELECT ok FROM l WHERE lk BETWEEN 100 AND 200) SELECT count(*), min(od) FROM c JOIN o USING (ok) WHERE o.ok > 150`,
+		`SELECT count(*) FROM o WHERE tag LIKE 't0012%' AND od >= DATE '2020-01-01'`,
+	}
+	for _, q := range queries {
+		got, want := mustRun(t, s, q), mustRun(t, s, hide(q))
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n got %v\nwant %v (no pushdown)", q, got, want)
+		}
+	}
+	plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE "+queries[0]), "\n")
+	for _, want := range []string{"Row Filter: ok < 1000", "Row Groups Read: 1 of 3 (skipped: 2 by statistics"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("EXPLAIN ANALYZE lacks %q:\n%s", want, plan)
+		}
+	}
+	plan = strings.Join(mustRun(t, s, "EXPLAIN "+queries[1]), "\n")
+	if want := "Row Filter: od < '2020-01-04'"; !strings.Contains(plan, want) {
+		t.Errorf("EXPLAIN lacks %q:\n%s", want, plan)
+	}
+}
+
+// Timestamp constants in ISO form filter timestamp columns (and prune by
+// their statistics); other spellings are left to DuckDB. Results are those
+// of the unpushed query.
+func TestTimestampFiltersPushed(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE ev (id bigint, ts timestamp)`)
+	mustRun(t, s, `INSERT INTO ev SELECT i, TIMESTAMP '2026-01-01 00:00:00' + i * INTERVAL '1 second' FROM range(200000) AS r(i)`)
+	for _, w := range []string{
+		`ts >= TIMESTAMP '2026-01-01 12:00:00' AND ts < '2026-01-02'`,
+		`ts BETWEEN '2026-01-01 00:00:01.5' AND '2026-01-01T00:00:09'`,
+		`ts = '2026-01-02 03:04:05'`,
+		`ts < '2026-01-01 00:00:03+00'`,
+	} {
+		got := mustRun(t, s, "SELECT count(*), min(id), max(id) FROM ev WHERE "+w)
+		want := mustRun(t, s, "SELECT count(*), min(id), max(id) FROM (SELECT * FROM ev OFFSET 0) e WHERE "+w)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: got %v, want %v", w, got, want)
+		}
+	}
+	plan := strings.Join(mustRun(t, s, `EXPLAIN ANALYZE SELECT count(*) FROM ev WHERE ts >= TIMESTAMP '2026-01-03 00:00:00'`), "\n")
+	for _, want := range []string{"Row Filter: ts >= '2026-01-03 00:00:00'", "skipped: 1 by statistics"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+}
+
+// A file large enough to be read as one unit per row group is pruned part
+// by part: each part keeps its own row groups of the whole file's plan,
+// the file is counted once, and the rows are those of the unpushed query.
+func TestSplitFilePruned(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE big (i bigint, s text)`)
+	mustRun(t, s, `INSERT INTO big SELECT i, md5(i::text) || md5((i + 1)::text) FROM range(300000) AS r(i)`)
+	for _, w := range []string{"i >= 150000", "i < 1000 OR i > 299000", "i BETWEEN 1 AND 2", "i > 5000000"} {
+		q := "SELECT count(*), sum(i), min(s) FROM big WHERE " + w
+		got, want := mustRun(t, s, q), mustRun(t, s, "SELECT count(*), sum(i), min(s) FROM (SELECT * FROM big OFFSET 0) b WHERE "+w)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: got %v, want %v", w, got, want)
+		}
+	}
+	plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE SELECT sum(i) FROM big WHERE i >= 290000"), "\n")
+	for _, want := range []string{"Files Read: 1 of 1", "Row Groups Read: 1 of 3 (skipped: 2 by statistics", "Rows: 300000 read"} {
+		if strings.Contains(want, "Rows:") {
+			if strings.Contains(plan, want) {
+				t.Errorf("EXPLAIN ANALYZE says %q: nothing skipped:\n%s", want, plan)
+			}
+			continue
+		}
+		if !strings.Contains(plan, want) {
+			t.Errorf("EXPLAIN ANALYZE lacks %q:\n%s", want, plan)
+		}
+	}
+	plan = strings.Join(mustRun(t, s, "EXPLAIN ANALYZE SELECT sum(i) FROM big WHERE i < 10"), "\n")
+	if want := "Files Read: 1 of 1"; !strings.Contains(plan, want) {
+		t.Errorf("EXPLAIN ANALYZE lacks %q (the file read by its first part only):\n%s", want, plan)
+	}
+	plan = strings.Join(mustRun(t, s, "EXPLAIN ANALYZE SELECT sum(i) FROM big WHERE i > 299990"), "\n")
+	if want := "Files Read: 1 of 1"; !strings.Contains(plan, want) {
+		t.Errorf("EXPLAIN ANALYZE lacks %q (the file read by its last part only):\n%s", want, plan)
+	}
+}

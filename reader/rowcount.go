@@ -1,0 +1,124 @@
+package reader
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"golang.org/x/sync/errgroup"
+)
+
+// footerReaders is how many footers FileRows reads at once.
+const footerReaders = 8
+
+// footerReadBudget is how many footers missing from Meta FileRows reads;
+// the rows of further files are estimated from their sizes.
+const footerReadBudget = 64
+
+// FileRows is the number of rows stored in the scan's files, from their
+// footers (through Meta, which the scan then finds filled; several read at
+// once). For an append table it is the number of rows an unfiltered scan
+// returns; for a primary-key table an upper bound (a key upserted in n
+// files counts n times, a CDC delete counts). Of files whose footer Meta
+// lacks, at most footerReadBudget are read: the others' rows are estimated
+// by their size at the bytes per row of the files read (a scan that stops
+// early — LIMIT — need not have fetched thousands of footers), and exact
+// is false. A footer that does not parse fails as the scan would
+// (footerError).
+func (s *Scan) FileRows(ctx context.Context) (rows int64, exact bool, err error) {
+	type counted struct {
+		fo   *fileOpen
+		rows int64
+		read bool
+	}
+	var files []*counted
+	for _, p := range s.Partitions {
+		for _, f := range p.Files {
+			if err := checkInTable(s.Table, f.Path); err != nil {
+				return 0, false, err
+			}
+			files = append(files, &counted{fo: &fileOpen{ctx: ctx, store: s.Store, f: f}})
+		}
+	}
+	budget := footerReadBudget
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(footerReaders)
+	for _, c := range files {
+		if n, ok := s.cachedRows(c.fo); ok {
+			c.rows, c.read = n, true
+			continue
+		}
+		if budget == 0 {
+			continue
+		}
+		budget--
+		c.read = true
+		g.Go(func() error {
+			defer c.fo.close()
+			n, err := s.footerRows(c.fo)
+			c.rows = n
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, false, err
+	}
+	var knownRows, knownBytes int64
+	exact = true
+	for _, c := range files {
+		if c.read {
+			rows += c.rows
+			knownRows += c.rows
+			knownBytes += c.fo.f.Size
+		} else {
+			exact = false
+		}
+	}
+	if !exact && knownBytes > 0 {
+		for _, c := range files {
+			if !c.read {
+				rows += int64(float64(c.fo.f.Size) * float64(knownRows) / float64(knownBytes))
+			}
+		}
+	}
+	return rows, exact, nil
+}
+
+// cachedRows is the row count of fo's footer when Meta holds it.
+func (s *Scan) cachedRows(fo *fileOpen) (int64, bool) {
+	if s.Meta == nil || fo.f.Size <= 0 {
+		return 0, false
+	}
+	if fm := s.Meta.get(fileKey{path: fo.f.Path, size: fo.f.Size}); fm != nil {
+		return fm.md.NumRows, true
+	}
+	return 0, false
+}
+
+// footerRows is the row count in fo's footer: from Meta, where it is
+// added when missing, or parsed when the scan has no Meta.
+func (s *Scan) footerRows(fo *fileOpen) (int64, error) {
+	var k fileKey
+	if s.Meta != nil {
+		size, err := fo.size()
+		if err != nil {
+			return 0, err
+		}
+		k = fileKey{path: fo.f.Path, size: size}
+		if fm := s.Meta.get(k); fm != nil {
+			return fm.md.NumRows, nil
+		}
+	}
+	obj, err := fo.open()
+	if err != nil {
+		return 0, err
+	}
+	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(nil)))
+	if err != nil {
+		return 0, footerError(fo.f.Path, obj, obj.Size(), err)
+	}
+	if s.Meta != nil {
+		s.Meta.add(newFileMeta(k, pf.MetaData(), obj.Size()))
+	}
+	return pf.NumRows(), nil
+}
