@@ -2,10 +2,12 @@ package reader
 
 import (
 	"context"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"golang.org/x/sync/errgroup"
+
+	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
 // footerReaders is how many footers FileRows reads at once.
@@ -41,8 +43,13 @@ func (s *Scan) FileRows(ctx context.Context) (rows int64, exact bool, err error)
 		}
 	}
 	budget := footerReadBudget
-	g, _ := errgroup.WithContext(ctx)
-	g.SetLimit(footerReaders)
+	// Footers are read footerReaders at a time; the first error wins.
+	var (
+		g    safego.Group
+		sem  = make(chan struct{}, footerReaders)
+		mu   sync.Mutex
+		ferr error
+	)
 	for _, c := range files {
 		if n, ok := s.cachedRows(c.fo); ok {
 			c.rows, c.read = n, true
@@ -53,15 +60,24 @@ func (s *Scan) FileRows(ctx context.Context) (rows int64, exact bool, err error)
 		}
 		budget--
 		c.read = true
-		g.Go(func() error {
+		sem <- struct{}{}
+		g.Start(func() {
+			defer func() { <-sem }()
 			defer c.fo.close()
 			n, err := s.footerRows(c.fo)
 			c.rows = n
-			return err
+			if err != nil {
+				mu.Lock()
+				if ferr == nil {
+					ferr = err
+				}
+				mu.Unlock()
+			}
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return 0, false, err
+	g.Wait()
+	if ferr != nil {
+		return 0, false, ferr
 	}
 	var knownRows, knownBytes int64
 	exact = true
