@@ -49,7 +49,9 @@ func guardTable(fn duckdb.ParallelChunkTableFunction) duckdb.ParallelChunkTableF
 		defer safego.RecoverTo(func(p error) { src, err = nil, scanFailures.wrap(p) })
 		s, err := bind(ctx, named, args...)
 		if err != nil {
-			return nil, err
+			// A bind reads footers (units, cardinality): its errors keep
+			// their SQLSTATE through DuckDB as the scan's later ones do.
+			return nil, scanFailures.wrap(err)
 		}
 		return &guardedSource{src: s}, nil
 	}
