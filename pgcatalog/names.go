@@ -67,7 +67,7 @@ var emulatedFunctions = map[string][]int{
 	"to_regnamespace":        {1},
 	"pg_get_serial_sequence": {2},
 	"has_schema_privilege":   {2, 3},
-	"pg_show_all_settings":   {0},    // migration 000028 (the catalog server's own settings hidden)
+	"pg_show_all_settings":   {0}, // migration 000028 (the catalog server's own settings hidden)
 	"current_setting":        {1, 2},
 }
 
