@@ -103,7 +103,7 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 	if err != nil {
 		return nil, err
 	}
-	intentID, intentToken := IntentArgs(intent)
+	intentID, intentToken := intentArgs(intent)
 	var notify []string
 	out, err := c.retryCommit(ctx, refsOf([]TableCommit{{TableID: tableID, Parts: parts}}), func(ctx context.Context) (map[string]int, error) {
 		out := make(map[string]int, len(parts))
