@@ -215,9 +215,9 @@ func (s *Service) count(f func(*Stats)) {
 // run executes one claimed job.
 func (s *Service) run(ctx context.Context, j job) {
 	log := s.c.opt.Logger.With("table", j.tableID, "partition", j.desc, "attempt", j.attempts)
-	t, err := LoadTable(ctx, s.cfg.Catalog, j.tableID)
+	t, err := s.cfg.Catalog.NamedTableByID(ctx, j.tableID)
 	if err != nil || (j.reason != "manual" && !autoEnabled(t)) {
-		if err != nil && !errors.Is(err, ErrTableGone) {
+		if err != nil && sqlerr.Code(err) != sqlerr.UndefinedTable {
 			log.Warn("compaction: cannot load the table", "err", err)
 			_ = s.c.release(ctx, j.token, err, backoff(j.attempts), false)
 			return
