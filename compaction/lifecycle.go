@@ -110,12 +110,7 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 
 // partitionsOf lists the table's partition descs.
 func (c *compactor) partitionsOf(ctx context.Context, tableID string) ([]string, error) {
-	rows, err := c.cat.Pool().Query(ctx,
-		"SELECT DISTINCT partition_desc FROM public.partition_info WHERE table_id = $1 ORDER BY 1", tableID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return c.cat.As("").PartitionDescs(ctx, tableID)
 }
 
 func (c *compactor) deadline(ctx context.Context, days float64) (int64, error) {
@@ -437,34 +432,19 @@ func (k *knownSet) has(p string) bool {
 // knownFiles reads t's knownSet in one snapshot.
 func (c *compactor) knownFiles(ctx context.Context, t *catalog.Table) (*knownSet, error) {
 	k := &knownSet{paths: map[string]bool{}, writing: map[string]bool{}}
-	err := pgx.BeginTxFunc(ctx, c.cat.Pool(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		known, err := queryStrings(ctx, tx, "SELECT lakesoul.table_known_paths($1)", t.ID)
-		if err != nil {
-			return err
-		}
-		for _, p := range known {
-			k.paths[normalizePath(p)] = true
-		}
-		if k.busy, err = queryStrings(ctx, tx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT id, paths FROM lakesoul.write_intents_live()")
-		if err != nil {
-			return err
-		}
-		var id string
-		var paths []string
-		_, err = pgx.ForEachRow(rows, []any{&id, &paths}, func() error {
-			k.writing[id] = true
-			for _, p := range paths {
-				k.writing[normalizePath(p)] = true
-			}
-			return nil
-		})
-		return err
-	})
+	known, err := c.cat.As("").KnownFiles(ctx, t.ID)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range known.Paths {
+		k.paths[normalizePath(p)] = true
+	}
+	k.busy = known.JobOutputs
+	for id, paths := range known.Intents {
+		k.writing[id] = true
+		for _, p := range paths {
+			k.writing[normalizePath(p)] = true
+		}
 	}
 	return k, nil
 }

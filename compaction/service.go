@@ -85,7 +85,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, c: newCompactor(cfg.Catalog, cfg.Store, cfg.Options), wake: make(chan struct{}, cfg.Workers)}
 	s.cfg.Options = s.c.opt
 	// Check that the catalog has the queue (migrations applied).
-	if _, err := cfg.Catalog.Pool().Exec(ctx, "SELECT 1 FROM lakesoul.compaction_job LIMIT 0"); err != nil {
+	if err := cfg.Catalog.As("").CheckCompactionQueue(ctx); err != nil {
 		return nil, fmt.Errorf("compaction: catalog has no job queue (apply migrations): %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
