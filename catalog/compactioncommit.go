@@ -74,13 +74,8 @@ func (c *Catalog) CommitCompaction(ctx context.Context, token *uuid.UUID, intent
 			}
 			defer rows.Close()
 			for rows.Next() {
-				var desc string
-				var v *int32
-				if err := rows.Scan(&desc, &v); err != nil {
+				if err := scanVersionRow(rows, out); err != nil {
 					return &definiteError{err}
-				}
-				if v != nil {
-					out[desc] = int(*v)
 				}
 			}
 			return rows.Err()
