@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
@@ -38,12 +37,8 @@ func (c *compactor) recordOutput(ctx context.Context, token *uuid.UUID, prefix s
 	if token == nil {
 		return nil
 	}
-	var add any
-	if prefix != "" {
-		add = prefix
-	}
-	var ok bool
-	if err := c.cat.Pool().QueryRow(ctx, "SELECT lakesoul.compaction_record_output($1, $2, $3)", *token, add, forget).Scan(&ok); err != nil {
+	ok, err := c.cat.As("").RecordCompactionOutput(ctx, *token, prefix, forget)
+	if err != nil {
 		return err
 	}
 	if !ok {
@@ -53,28 +48,11 @@ func (c *compactor) recordOutput(ctx context.Context, token *uuid.UUID, prefix s
 }
 
 // job is a claimed compaction job.
-type job struct {
-	tableID, desc string
-	token         uuid.UUID
-	attempts      int
-	reason        string
-	outputs       []string
-}
+type job = catalog.CompactionJob
 
 // claim takes the next ready job; ok is false when there is none.
-func (c *compactor) claim(ctx context.Context) (j job, ok bool, err error) {
-	var attempts int32
-	err = c.cat.Pool().QueryRow(ctx,
-		"SELECT table_id, partition_desc, claim_token, attempts, reason, outputs FROM lakesoul.compaction_claim($1, $2)",
-		c.opt.WorkerID, c.opt.Lease.Milliseconds()).Scan(&j.tableID, &j.desc, &j.token, &attempts, &j.reason, &j.outputs)
-	if err != nil {
-		if isNoRows(err) {
-			return j, false, nil
-		}
-		return j, false, err
-	}
-	j.attempts = int(attempts)
-	return j, true, nil
+func (c *compactor) claim(ctx context.Context) (job, bool, error) {
+	return c.cat.As("").ClaimCompactionJob(ctx, c.opt.WorkerID, c.opt.Lease)
 }
 
 // claimPartition claims one partition's job for an on-demand compaction,
@@ -82,14 +60,8 @@ func (c *compactor) claim(ctx context.Context) (j job, ok bool, err error) {
 func (c *compactor) claimPartition(ctx context.Context, tableID, desc string) (job, error) {
 	wait := 50 * time.Millisecond
 	for {
-		j := job{tableID: tableID, desc: desc, reason: "manual"}
-		err := c.cat.Pool().QueryRow(ctx,
-			"SELECT claim_token, outputs FROM lakesoul.compaction_claim_partition($1, $2, $3, $4)",
-			tableID, desc, c.opt.WorkerID, c.opt.Lease.Milliseconds()).Scan(&j.token, &j.outputs)
-		if err == nil {
-			return j, nil
-		}
-		if !isNoRows(err) {
+		j, ok, err := c.cat.As("").ClaimCompactionPartition(ctx, tableID, desc, c.opt.WorkerID, c.opt.Lease)
+		if ok || err != nil {
 			return j, err
 		}
 		select {
@@ -103,22 +75,18 @@ func (c *compactor) claimPartition(ctx context.Context, tableID, desc string) (j
 
 // renew extends the claim; false when it was lost.
 func (c *compactor) renew(ctx context.Context, token uuid.UUID) (bool, error) {
-	var ok bool
-	err := c.cat.Pool().QueryRow(ctx, "SELECT lakesoul.compaction_renew($1, $2)", token, c.opt.Lease.Milliseconds()).Scan(&ok)
-	return ok, err
+	return c.cat.As("").RenewCompactionClaim(ctx, token, c.opt.Lease)
 }
 
 // release gives a claim back: done (jobErr nil) or to be retried after
 // retry. drop makes a failed on-demand job not linger as a retry unless it
 // left outputs to clean up.
 func (c *compactor) release(ctx context.Context, token uuid.UUID, jobErr error, retry time.Duration, drop bool) error {
-	var msg any
+	var msg string
 	if jobErr != nil {
 		msg = jobErr.Error()
 	}
-	_, err := c.cat.Pool().Exec(context.WithoutCancel(ctx), "SELECT lakesoul.compaction_release($1, $2, $3, $4)",
-		token, msg, retry.Milliseconds(), drop)
-	return err
+	return c.cat.As("").ReleaseCompactionClaim(context.WithoutCancel(ctx), token, msg, retry, drop)
 }
 
 // cleanOutputs deletes the output prefixes of earlier (dead) attempts on
@@ -139,5 +107,3 @@ func (c *compactor) cleanOutputs(ctx context.Context, t *catalog.Table, prefixes
 	}
 	return done
 }
-
-func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
