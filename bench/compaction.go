@@ -161,8 +161,8 @@ func benchStream(ctx context.Context, o Options, bc *benchCatalog, store objstor
 	streamSecs := time.Since(start).Seconds()
 	// Let the queue drain.
 	for {
-		var n int64
-		if err := bc.cat.Pool().QueryRow(ctx, "SELECT count(*) FROM lakesoul.compaction_job").Scan(&n); err != nil {
+		n, err := bc.cat.CompactionJobs(ctx)
+		if err != nil {
 			return err
 		}
 		if n == 0 {

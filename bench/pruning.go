@@ -116,26 +116,15 @@ func runPruning(ctx context.Context, o Options) error {
 	}
 	if err := phase("subset_tsvector", *iters, func() (int, error) {
 		term := "d=" + day(rng.IntN(days))
-		rows, err := bc.cat.Pool().Query(ctx, `SELECT DISTINCT ON (partition_desc) partition_desc FROM public.partition_info
-			WHERE table_id = $1 AND to_tsvector('english', partition_desc) @@ websearch_to_tsquery('english', $2)
-			ORDER BY partition_desc, version DESC`, tbl.ID, term)
+		matching, err := bc.cat.PartitionDescsMatching(ctx, tbl.ID, term)
 		if err != nil {
 			return 0, err
 		}
 		var descs []string
-		for rows.Next() {
-			var d string
-			if err := rows.Scan(&d); err != nil {
-				rows.Close()
-				return 0, err
-			}
+		for _, d := range matching {
 			if strings.HasPrefix(d, term+",") {
 				descs = append(descs, d)
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, err
 		}
 		parts, err := bc.cat.LiveFiles(ctx, tbl.ID, descs)
 		if err == nil && len(parts) != regions {

@@ -21,6 +21,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/server"
 	"github.com/lakesoul-go/lakesoul/vector"
@@ -134,19 +135,20 @@ func runVector(ctx context.Context, o Options) error {
 	if _, err := c.Exec(ctx, fmt.Sprintf("CREATE INDEX items_emb ON items USING ivfflat (emb vector_l2_ops) WITH (lists = %d)", *lists)); err != nil {
 		return err
 	}
-	var segs int
+	cat, err := catalog.Open(ctx, srv.CatalogURL())
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	var paths []string
 	var indexBytes int64
-	for segs < 4 {
+	for len(paths) < 4 {
 		time.Sleep(100 * time.Millisecond)
-		if err := c.QueryRow(ctx, "SELECT count(*) FROM lakesoul.vector_index_segment WHERE index_name = 'items_emb'").Scan(&segs); err != nil {
+		if paths, err = segmentPaths(ctx, cat); err != nil {
 			return err
 		}
 	}
 	build := time.Since(start).Seconds()
-	paths, err := segmentPaths(ctx, c)
-	if err != nil {
-		return err
-	}
 	var fileBytes int64
 	for _, p := range paths {
 		fileBytes += fileSize(p)
@@ -358,12 +360,21 @@ func nearestIDs(ctx context.Context, c *pgx.Conn, q string, v []float32) ([]int6
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-func segmentPaths(ctx context.Context, c *pgx.Conn) ([]string, error) {
-	rows, err := c.Query(ctx, "SELECT path FROM lakesoul.vector_index_segment WHERE index_name = 'items_emb'")
+// segmentPaths are the files of the built segments of index items_emb.
+func segmentPaths(ctx context.Context, cat *catalog.Catalog) ([]string, error) {
+	t, err := cat.TableByName(ctx, catalog.DefaultNamespace, "items")
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	segs, err := cat.VectorSegments(ctx, t.ID, "items_emb")
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(segs))
+	for i, s := range segs {
+		paths[i] = s.Path
+	}
+	return paths, nil
 }
 
 // fileSize is the size of a file:// path (0 for other stores).

@@ -317,6 +317,25 @@ func (c *Catalog) TableByID(ctx context.Context, id string) (*Table, error) {
 	return t, err
 }
 
+// NamedTableByID looks a table up by id, as the handle's role, and finds
+// it only as TableByName would: its row carries a namespace and name that
+// table_name_id maps to this id. A missing table, one the role may not see
+// and a table known only by its path (LakeSoul allows those) are 42P01.
+// Code that acts on a table by id — maintenance calls, imports, compaction
+// jobs — loads it so, never by reading table_info itself.
+func (c *Catalog) NamedTableByID(ctx context.Context, id string) (*Table, error) {
+	t, err := c.readOneTable(ctx, `SELECT `+tableColumns+`
+			FROM public.table_info t
+			JOIN public.table_name_id n ON n.table_id = t.table_id
+			     AND n.table_namespace = t.table_namespace AND n.table_name = t.table_name
+			LEFT JOIN lakesoul.table_oid o ON o.table_id = t.table_id
+			WHERE t.table_id = $1`, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "table %s does not exist", id)
+	}
+	return t, err
+}
+
 // readOneTable reads the one table row query returns; pgx.ErrNoRows when
 // there is none.
 func (c *Catalog) readOneTable(ctx context.Context, query string, args ...any) (*Table, error) {

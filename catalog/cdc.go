@@ -312,7 +312,7 @@ func (c *Catalog) CommitCDC(ctx context.Context, b *CDCBatch) (already bool, err
 	if !b.SourceCommitAt.IsZero() {
 		commitAt = b.SourceCommitAt
 	}
-	intentID, intentToken := IntentArgs(b.Intent)
+	intentID, intentToken := intentArgs(b.Intent)
 	owner := c.As("")
 	var versions []committedVersion
 	_, err = owner.retryCommit(ctx, refsOf(b.Commits), func(ctx context.Context) (map[string]int, error) {

@@ -103,7 +103,7 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 	if err != nil {
 		return nil, err
 	}
-	intentID, intentToken := IntentArgs(intent)
+	intentID, intentToken := intentArgs(intent)
 	var notify []string
 	out, err := c.retryCommit(ctx, refsOf([]TableCommit{{TableID: tableID, Parts: parts}}), func(ctx context.Context) (map[string]int, error) {
 		out := make(map[string]int, len(parts))
@@ -116,14 +116,9 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 			}
 			defer rows.Close()
 			for rows.Next() {
-				var desc string
-				var v *int32
 				var payload *string
-				if err := rows.Scan(&desc, &v, &payload); err != nil {
+				if err := scanVersionRow(rows, out, &payload); err != nil {
 					return &definiteError{err}
-				}
-				if v != nil {
-					out[desc] = int(*v)
 				}
 				if payload != nil {
 					notify = append(notify, *payload)
@@ -147,6 +142,21 @@ func (c *Catalog) Commit(ctx context.Context, intent *WriteIntent, tableID, op s
 		c.notifyCompaction(ctx, notify)
 	}
 	return out, nil
+}
+
+// scanVersionRow scans a (partition_desc, version, more…) row of a commit
+// into out; a NULL version (a partition whose compaction was dropped) adds
+// nothing.
+func scanVersionRow(rows pgx.Rows, out map[string]int, more ...any) error {
+	var desc string
+	var v *int32
+	if err := rows.Scan(append([]any{&desc, &v}, more...)...); err != nil {
+		return err
+	}
+	if v != nil {
+		out[desc] = int(*v)
+	}
+	return nil
 }
 
 // notifyCompaction sends the compaction notifications a commit deferred

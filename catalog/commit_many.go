@@ -64,7 +64,7 @@ func (c *Catalog) CommitManyRead(ctx context.Context, intent *WriteIntent, commi
 		str := string(rb)
 		readsArg = &str
 	}
-	intentID, intentToken := IntentArgs(intent)
+	intentID, intentToken := intentArgs(intent)
 	var versions map[string]map[string]int
 	_, err = c.retryCommit(ctx, refsOf(commits), func(ctx context.Context) (map[string]int, error) {
 		versions = map[string]map[string]int{}

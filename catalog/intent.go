@@ -142,9 +142,9 @@ func (w *WriteIntent) Release(ctx context.Context) {
 	})
 }
 
-// IntentArgs are the intent arguments (id, token) of lakesoul.commit,
+// intentArgs are the intent arguments (id, token) of lakesoul.commit,
 // commit_many and compaction_commit for w: NULLs without an intent.
-func IntentArgs(w *WriteIntent) (id, token any) {
+func intentArgs(w *WriteIntent) (id, token any) {
 	if w == nil {
 		return nil, nil
 	}

@@ -95,13 +95,8 @@ func (c *Catalog) versionMap(ctx context.Context, what, sql string, args ...any)
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var desc string
-			var v *int32
-			if err := rows.Scan(&desc, &v, &tableID); err != nil {
+			if err := scanVersionRow(rows, out, &tableID); err != nil {
 				return err
-			}
-			if v != nil {
-				out[desc] = int(*v)
 			}
 		}
 		return rows.Err()

@@ -76,7 +76,8 @@ var CommitRetryWindow = 60 * time.Second
 
 // retryCommit runs call, re-running it after connection-level failures.
 // Invariant: call must be idempotent (it is: lakesoul.commit and
-// lakesoul.commit_many recognise commit ids they already committed).
+// lakesoul.commit_many recognise commit ids they already committed;
+// CommitCompaction's call looks its commit ids up before re-sending).
 //   - A failure before anything was sent is retried while ctx lives and
 //     otherwise returned: nothing was committed.
 //   - A failure after the call was sent (connection lost, server shutting

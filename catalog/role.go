@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -122,4 +124,36 @@ func (c *Catalog) DefaultWorkspace(ctx context.Context) (string, error) {
 		return q.QueryRow(ctx, "SELECT lakesoul.default_workspace()").Scan(&ws)
 	})
 	return ws, err
+}
+
+// LoginVerifier is the stored SCRAM-SHA-256 verifier of role, a catalog
+// role that may log in now (rolcanlogin, rolvaliduntil); found is false for
+// any other role and for one whose password is not a SCRAM verifier.
+// pg_authid is the superuser's: this reads it on the owner's pool whatever
+// the handle's role.
+func (c *Catalog) LoginVerifier(ctx context.Context, role string) (verifier string, found bool, err error) {
+	var v *string
+	err = c.pool.QueryRow(ctx,
+		`SELECT rolpassword FROM pg_catalog.pg_authid
+		  WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`, role).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (v == nil || !strings.HasPrefix(*v, "SCRAM-SHA-256$"))) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("look up role %q: %w", role, err)
+	}
+	return *v, true, nil
+}
+
+// RoleFacts reports whether role is a superuser of the catalog and its
+// CONNECTION LIMIT (-1: none; an unknown role is neither).
+func (c *Catalog) RoleFacts(ctx context.Context, role string) (super bool, connLimit int, err error) {
+	err = c.pool.QueryRow(ctx, "SELECT rolsuper, rolconnlimit FROM pg_catalog.pg_roles WHERE rolname = $1", role).Scan(&super, &connLimit)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, -1, nil
+	}
+	if err != nil {
+		return false, -1, fmt.Errorf("look up role %q: %w", role, err)
+	}
+	return super, connLimit, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lakesoul-go/lakesoul/internal/safego"
+	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -180,7 +181,7 @@ func (u *userPools) config(role string, cred Credential) (*pgxpool.Config, error
 		if len(cred.SCRAMClientKey) != sha256.Size || len(cred.SCRAMServerKey) != sha256.Size {
 			return nil, errors.New("catalog: malformed SCRAM keys")
 		}
-		cc.Password = scramPlaceholderPassword
+		cc.Password = pgwire.SCRAMKeyPlaceholderPassword
 		ck, sk := cred.SCRAMClientKey, cred.SCRAMServerKey
 		next := cc.AfterNetConnect
 		cc.AfterNetConnect = func(ctx context.Context, cfg *pgconn.Config, conn net.Conn) (net.Conn, error) {
@@ -190,7 +191,7 @@ func (u *userPools) config(role string, cred Credential) (*pgxpool.Config, error
 					return nil, err
 				}
 			}
-			return newSCRAMKeyConn(conn, ck, sk), nil
+			return pgwire.SCRAMKeyConn(conn, ck, sk), nil
 		}
 	}
 	cc.RuntimeParams = cloneParams(cc.RuntimeParams)

@@ -35,16 +35,16 @@ func CompactPartition(ctx context.Context, cat *catalog.Catalog, store objstore.
 // commit finished the job. manual jobs that fail are not retried by workers
 // (unless they left files to clean up).
 func (c *compactor) runClaimed(ctx context.Context, table *catalog.Table, j job, manual bool) (Result, error) {
-	jctx, stop := c.heartbeat(ctx, j.token)
+	jctx, stop := c.heartbeat(ctx, j.Token)
 	defer stop()
-	forget := c.cleanOutputs(jctx, table, j.outputs)
+	forget := c.cleanOutputs(jctx, table, j.Outputs)
 	var res Result
 	// A panic fails the compaction like an error: the claim is released
 	// below (with the backoff of a failure) instead of being held until
 	// its lease runs out.
 	err := safego.Call(func() (err error) {
 		faults.Point("compaction.job", table.QualifiedName())
-		res, err = c.compactPartition(jctx, table, j.desc, &j.token, forget, false)
+		res, err = c.compactPartition(jctx, table, j.Desc, &j.Token, forget, false)
 		return err
 	})
 	switch {
@@ -55,17 +55,17 @@ func (c *compactor) runClaimed(ctx context.Context, table *catalog.Table, j job,
 			// The heartbeat found the claim lost.
 			return res, fmt.Errorf("%w: %w", ErrClaimLost, err)
 		}
-		retry := backoff(j.attempts)
+		retry := backoff(j.Attempts)
 		if ctx.Err() != nil {
 			retry = 0 // stopped, not failed: another worker may take it now
 		}
-		if rerr := c.release(ctx, j.token, err, retry, manual); rerr != nil {
-			c.opt.Logger.Warn("compaction: could not release a failed job; its lease will expire", "table", j.tableID,
-				"partition", j.desc, "err", rerr)
+		if rerr := c.release(ctx, j.Token, err, retry, manual); rerr != nil {
+			c.opt.Logger.Warn("compaction: could not release a failed job; its lease will expire", "table", j.TableID,
+				"partition", j.Desc, "err", rerr)
 		}
 		return res, err
 	case res.Status != Compacted:
-		if rerr := c.release(ctx, j.token, nil, 0, manual); rerr != nil {
+		if rerr := c.release(ctx, j.Token, nil, 0, manual); rerr != nil {
 			return res, rerr
 		}
 	}

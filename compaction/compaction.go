@@ -30,7 +30,6 @@ package compaction
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -40,7 +39,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 )
@@ -147,31 +145,6 @@ type Result struct {
 	Rows              int64
 	Mode              string
 	Elapsed           time.Duration
-}
-
-// ErrTableGone is returned when the table was dropped (or never existed).
-var ErrTableGone = errors.New("compaction: table does not exist")
-
-// LoadTable reads a table by id. Tables known only by path (no name, as
-// LakeSoul allows) are not supported.
-func LoadTable(ctx context.Context, cat *catalog.Catalog, tableID string) (*catalog.Table, error) {
-	var ns, name string
-	err := cat.Pool().QueryRow(ctx,
-		"SELECT table_namespace, coalesce(table_name, '') FROM public.table_info WHERE table_id = $1", tableID).Scan(&ns, &name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrTableGone
-	}
-	if err != nil {
-		return nil, err
-	}
-	if name == "" {
-		return nil, fmt.Errorf("compaction: table %s has no name (path-only tables are not supported)", tableID)
-	}
-	t, err := cat.TableByName(ctx, ns, name)
-	if err != nil || t.ID != tableID {
-		return nil, ErrTableGone
-	}
-	return t, nil
 }
 
 // modeOf is the table's compaction mode.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -94,7 +92,7 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 		// Expired write intents go first, in their own transaction: the
 		// files of their writers (dead, or stalled past the TTL, whose
 		// commits will now fail) become ordinary orphans.
-		if _, err := c.cat.Pool().Exec(ctx, "SELECT lakesoul.write_intents_expire()"); err != nil {
+		if err := c.cat.As("").ExpireWriteIntents(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("expire write intents: %w", err))
 		}
 		for _, t := range tables {
@@ -110,18 +108,11 @@ func runLifecycle(ctx context.Context, c *compactor, opt LifecycleOptions) (Life
 
 // partitionsOf lists the table's partition descs.
 func (c *compactor) partitionsOf(ctx context.Context, tableID string) ([]string, error) {
-	rows, err := c.cat.Pool().Query(ctx,
-		"SELECT DISTINCT partition_desc FROM public.partition_info WHERE table_id = $1 ORDER BY 1", tableID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return c.cat.As("").PartitionDescs(ctx, tableID)
 }
 
 func (c *compactor) deadline(ctx context.Context, days float64) (int64, error) {
-	var ms int64
-	err := c.cat.Pool().QueryRow(ctx, "SELECT lakesoul.ttl_deadline_ms($1)", days).Scan(&ms)
-	return ms, err
+	return c.cat.As("").TTLDeadline(ctx, days)
 }
 
 func (c *compactor) expirePartitions(ctx context.Context, t *catalog.Table, days float64, rep *LifecycleReport) error {
@@ -134,7 +125,7 @@ func (c *compactor) expirePartitions(ctx context.Context, t *catalog.Table, days
 		return err
 	}
 	for _, d := range descs {
-		paths, err := c.queryPaths(ctx, "SELECT lakesoul.expire_partition($1, $2, $3)", t.ID, d, deadline)
+		paths, err := c.cat.As("").ExpirePartition(ctx, t.ID, d, deadline)
 		if err != nil {
 			return err
 		}
@@ -156,29 +147,13 @@ func (c *compactor) expireRedundant(ctx context.Context, t *catalog.Table, days 
 		return err
 	}
 	for _, d := range descs {
-		paths, err := c.queryPaths(ctx, "SELECT lakesoul.expire_redundant($1, $2, $3)", t.ID, d, deadline)
+		paths, err := c.cat.As("").ExpireRedundant(ctx, t.ID, d, deadline)
 		if err != nil {
 			return err
 		}
 		rep.RedundantFiles += c.deleteWithin(ctx, t.Path, paths)
 	}
 	return nil
-}
-
-// queryPaths runs a statement returning one text column, in its own
-// transaction (committed when it returns).
-func (c *compactor) queryPaths(ctx context.Context, sql string, args ...any) ([]string, error) {
-	return queryStrings(ctx, c.cat.Pool(), sql, args...)
-}
-
-func queryStrings(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, sql string, args ...any) ([]string, error) {
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // collectOrphans deletes data files (and runs) under t's path that were last modified
@@ -281,14 +256,11 @@ func underOtherTable(p string, t *catalog.Table, tables []*catalog.Table) bool {
 
 // claimTask claims a periodic task if its interval has passed.
 func (c *compactor) claimTask(ctx context.Context, task string, interval time.Duration) (bool, error) {
-	var ok bool
-	err := c.cat.Pool().QueryRow(ctx, "SELECT lakesoul.compaction_task_claim($1, $2, $3, $4)",
-		task, c.opt.WorkerID, interval.Milliseconds(), max(c.opt.Lease, time.Hour).Milliseconds()).Scan(&ok)
-	return ok, err
+	return c.cat.As("").ClaimMaintenanceTask(ctx, task, c.opt.WorkerID, interval, max(c.opt.Lease, time.Hour))
 }
 
 func (c *compactor) taskDone(ctx context.Context, task string) {
-	_, _ = c.cat.Pool().Exec(context.WithoutCancel(ctx), "SELECT lakesoul.compaction_task_done($1, $2)", task, c.opt.WorkerID)
+	_ = c.cat.As("").MaintenanceTaskDone(context.WithoutCancel(ctx), task, c.opt.WorkerID)
 }
 
 // Vacuum runs the lifecycle task for one table now (SQL VACUUM): its
@@ -345,22 +317,17 @@ func (c *compactor) collectDiscarded(ctx context.Context, opt LifecycleOptions, 
 			ids = append(ids, t.ID)
 		}
 	}
-	rows, err := c.cat.Pool().Query(ctx, "SELECT table_id, file_path FROM lakesoul.collect_discarded($1, $2)",
-		opt.Now().Add(-opt.DiscardRetention).UnixMilli(), ids)
+	discarded, err := c.cat.As("").CollectDiscarded(ctx, opt.Now().Add(-opt.DiscardRetention).UnixMilli(), ids)
 	if err != nil {
 		return fmt.Errorf("discarded files: %w", err)
 	}
 	byTable := map[string][]string{}
 	var order []string
-	var id, path string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &path}, func() error {
-		if byTable[id] == nil {
-			order = append(order, id)
+	for _, d := range discarded {
+		if byTable[d.TableID] == nil {
+			order = append(order, d.TableID)
 		}
-		byTable[id] = append(byTable[id], path)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("discarded files: %w", err)
+		byTable[d.TableID] = append(byTable[d.TableID], d.Path)
 	}
 	var errs []error
 	for _, id := range order {
@@ -437,34 +404,19 @@ func (k *knownSet) has(p string) bool {
 // knownFiles reads t's knownSet in one snapshot.
 func (c *compactor) knownFiles(ctx context.Context, t *catalog.Table) (*knownSet, error) {
 	k := &knownSet{paths: map[string]bool{}, writing: map[string]bool{}}
-	err := pgx.BeginTxFunc(ctx, c.cat.Pool(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		known, err := queryStrings(ctx, tx, "SELECT lakesoul.table_known_paths($1)", t.ID)
-		if err != nil {
-			return err
-		}
-		for _, p := range known {
-			k.paths[normalizePath(p)] = true
-		}
-		if k.busy, err = queryStrings(ctx, tx, "SELECT unnest(outputs) FROM lakesoul.compaction_job WHERE table_id = $1", t.ID); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT id, paths FROM lakesoul.write_intents_live()")
-		if err != nil {
-			return err
-		}
-		var id string
-		var paths []string
-		_, err = pgx.ForEachRow(rows, []any{&id, &paths}, func() error {
-			k.writing[id] = true
-			for _, p := range paths {
-				k.writing[normalizePath(p)] = true
-			}
-			return nil
-		})
-		return err
-	})
+	known, err := c.cat.As("").KnownFiles(ctx, t.ID)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range known.Paths {
+		k.paths[normalizePath(p)] = true
+	}
+	k.busy = known.JobOutputs
+	for id, paths := range known.Intents {
+		k.writing[id] = true
+		for _, p := range paths {
+			k.writing[normalizePath(p)] = true
+		}
 	}
 	return k, nil
 }

@@ -85,7 +85,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, c: newCompactor(cfg.Catalog, cfg.Store, cfg.Options), wake: make(chan struct{}, cfg.Workers)}
 	s.cfg.Options = s.c.opt
 	// Check that the catalog has the queue (migrations applied).
-	if _, err := cfg.Catalog.Pool().Exec(ctx, "SELECT 1 FROM lakesoul.compaction_job LIMIT 0"); err != nil {
+	if err := cfg.Catalog.As("").CheckCompactionQueue(ctx); err != nil {
 		return nil, fmt.Errorf("compaction: catalog has no job queue (apply migrations): %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -192,7 +192,7 @@ func (s *Service) worker(ctx context.Context, n int) {
 		// worker goes on.
 		if err := safego.Call(func() error { s.run(ctx, j); return nil }); err != nil {
 			s.count(func(st *Stats) { st.Failed++ })
-			log.Error("compaction job panicked", "table", j.tableID, "partition", j.desc, "err", err)
+			log.Error("compaction job panicked", "table", j.TableID, "partition", j.Desc, "err", err)
 		}
 	}
 }
@@ -214,17 +214,17 @@ func (s *Service) count(f func(*Stats)) {
 
 // run executes one claimed job.
 func (s *Service) run(ctx context.Context, j job) {
-	log := s.c.opt.Logger.With("table", j.tableID, "partition", j.desc, "attempt", j.attempts)
-	t, err := LoadTable(ctx, s.cfg.Catalog, j.tableID)
-	if err != nil || (j.reason != "manual" && !autoEnabled(t)) {
-		if err != nil && !errors.Is(err, ErrTableGone) {
+	log := s.c.opt.Logger.With("table", j.TableID, "partition", j.Desc, "attempt", j.Attempts)
+	t, err := s.cfg.Catalog.NamedTableByID(ctx, j.TableID)
+	if err != nil || (j.Reason != "manual" && !autoEnabled(t)) {
+		if err != nil && sqlerr.Code(err) != sqlerr.UndefinedTable {
 			log.Warn("compaction: cannot load the table", "err", err)
-			_ = s.c.release(ctx, j.token, err, backoff(j.attempts), false)
+			_ = s.c.release(ctx, j.Token, err, backoff(j.Attempts), false)
 			return
 		}
 		// Dropped table, or automatic compaction off: nothing to do.
-		s.c.cleanOutputs(ctx, t, j.outputs)
-		_ = s.c.release(ctx, j.token, nil, 0, false)
+		s.c.cleanOutputs(ctx, t, j.Outputs)
+		_ = s.c.release(ctx, j.Token, nil, 0, false)
 		return
 	}
 	start := time.Now()
@@ -251,7 +251,7 @@ func (s *Service) run(ctx context.Context, j job) {
 		log.Info("compacted", "mode", res.Mode, "read_version", res.ReadVersion, "version", res.Version,
 			"files_in", res.FilesIn, "files_out", res.FilesOut, "bytes_written", res.BytesWritten, "elapsed", res.Elapsed)
 		if s.cfg.AfterCompaction != nil {
-			if err := s.cfg.AfterCompaction(ctx, j.tableID, j.desc); err != nil && ctx.Err() == nil {
+			if err := s.cfg.AfterCompaction(ctx, j.TableID, j.Desc); err != nil && ctx.Err() == nil {
 				log.Warn("compaction: follow-up after the commit failed", "err", err)
 			}
 		}

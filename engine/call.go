@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -201,7 +200,7 @@ func (s *Session) runCall(ctx context.Context, call *preparedCall, clientArgs []
 	var dir string
 	if len(out) > 0 {
 		id, _ := out[0][0].(string)
-		t, err := compaction.LoadTable(ctx, s.e.cat, id)
+		t, err := s.cat.NamedTableByID(ctx, id)
 		if err == nil {
 			err = s.e.checkTableDir(t)
 		}

@@ -60,7 +60,7 @@ func (s *Session) compactTargets(ctx context.Context, targets [][]any) ([][]any,
 		return nil, nil
 	}
 	id, _ := targets[0][0].(string)
-	t, err := compaction.LoadTable(ctx, s.cat, id)
+	t, err := s.cat.NamedTableByID(ctx, id)
 	if err != nil {
 		return nil, err
 	}

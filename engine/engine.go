@@ -10,16 +10,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/duckstream"
@@ -200,17 +196,11 @@ func (e *Engine) removeOwnTemp() {
 // role of the catalog database, so users authenticate as the PostgreSQL roles
 // they are.
 func (e *Engine) SCRAMVerifier(ctx context.Context, role string) (string, error) {
-	var verifier *string
-	err := e.cat.Pool().QueryRow(ctx,
-		`SELECT rolpassword FROM pg_catalog.pg_authid
-		  WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`, role).Scan(&verifier)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (verifier == nil || !strings.HasPrefix(*verifier, "SCRAM-SHA-256$"))) {
+	verifier, found, err := e.cat.LoginVerifier(ctx, role)
+	if err == nil && !found {
 		return "", pgwire.ErrUnknownRole
 	}
-	if err != nil {
-		return "", fmt.Errorf("look up role %q: %w", role, err)
-	}
-	return *verifier, nil
+	return verifier, err
 }
 
 // Privileged implements pgwire.PrivilegedRoles: the connection slots kept
@@ -220,21 +210,8 @@ func (e *Engine) Privileged(ctx context.Context, role string) (bool, error) {
 	if role == e.catalogRole {
 		return true, nil
 	}
-	super, _, err := e.roleFacts(ctx, role)
+	super, _, err := e.cat.RoleFacts(ctx, role)
 	return super, err
-}
-
-// roleFacts reports whether role is a superuser of the catalog and its
-// CONNECTION LIMIT (-1: none; an unknown role is neither).
-func (e *Engine) roleFacts(ctx context.Context, role string) (super bool, connLimit int, err error) {
-	err = e.cat.Pool().QueryRow(ctx, "SELECT rolsuper, rolconnlimit FROM pg_catalog.pg_roles WHERE rolname = $1", role).Scan(&super, &connLimit)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, -1, nil
-	}
-	if err != nil {
-		return false, -1, fmt.Errorf("look up role %q: %w", role, err)
-	}
-	return super, connLimit, nil
 }
 
 // sessionToken is a fresh random session token: the prefix of the session's
@@ -259,7 +236,7 @@ func (e *Engine) NewSession(ctx context.Context, params map[string]string, cred 
 	}
 	// is_superuser reports what the role is in the catalog, as PostgreSQL
 	// does, not what the client claims.
-	super, connLimit, err := e.roleFacts(ctx, user)
+	super, connLimit, err := e.cat.RoleFacts(ctx, user)
 	if err != nil {
 		return nil, err
 	}

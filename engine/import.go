@@ -18,7 +18,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/compaction"
 	"github.com/lakesoul-go/lakesoul/layout"
 	"github.com/lakesoul-go/lakesoul/metrics"
 	"github.com/lakesoul-go/lakesoul/objstore"
@@ -141,7 +140,7 @@ func (s *Session) importRequest(ctx context.Context, res [][]any) (*importReq, e
 	if req.header && req.format != "csv" {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "header => true is an option of csv imports")
 	}
-	t, err := compaction.LoadTable(ctx, s.cat, id)
+	t, err := s.cat.NamedTableByID(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -118,6 +118,24 @@ func Commit(outcome string) { commits.WithLabelValues(outcome).Inc() }
 // CommitRetry counts a commit re-sent after a connection failure.
 func CommitRetry() { commitRetries.Inc() }
 
+// Commits is how many catalog commits ended with outcome.
+func Commits(outcome string) float64 {
+	var m dto.Metric
+	if err := commits.WithLabelValues(outcome).Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
+
+// CommitRetries is how many commits were re-sent after a connection failure.
+func CommitRetries() float64 {
+	var m dto.Metric
+	if err := commitRetries.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
+
 // CompactionJob records a compaction job's outcome and duration.
 func CompactionJob(outcome string, d time.Duration) {
 	compactionJobs.WithLabelValues(outcome).Observe(d.Seconds())

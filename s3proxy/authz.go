@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/layout"
 )
 
@@ -17,8 +15,9 @@ import (
 // all tables (the proxy's catalog connection is the catalog owner, which
 // row-level security does not filter); whether the key's role may use it is
 // then asked as that role, so the catalog's row-level security decides,
-// exactly as for SQL. Both queries go in one batch, which PostgreSQL runs as
-// one implicit transaction: set_config('role', …, true) lasts until its end.
+// exactly as for SQL. Both are one catalog call (catalog.ObjectAccessOf: one
+// batch, one implicit transaction, set_config('role', …, true) lasting until
+// its end).
 //
 //   - read (GET/HEAD an object, a copy's source): only objects of a table
 //     the role sees. Paths of no table are refused too (LakeSoul's rule).
@@ -68,15 +67,6 @@ func candidates(path string, out map[string]bool) {
 	}
 }
 
-const (
-	qTablesByPath = `SELECT table_path, table_namespace FROM public.table_path_id WHERE table_path = ANY($1::text[])`
-	// Tables a list of one of the prefixes could reach.
-	qTablesUnder = `SELECT t.table_path, t.table_namespace FROM public.table_path_id t
-		WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p(prefix)
-		               WHERE starts_with(regexp_replace(rtrim(t.table_path, '/'), '^s3[an]?://', 's3://') || '/', p.prefix))`
-	qNamespaces = `SELECT namespace FROM public.namespace WHERE namespace = ANY($1::text[])`
-)
-
 // decision is the outcome of authorize: denied is the refused access, if
 // any, and why.
 type decision struct {
@@ -104,56 +94,12 @@ func (p *Proxy) authorize(ctx context.Context, role string, checks []check) (dec
 			}
 		}
 	}
-	candList := keys(cands)
-	nsList := keys(namespaces)
-
-	b := &pgx.Batch{}
-	var all, visible []tablePath
-	var visibleNS map[string]bool
-	var current string
-	scanTables := func(dst *[]tablePath) func(pgx.Rows) error {
-		return func(rows pgx.Rows) error {
-			for rows.Next() {
-				var t tablePath
-				if err := rows.Scan(&t.raw, &t.namespace); err != nil {
-					return err
-				}
-				t.norm = normPath(t.raw)
-				*dst = append(*dst, t)
-			}
-			return rows.Err()
-		}
-	}
-	queueTables := func(dst *[]tablePath) {
-		b.Queue(qTablesByPath, candList).Query(scanTables(dst))
-		if len(prefixes) > 0 {
-			b.Queue(qTablesUnder, prefixes).Query(scanTables(dst))
-		}
-	}
-	queueTables(&all) // as the catalog owner: every table
-	b.Queue("SELECT set_config('role', $1, true)", role).Exec(func(pgconn.CommandTag) error { return nil })
-	b.Queue("SELECT current_user::text").QueryRow(func(r pgx.Row) error { return r.Scan(&current) })
-	queueTables(&visible) // as the key's role: the tables it sees
-	if len(nsList) > 0 {
-		visibleNS = map[string]bool{}
-		b.Queue(qNamespaces, nsList).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var ns string
-				if err := rows.Scan(&ns); err != nil {
-					return err
-				}
-				visibleNS[ns] = true
-			}
-			return rows.Err()
-		})
-	}
-	if err := p.cfg.Catalog.SendBatch(ctx, b).Close(); err != nil {
+	acc, err := p.cfg.Catalog.ObjectAccessOf(ctx, role, keys(cands), prefixes, keys(namespaces))
+	if err != nil {
 		return decision{}, err
 	}
-	if current != role {
-		// Never decide with the owner's eyes.
-		return decision{}, fmt.Errorf("catalog lookup ran as %q, not as the key's role %q", current, role)
-	}
+	all, visible := tablePaths(acc.All), tablePaths(acc.Visible)
+	visibleNS := acc.VisibleNamespaces
 	seen := map[string]bool{}
 	for _, t := range visible {
 		seen[t.raw] = true
@@ -232,15 +178,20 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// lookupKey finds an active access key (as the catalog owner: the table is
-// readable by nobody else).
+// lookupKey finds an active access key.
 func (p *Proxy) lookupKey(ctx context.Context, id string) (keyInfo, error) {
-	k := keyInfo{ID: id}
-	err := p.cfg.Catalog.QueryRow(ctx,
-		"SELECT secret_access_key, role_name FROM lakesoul.access_key WHERE access_key_id = $1 AND revoked_at IS NULL",
-		id).Scan(&k.Secret, &k.Role)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, errUnknownKey
+	secret, role, err := p.cfg.Catalog.AccessKey(ctx, id)
+	if errors.Is(err, catalog.ErrUnknownAccessKey) {
+		return keyInfo{ID: id}, errUnknownKey
 	}
-	return k, err
+	return keyInfo{ID: id, Secret: secret, Role: role}, err
+}
+
+// tablePaths are the catalog's table paths with their normalised forms.
+func tablePaths(ts []catalog.TablePath) []tablePath {
+	out := make([]tablePath, len(ts))
+	for i, t := range ts {
+		out[i] = tablePath{raw: t.Path, namespace: t.Namespace, norm: normPath(t.Path)}
+	}
+	return out
 }

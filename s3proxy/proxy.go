@@ -34,8 +34,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
@@ -79,10 +79,10 @@ func NewBackend(ctx context.Context, endpoint, region string) (Backend, error) {
 
 // Config configures a Proxy.
 type Config struct {
-	// Catalog is a pool on the catalog database connected as the catalog
-	// owner (or a superuser): it reads access keys and all table paths, and
-	// switches to a key's role with set_config('role', …).
-	Catalog *pgxpool.Pool
+	// Catalog is the catalog, connected as its owner (or a superuser): it
+	// reads access keys and all table paths, and what a key's role sees as
+	// that role (catalog.ObjectAccessOf).
+	Catalog *catalog.Catalog
 	Backend Backend
 	// Warehouses are the warehouse roots (s3://bucket/prefix) under which
 	// <root>/<namespace>/… paths of no table may be written by roles that
@@ -146,11 +146,7 @@ func New(cfg Config) (*Proxy, error) {
 // Check verifies that the catalog is one the proxy can work with: migrated
 // (access keys exist) and connected as a role that sees every table.
 func (p *Proxy) Check(ctx context.Context) error {
-	var migrated, owner bool
-	err := p.cfg.Catalog.QueryRow(ctx, `SELECT to_regclass('lakesoul.access_key') IS NOT NULL,
-		(SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
-		OR pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = 'public.table_path_id'::regclass), 'USAGE')`).
-		Scan(&migrated, &owner)
+	migrated, owner, err := p.cfg.Catalog.CheckObjectAccess(ctx)
 	switch {
 	case err != nil:
 		return fmt.Errorf("s3proxy: catalog: %w", err)

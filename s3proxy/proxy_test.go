@@ -25,7 +25,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/pgtest"
@@ -166,13 +165,13 @@ func newFixture(t *testing.T, srv *s3test.Server, transport http.RoundTripper) *
 	f.alice = createKey(t, ctx, admin, "px_alice")
 	f.carol = createKey(t, ctx, admin, "px_carol")
 
-	pool, err := pgxpool.New(ctx, dsn)
+	cat, err := catalog.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pool.Close)
+	t.Cleanup(cat.Close)
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p, err := s3proxy.New(s3proxy.Config{Catalog: pool, Logger: logger, Warehouses: []string{srv.URI("wh")},
+	p, err := s3proxy.New(s3proxy.Config{Catalog: cat, Logger: logger, Warehouses: []string{srv.URI("wh")},
 		Backend: s3proxy.Backend{Endpoint: srv.Endpoint, Region: srv.Region, Transport: transport,
 			Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")}})
 	if err != nil {
@@ -721,12 +720,12 @@ func TestProxyStreams(t *testing.T) {
 func TestProxyChecksumTrailer(t *testing.T) {
 	srv := s3test.Fake(t)
 	f := newFixture(t, srv, nil)
-	pool, err := pgxpool.New(f.ctx, pgxConnString(f.admin))
+	cat, err := catalog.Open(f.ctx, pgxConnString(f.admin))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	p, err := s3proxy.New(s3proxy.Config{Catalog: pool, Warehouses: []string{srv.URI("wh")},
+	defer cat.Close()
+	p, err := s3proxy.New(s3proxy.Config{Catalog: cat, Warehouses: []string{srv.URI("wh")},
 		Backend: s3proxy.Backend{Endpoint: srv.Endpoint, Region: srv.Region,
 			Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")}})
 	if err != nil {

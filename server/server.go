@@ -426,7 +426,7 @@ func (s *Server) startS3Proxy(ctx context.Context, warehouse string) (*s3proxy.S
 	if err != nil {
 		return nil, err
 	}
-	p, err := s3proxy.New(s3proxy.Config{Catalog: s.cat.Pool(), Backend: backend, Warehouses: []string{warehouse}, Logger: s.log})
+	p, err := s3proxy.New(s3proxy.Config{Catalog: s.cat, Backend: backend, Warehouses: []string{warehouse}, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
@@ -440,9 +440,9 @@ func (s *Server) startS3Proxy(ctx context.Context, warehouse string) (*s3proxy.S
 
 // startFlight serves Flight SQL on cfg.FlightListen over the engine.
 func (s *Server) startFlight(ctx context.Context, tlsConfig *tls.Config) error {
-	var key []byte
-	if err := s.cat.Pool().QueryRow(ctx, "SELECT key FROM lakesoul.flight_ticket_key WHERE id = 1").Scan(&key); err != nil {
-		return fmt.Errorf("flight ticket key: %w", err)
+	key, err := s.cat.FlightTicketKey(ctx)
+	if err != nil {
+		return err
 	}
 	fs, err := flightsql.New(flightsql.Config{Engine: s.eng, TLSConfig: tlsConfig, TicketKey: key, AuthFailureDelay: s.cfg.AuthFailureDelay,
 		MaxClients: s.cfg.MaxConnections, ReservedClients: s.cfg.ReservedConnections, IdleTimeout: s.cfg.FlightIdleTimeout,

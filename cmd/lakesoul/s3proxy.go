@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/s3proxy"
 )
@@ -37,16 +36,16 @@ func s3proxyCmd(args []string) error {
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pool, err := pgxpool.New(ctx, *url)
+	cat, err := catalog.Open(ctx, *url)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer cat.Close()
 	backend, err := s3proxy.NewBackend(ctx, *endpoint, *region)
 	if err != nil {
 		return err
 	}
-	cfg := s3proxy.Config{Catalog: pool, Backend: backend, Logger: log}
+	cfg := s3proxy.Config{Catalog: cat, Backend: backend, Logger: log}
 	if *warehouse != "" {
 		cfg.Warehouses = []string{*warehouse}
 	}

@@ -2,14 +2,12 @@ package safego
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lakesoul-go/lakesoul/internal/gosource"
 )
 
 // TestEveryGoroutineIsSafe parses every non-test Go file of the module and
@@ -29,45 +27,10 @@ import (
 //
 // Test files are exempt: a panic there fails the test, which is its job.
 func TestEveryGoroutineIsSafe(t *testing.T) {
-	root := moduleRoot(t)
-	fset := token.NewFileSet()
 	var problems []string
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			if path != root {
-				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-					return filepath.SkipDir // another module
-				}
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		files++
+	gosource.Each(t, nil, func(fset *token.FileSet, rel string, f *ast.File) {
 		problems = append(problems, checkFile(fset, rel, f)...)
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("parsed only %d files under %s: not the module", files, root)
-	}
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -174,23 +137,4 @@ func guarded(e ast.Expr, imports map[string]string) bool {
 		return strings.HasPrefix(fn.Name, "guard")
 	}
 	return false
-}
-
-// moduleRoot is the directory of the module's go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
 }

@@ -1,7 +1,6 @@
-package catalog
+package pgwire
 
 import (
-	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -15,7 +14,8 @@ import (
 	"strings"
 )
 
-// A catalog login with SCRAM keys instead of a password.
+// The client side of a PostgreSQL login with SCRAM keys instead of a
+// password (the catalog's user sessions, catalog/userconn.go).
 //
 // A user who logged in to pgwire with SCRAM-SHA-256 proved knowledge of
 // ClientKey; the server never learns the password. To open a catalog session
@@ -24,17 +24,20 @@ import (
 // HMAC(H(ClientKey), AuthMessage); the server's signature is checked with
 // ServerKey), as connection poolers do. pgx only knows passwords, so
 // scramKeyConn sits under pgconn during authentication: pgconn runs the
-// exchange with a placeholder password, and scramKeyConn replaces its proof
-// with the real one on the way out and PostgreSQL's verified signature with
-// the one pgconn expects on the way in. After AuthenticationOk it is a plain
-// pass-through.
+// exchange with SCRAMKeyPlaceholderPassword, and scramKeyConn replaces its
+// proof with the real one on the way out and PostgreSQL's verified signature
+// with the one pgconn expects on the way in. After AuthenticationOk it is a
+// plain pass-through. This file is the only place outside the server side of
+// this package that reads or writes PostgreSQL protocol frames.
 
-// scramPlaceholderPassword is the password pgconn computes its throw-away
-// proof with; it never leaves the process.
-const scramPlaceholderPassword = "lakesoul-scram-key-login"
+// SCRAMKeyPlaceholderPassword is the password pgconn must be configured with
+// on a connection wrapped by SCRAMKeyConn: pgconn computes its throw-away
+// proof with it; it never leaves the process.
+const SCRAMKeyPlaceholderPassword = "lakesoul-scram-key-login"
 
-// maxAuthMessageLen bounds a backend message during authentication.
-const maxAuthMessageLen = 64 << 10
+// maxBackendAuthMessageLen bounds a backend message during a key login's
+// authentication.
+const maxBackendAuthMessageLen = 64 << 10
 
 // errNeedsPassword is returned when the catalog asks a key login for a
 // cleartext or MD5 password, which SCRAM keys cannot answer.
@@ -64,7 +67,11 @@ type scramKeyConn struct {
 	wantSignature, fakeSignature []byte
 }
 
-func newSCRAMKeyConn(c net.Conn, clientKey, serverKey []byte) *scramKeyConn {
+// SCRAMKeyConn wraps c, a fresh connection to PostgreSQL (before the
+// startup message), so that a pgconn configured with
+// SCRAMKeyPlaceholderPassword authenticates with the SCRAM keys clientKey and
+// serverKey (Credential's) instead.
+func SCRAMKeyConn(c net.Conn, clientKey, serverKey []byte) net.Conn {
 	return &scramKeyConn{Conn: c, clientKey: clientKey, serverKey: serverKey}
 }
 
@@ -157,7 +164,7 @@ func (c *scramKeyConn) frontendMessage(msg []byte) ([]byte, error) {
 		proof[i] = c.clientKey[i] ^ signature[i]
 	}
 	c.wantSignature = hmacSHA256(c.serverKey, authMessage)
-	fakeSalted, err := pbkdf2.Key(sha256.New, scramPlaceholderPassword, c.salt, c.iterations, sha256.Size)
+	fakeSalted, err := pbkdf2.Key(sha256.New, SCRAMKeyPlaceholderPassword, c.salt, c.iterations, sha256.Size)
 	if err != nil {
 		return nil, fmt.Errorf("catalog key login: %w", err)
 	}
@@ -203,7 +210,7 @@ func (c *scramKeyConn) readBackendMessage() ([]byte, error) {
 		return nil, err
 	}
 	n := int(binary.BigEndian.Uint32(hdr[1:]))
-	if n < 4 || n > maxAuthMessageLen {
+	if n < 4 || n > maxBackendAuthMessageLen {
 		return nil, fmt.Errorf("catalog key login: backend message of %d bytes during authentication", n)
 	}
 	msg := make([]byte, 1+n)
@@ -288,10 +295,4 @@ func (c *scramKeyConn) parseServerFirst(m string) error {
 		return fmt.Errorf("catalog key login: malformed server-first-message")
 	}
 	return nil
-}
-
-func hmacSHA256(key, msg []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write(msg)
-	return h.Sum(nil)
 }
