@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,7 @@ func runClients(ctx context.Context, o Options) error {
 	reads := fs.Int("reads", 3, "loads per client (the row reports the median, runs_s every run)")
 	systems := fs.String("systems", strings.Join(clientSystems, ","), "clients to run")
 	threads := fs.Int("threads", 4, "readers of adbc-flightsql-parallel's endpoints")
+	profiles := fs.String("cpuprofile-reads", "", "write a CPU profile of the server while each client reads to DIR/<client>.pprof")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -111,6 +113,10 @@ func runClients(ctx context.Context, o Options) error {
 		var runs []float64
 		var last clientResult
 		var serverPeak float64
+		stopProfile, err := startReadProfile(*profiles, system)
+		if err != nil {
+			return err
+		}
 		for range *reads {
 			res, peak, err := runClient(ctx, *python, script, string(arg))
 			if err != nil {
@@ -124,11 +130,33 @@ func runClients(ctx context.Context, o Options) error {
 			runs = append(runs, res.Seconds)
 			last, serverPeak = res, max(serverPeak, peak)
 		}
+		stopProfile()
 		o.Out.Emit(Row{Bench: "clients", Phase: "read", System: system, Rows: last.Rows, Seconds: medianOf(runs),
 			PeakRSSMB: last.PeakRSSMB, Extra: map[string]any{"runs_s": runs, "server_peak_rss_mb": serverPeak,
 				"endpoints": last.Endpoints, "checksum": fmt.Sprint(last.Checksum)}})
 	}
 	return nil
+}
+
+// startReadProfile starts a CPU profile of this process (the server) into
+// dir/<system>.pprof, stopped by the function it returns; with dir empty it
+// does nothing.
+func startReadProfile(dir, system string) (func(), error) {
+	if dir == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, system+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // runClient runs read.py once and returns what it printed and the largest
