@@ -225,8 +225,15 @@ func TestFlightStreamLifecycle(t *testing.T) {
 	baseline := metric()
 	pid := srv.cmd.Process.Pid
 	// runPair plans k on a client of its own and gives its stream fate f;
-	// alone, it checks that a spilled kind's rows wait in a file.
+	// alone, it checks that the earlier pairs' spill files are closed (the
+	// server ends a stream whose client went a moment later) and that a
+	// spilled kind's rows wait in one file.
 	runPair := func(k streamKind, f fate, alone bool) error {
+		for wait := time.Now().Add(10 * time.Second); alone && openSpillFiles(t, pid) > 0; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(wait) {
+				return fmt.Errorf("%d spill files of earlier streams still open", openSpillFiles(t, pid))
+			}
+		}
 		cl, actx, err := open()
 		if err != nil {
 			return err
