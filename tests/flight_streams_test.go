@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
@@ -313,4 +314,70 @@ func openSpillFiles(t *testing.T, pid int) int {
 		}
 	}
 	return n
+}
+
+// TestFlightRowGroupEndpoints: a plain scan of a one-bucket table whose
+// one file holds unique keys in three row groups has an endpoint per row
+// group — signed tickets carry the row groups — read in parallel into the
+// table's rows, each once.
+func TestFlightRowGroupEndpoints(t *testing.T) {
+	_, addr := flightServerT(t)
+	ctx := testCtx(t)
+	cl, actx := mustFlight(t, ctx, addr, adminRole, sharedPassword)
+	for _, q := range []string{"CREATE SCHEMA fl_rg",
+		"CREATE TABLE fl_rg.t (id bigint, v text, PRIMARY KEY (id)) WITH (hash_bucket_num = 1)",
+		"INSERT INTO fl_rg.t SELECT i, md5(i::text) || md5((i + 1)::text) FROM range(300000) r(i)"} {
+		if _, err := cl.ExecuteUpdate(actx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	info, err := cl.Execute(actx, "SELECT id, v FROM fl_rg.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) != 3 {
+		t.Errorf("%d endpoints, want 3 (one per row group)", len(info.Endpoint))
+	}
+	var (
+		mu   sync.Mutex
+		ids  = map[int64]int{}
+		wg   sync.WaitGroup
+		errs = make(chan error, len(info.Endpoint))
+	)
+	for _, ep := range info.Endpoint {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rdr, err := cl.DoGet(actx, ep.Ticket)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer rdr.Release()
+			for rdr.Next() {
+				col := rdr.RecordBatch().Column(0).(*array.Int64)
+				mu.Lock()
+				for _, id := range col.Int64Values() {
+					ids[id]++
+				}
+				mu.Unlock()
+			}
+			if err := rdr.Err(); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for id, n := range ids {
+		if n != 1 || id < 0 || id >= 300000 {
+			t.Fatalf("id %d read %d times", id, n)
+		}
+	}
+	if len(ids) != 300000 {
+		t.Errorf("%d distinct ids, want 300000", len(ids))
+	}
 }
