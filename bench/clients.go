@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type clientResult struct {
 	Rows      int64   `json:"rows"`
 	Seconds   float64 `json:"seconds"`
 	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// CPUSeconds is the client process's CPU time (every thread's) over
+	// the load.
+	CPUSeconds float64 `json:"cpu_s"`
 	// Endpoints is how many endpoints (partitions) the client read.
 	Endpoints int     `json:"endpoints"`
 	Checksum  []int64 `json:"checksum"`
@@ -46,9 +50,10 @@ type clientResult struct {
 
 // runClients loads the CCF table (ingested as `bench ccf` does) into a
 // client's memory — a pandas DataFrame or an Arrow table — by each of
-// clientSystems, --reads times each, in one run: time and peak RSS of the
-// client process, the server's largest RSS while it read, and a checksum
-// every client must agree on. The clients are Python programs under the
+// clientSystems, in --reads rounds of one load each: time, CPU time and
+// peak RSS of the client process, the server's CPU time and largest RSS
+// while it read (CPU times hold better than wall times on a shared
+// machine), and a checksum every client must agree on. The clients are Python programs under the
 // engines' venv (scripts/test makes it; --python names another).
 func runClients(ctx context.Context, o Options) error {
 	fs := flag.NewFlagSet("clients", flag.ContinueOnError)
@@ -59,9 +64,10 @@ func runClients(ctx context.Context, o Options) error {
 	}
 	python := fs.String("python", defPython, "the Python with the clients' packages (scripts/engines-requirements.txt)")
 	upserts := fs.Int("upserts", 10, "upsert batches of the CCF table")
-	reads := fs.Int("reads", 3, "loads per client (the row reports the median, runs_s every run)")
+	reads := fs.Int("reads", 3, "rounds, each loading once by every client (the row reports the median, runs_s every run)")
 	systems := fs.String("systems", strings.Join(clientSystems, ","), "clients to run")
 	threads := fs.Int("threads", 4, "readers of adbc-flightsql-parallel's endpoints")
+	profiles := fs.String("cpuprofile-reads", "", "write a CPU profile of the server while each client reads to DIR/<client>-<round>.pprof")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -102,17 +108,31 @@ func runClients(ctx context.Context, o Options) error {
 			cat.Host, cat.Port, cat.Database, cat.User),
 		"namespace": "ccf", "table": "t",
 	}
+	// Rounds: every client once per round, so that a load on the shared
+	// machine that comes and goes falls on all of them alike.
+	names := strings.Split(*systems, ",")
+	type tally struct {
+		runs, serverCPU, clientCPU []float64
+		last                       clientResult
+		serverPeak                 float64
+	}
+	tallies := make([]tally, len(names))
 	var first []int64
 	var firstSystem string
-	for _, system := range strings.Split(*systems, ",") {
-		system = strings.TrimSpace(system)
-		cfg["client"] = system
-		arg, _ := json.Marshal(cfg)
-		var runs []float64
-		var last clientResult
-		var serverPeak float64
-		for range *reads {
+	for round := range *reads {
+		for i, system := range names {
+			system = strings.TrimSpace(system)
+			names[i] = system
+			cfg["client"] = system
+			arg, _ := json.Marshal(cfg)
+			stopProfile, err := startReadProfile(*profiles, fmt.Sprintf("%s-%d", system, round+1))
+			if err != nil {
+				return err
+			}
+			cpu := cpuSeconds()
 			res, peak, err := runClient(ctx, *python, script, string(arg))
+			serverCPU := cpuSeconds() - cpu
+			stopProfile()
 			if err != nil {
 				return fmt.Errorf("clients: %s: %w", system, err)
 			}
@@ -121,14 +141,42 @@ func runClients(ctx context.Context, o Options) error {
 			} else if fmt.Sprint(res.Checksum) != fmt.Sprint(first) {
 				return fmt.Errorf("clients: %s's checksum %v differs from %s's %v", system, res.Checksum, firstSystem, first)
 			}
-			runs = append(runs, res.Seconds)
-			last, serverPeak = res, max(serverPeak, peak)
+			t := &tallies[i]
+			t.runs = append(t.runs, res.Seconds)
+			t.serverCPU = append(t.serverCPU, serverCPU)
+			t.clientCPU = append(t.clientCPU, res.CPUSeconds)
+			t.last, t.serverPeak = res, max(t.serverPeak, peak)
 		}
-		o.Out.Emit(Row{Bench: "clients", Phase: "read", System: system, Rows: last.Rows, Seconds: medianOf(runs),
-			PeakRSSMB: last.PeakRSSMB, Extra: map[string]any{"runs_s": runs, "server_peak_rss_mb": serverPeak,
-				"endpoints": last.Endpoints, "checksum": fmt.Sprint(last.Checksum)}})
+	}
+	for i, system := range names {
+		t := tallies[i]
+		o.Out.Emit(Row{Bench: "clients", Phase: "read", System: system, Rows: t.last.Rows, Seconds: medianOf(t.runs),
+			PeakRSSMB: t.last.PeakRSSMB, Extra: map[string]any{"runs_s": t.runs, "server_peak_rss_mb": t.serverPeak,
+				"server_cpu_s": medianOf(t.serverCPU), "client_cpu_s": medianOf(t.clientCPU),
+				"endpoints": t.last.Endpoints, "checksum": fmt.Sprint(t.last.Checksum)}})
 	}
 	return nil
+}
+
+// startReadProfile starts a CPU profile of this process (the server) into
+// dir/<name>.pprof, stopped by the function it returns; with dir empty it
+// does nothing.
+func startReadProfile(dir, name string) (func(), error) {
+	if dir == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // runClient runs read.py once and returns what it printed and the largest

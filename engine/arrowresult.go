@@ -30,8 +30,14 @@ import (
 // column's Arrow type; every other result is built from the values its
 // portal produces for pgwire, in batches of arrowBatchRows rows.
 
-// arrowBatchRows bounds the rows of one record batch built from rows.
-const arrowBatchRows = 16 << 10
+// arrowBatchRows bounds the rows of one record batch built from rows, and
+// arrowBatchBytes its values' size (about: fixed-width values count 8
+// bytes): wide rows make batches of fewer rows, so that one batch stays
+// far below the 4 MiB a gRPC client takes in one message by default.
+const (
+	arrowBatchRows  = 16 << 10
+	arrowBatchBytes = 1 << 20
+)
 
 // ArrowSchema is the Arrow schema of a result with columns cols. Each field
 // carries the column's PostgreSQL type OID in its metadata (MetaPGTypeOID).
@@ -322,6 +328,7 @@ type arrowRows struct {
 	b       *array.RecordBuilder
 	appends []valueAppender
 	rows    int
+	bytes   int // the size of the rows' values (valueSize)
 	emit    func(arrow.RecordBatch) error
 }
 
@@ -347,12 +354,37 @@ func (r *arrowRows) WriteRow(values []any) error {
 		if err := r.appends[i](fb, v); err != nil {
 			return fmt.Errorf("result column %q: %w", r.sc.Field(i).Name, err)
 		}
+		r.bytes += valueSize(v)
 	}
 	r.rows++
-	if r.rows >= arrowBatchRows {
+	if r.rows >= arrowBatchRows || r.bytes >= arrowBatchBytes {
 		return r.flush()
 	}
 	return nil
+}
+
+// valueSize estimates what a value adds to a batch: its length for text
+// and bytes, its elements' sizes for arrays, 8 for anything else.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x) + 4
+	case []byte:
+		return len(x) + 4
+	case []any:
+		n := 8
+		for _, e := range x {
+			n += valueSize(e)
+		}
+		return n
+	case pgwire.Record:
+		n := 8
+		for _, e := range x.Values {
+			n += valueSize(e)
+		}
+		return n
+	}
+	return 8
 }
 
 // flush emits the rows built so far as one batch.
@@ -362,7 +394,7 @@ func (r *arrowRows) flush() error {
 	}
 	rec := r.b.NewRecordBatch()
 	defer rec.Release()
-	r.rows = 0
+	r.rows, r.bytes = 0, 0
 	return r.emit(rec)
 }
 

@@ -16,7 +16,8 @@ import (
 
 // Scan units. A plain scan of one primary-key table — a direct scan without
 // parameters, key filter, LIMIT or OFFSET — reads its snapshot's units
-// (partition × bucket) independently and concatenates them. A front door
+// (partition × bucket, a bucket of one file of unique keys split by row
+// group: reader.ParallelUnits) independently and concatenates them. A front door
 // that lets several readers fetch in parallel (Flight SQL's endpoints) asks
 // for the units with PlanScanUnits and reads each with ReadScanUnit, on any
 // session of the same role, on any server of the same catalog: a unit names
@@ -57,8 +58,10 @@ func (s *Session) PlanScanUnits(ctx context.Context, st pgwire.Statement) (_ *Sc
 	if !found || e.keys() != nil {
 		return nil, false, nil
 	}
-	scan := &reader.Scan{Store: s.e.scans.store, Table: e.table, Partitions: e.parts}
-	units, err := scan.Units()
+	// The units a direct scan's workers share (reader.ParallelUnits): its
+	// buckets, and a bucket of one file of unique keys by row group.
+	scan := &reader.Scan{Store: s.e.scans.store, Table: e.table, Partitions: e.parts, Meta: s.e.scans.meta}
+	units, err := scan.ParallelUnits(ctx)
 	if err != nil {
 		return nil, false, err
 	}

@@ -33,6 +33,8 @@ import (
 // session's idle_in_transaction_session_timeout.
 type client struct {
 	key string
+	// kept is where results that ran before their DoGet are kept (order.go).
+	kept *keptResults
 	// conns are the open connections the client was used on (under the
 	// registry's mu); the client is closed when the last one ends.
 	conns map[uint64]bool
@@ -71,6 +73,7 @@ type clientRegistry struct {
 	max      int
 	reserved int
 	idle     time.Duration
+	kept     *keptResults
 	mu       sync.Mutex
 	m        map[string]*client
 }
@@ -125,7 +128,7 @@ func (r *clientRegistry) open(ctx context.Context, key string, conn uint64, user
 	if err != nil {
 		return nil, err
 	}
-	c := &client{key: key, conns: map[uint64]bool{}, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session),
+	c := &client{key: key, kept: r.kept, conns: map[uint64]bool{}, user: user, cred: cred, sem: make(chan struct{}, 1), sess: ps.(*engine.Session),
 		stmts: map[string]*handle{}, calls: 1, used: time.Now()}
 	r.mu.Lock()
 	if old := r.m[key]; old != nil {

@@ -47,7 +47,11 @@ type Config struct {
 	// MaxMessageSize bounds one gRPC message a client sends (a DoPut
 	// batch), default 64 MiB.
 	MaxMessageSize int
-	Logger         *slog.Logger
+	// KeptResultMemory is the memory all clients' results that ran before
+	// their DoGet may hold (order.go); the rest spills to the engine's temp
+	// space. Default DefaultKeptResultMemory.
+	KeptResultMemory int64
+	Logger           *slog.Logger
 }
 
 // Server is a Flight SQL server.
@@ -79,9 +83,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxMessageSize <= 0 {
 		cfg.MaxMessageSize = 64 << 20
 	}
+	if cfg.KeptResultMemory <= 0 {
+		cfg.KeptResultMemory = DefaultKeptResultMemory
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mem: memory.DefaultAllocator, stop: make(chan struct{}),
 		clients: &clientRegistry{eng: cfg.Engine, log: cfg.Logger, max: cfg.MaxClients, reserved: cfg.ReservedClients,
-			idle: cfg.IdleTimeout, m: map[string]*client{}}}
+			idle: cfg.IdleTimeout, m: map[string]*client{},
+			kept: &keptResults{eng: cfg.Engine, mem: memory.DefaultAllocator, limit: cfg.KeptResultMemory}}}
 	s.Alloc = s.mem
 	if err := s.registerSQLInfo(); err != nil {
 		return nil, err
@@ -109,6 +117,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	return err
 }
+
+// DefaultKeptResultMemory is Config.KeptResultMemory's default.
+const DefaultKeptResultMemory = 64 << 20
 
 // DefaultIdleTimeout is Config.IdleTimeout's default.
 const DefaultIdleTimeout = 10 * time.Minute

@@ -22,8 +22,9 @@ import (
 )
 
 // Parallel scans. A plain scan of one table (engine.PlanScanUnits) gets one
-// endpoint per unit of its snapshot (partition × bucket). Each ticket holds
-// the unit — table, columns, partition, bucket, files — and the user it was
+// endpoint per unit of its snapshot (partition × bucket, or a row group of
+// a bucket's one file of unique keys). Each ticket holds the unit — table,
+// columns, partition, bucket, files, row groups — and the user it was
 // issued to, signed (HMAC-SHA-256) with the catalog's ticket key
 // (migration 13), so any server of the same catalog serves it without
 // shared memory. Serving one checks the signature and expiry (else
@@ -47,6 +48,7 @@ type unitTicket struct {
 	Desc      string             `json:"d"`
 	Bucket    int                `json:"b"`
 	Files     []catalog.DataFile `json:"f"`
+	RowGroups []int              `json:"g,omitempty"`
 	Expires   int64              `json:"x"`
 }
 
@@ -67,7 +69,7 @@ func (s *Server) unitTickets(ctx context.Context, c *client, st pgwire.Statement
 	out := make([][]byte, 0, len(plan.Units))
 	for _, u := range plan.Units {
 		payload, err := json.Marshal(unitTicket{User: c.user, Namespace: plan.Namespace, Table: plan.Table, TableID: plan.TableID,
-			Columns: plan.Columns, Desc: u.Desc, Bucket: u.Bucket, Files: u.Files, Expires: exp})
+			Columns: plan.Columns, Desc: u.Desc, Bucket: u.Bucket, Files: u.Files, RowGroups: u.RowGroups, Expires: exp})
 		if err != nil {
 			return nil, false, err
 		}
@@ -122,7 +124,7 @@ func (s *Server) doGetUnit(ctx context.Context, c *client, raw []byte) (*arrow.S
 		return nil, nil, err
 	}
 	ur, err := c.sess.OpenScanUnit(ctx, t.Namespace, t.Table, t.TableID, t.Columns,
-		reader.Unit{Desc: t.Desc, Bucket: t.Bucket, Files: t.Files})
+		reader.Unit{Desc: t.Desc, Bucket: t.Bucket, Files: t.Files, RowGroups: t.RowGroups})
 	if err != nil {
 		return nil, nil, flightError(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -444,9 +445,16 @@ func (s *Server) startFlight(ctx context.Context, tlsConfig *tls.Config) error {
 	if err != nil {
 		return err
 	}
+	// Results kept for a later DoGet live on the Go heap: an eighth of its
+	// share of the memory budget (engineLimits) for all of them, the rest
+	// spilled.
+	var kept int64
+	if goLimit := debug.SetMemoryLimit(-1); goLimit < math.MaxInt64 {
+		kept = max(goLimit/8, 4<<20)
+	}
 	fs, err := flightsql.New(flightsql.Config{Engine: s.eng, TLSConfig: tlsConfig, TicketKey: key, AuthFailureDelay: s.cfg.AuthFailureDelay,
 		MaxClients: s.cfg.MaxConnections, ReservedClients: s.cfg.ReservedConnections, IdleTimeout: s.cfg.FlightIdleTimeout,
-		MaxMessageSize: s.cfg.MaxMessageSize, Logger: s.log})
+		MaxMessageSize: s.cfg.MaxMessageSize, KeptResultMemory: kept, Logger: s.log})
 	if err != nil {
 		return err
 	}

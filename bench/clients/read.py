@@ -1,7 +1,8 @@
 """One client of `lakesoul bench clients`: loads a lake table into memory
 (a pandas DataFrame or an Arrow table) the way argv[1] (JSON) says, and
 prints one JSON object: rows, seconds (the load alone, imports and
-connecting excluded), the client's peak RSS in MiB, and a checksum (count,
+connecting excluded), cpu_s (this process's CPU time over the load, all
+threads), the client's peak RSS in MiB, and a checksum (count,
 sum of one integer column, total length of one text column) that every
 client must agree on.
 
@@ -47,18 +48,18 @@ def main():
         import psycopg
         conn = psycopg.connect(cfg["pg"])
         warnings.simplefilter("ignore")  # pandas: not a SQLAlchemy connection
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         df = pd.read_sql(query, conn)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         t = pa.Table.from_pandas(df[[int_col, text_col]], preserve_index=False)
     elif client == "adbc-postgresql":
         import adbc_driver_postgresql.dbapi as pg
         conn = pg.connect(cfg["pg"])
         cur = conn.cursor()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         cur.execute(query)
         t = cur.fetch_arrow_table()
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     elif client in ("adbc-flightsql", "adbc-flightsql-parallel"):
         import adbc_driver_flightsql.dbapi as fs
         def connect():
@@ -70,7 +71,7 @@ def main():
         # The readers' connections, opened before the clock starts (a DB-API
         # connection serves one thread at a time).
         readers = [connect() for _ in range(cfg.get("threads", 4))] if client != "adbc-flightsql" else []
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if client == "adbc-flightsql":
             cur.execute(query)
             t = cur.fetch_arrow_table()
@@ -89,18 +90,18 @@ def main():
 
             with ThreadPoolExecutor(len(readers)) as ex:
                 t = pa.concat_tables([x for xs in ex.map(read, range(len(readers))) for x in xs])
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     elif client == "lakesoul-python":
         from lakesoul.catalog import LakeSoulCatalog
         from lakesoul.metadata import NativeMetadataClient
         # The catalog's libpq keyword string (a unix socket works too).
         cat = LakeSoulCatalog(_client=NativeMetadataClient(cfg["catalog"]), namespace=cfg["namespace"])
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         t = cat.table(cfg["table"]).scan(thread_count=cfg.get("threads", 2)).to_arrow_table()
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     else:
         raise SystemExit("unknown client " + client)
-    print(json.dumps({"rows": t.num_rows, "seconds": seconds,
+    print(json.dumps({"rows": t.num_rows, "seconds": seconds, "cpu_s": cpu,
                       "peak_rss_mb": peak_rss_mb(),
                       "endpoints": endpoints, "checksum": checksum(t, int_col, text_col)}))
 

@@ -200,11 +200,26 @@ func concatVarWidth(mem memory.Allocator, segs []Segment, n int) (offsets, value
 			at += s.Arr.Len()
 			continue
 		}
-		for _, r := range s.Rows {
-			if l := offs[at+1] - offs[at]; l > 0 {
-				copy(vb[offs[at]:offs[at+1]], data[in[r]:])
+		if s.Arr.NullN() > 0 {
+			// A null's value is empty in the output, whatever the input holds.
+			for _, r := range s.Rows {
+				if l := offs[at+1] - offs[at]; l > 0 {
+					copy(vb[offs[at]:offs[at+1]], data[in[r]:])
+				}
+				at++
 			}
-			at++
+			continue
+		}
+		// Consecutive rows (a merge's winners mostly come in runs) are one
+		// block of values in the input: one copy each.
+		for k := 0; k < len(s.Rows); {
+			r, j := s.Rows[k], k+1
+			for j < len(s.Rows) && s.Rows[j] == s.Rows[j-1]+1 {
+				j++
+			}
+			m := j - k
+			copy(vb[offs[at]:offs[at+m]], data[in[r]:in[r+m]])
+			at, k = at+m, j
 		}
 	}
 	return offsets, values, nil
