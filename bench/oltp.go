@@ -56,7 +56,8 @@ func init() { Register("oltp", runOLTP) }
 // --duration S (per configuration and system; default 20 × scale, at least
 // 2), --windows N (default 4), --pgbench-scale N (default 1),
 // --compaction-workers N (the server's, default 1 as serve's),
-// --pgbench PATH.
+// --run-cpuprofile FILE (lakesoul's runs alone, the server being in this
+// process), --pgbench PATH.
 
 // oltpScripts are the workloads: pgbench's builtin scripts by name, and the
 // upsert script written to a file.
@@ -89,6 +90,7 @@ func runOLTP(ctx context.Context, o Options) error {
 	windows := fs.Int("windows", 4, "windows each run is split into")
 	pgbenchScale := fs.Int("pgbench-scale", 1, "pgbench's scale: 100,000 accounts each")
 	compactionWorkers := fs.Int("compaction-workers", 1, "the server's compaction workers (serve's default is 1)")
+	profile := fs.String("run-cpuprofile", "", "write a CPU profile of each lakesoul run alone to FILE.<script>-<mode>-<clients>")
 	pgbenchPath := fs.String("pgbench", "", "pgbench binary (default: next to PostgreSQL's server binaries, then PATH)")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
@@ -199,7 +201,14 @@ func runOLTP(ctx context.Context, o Options) error {
 					}
 					resetPeakRSS()
 					sampler := startPSSSampler(postmaster)
+					stopProfile := func() {}
+					if *profile != "" && sys.name == "lakesoul" {
+						if stopProfile, err = startCPUProfile(fmt.Sprintf("%s.%s-%s-%d", *profile, script, mode, c)); err != nil {
+							return err
+						}
+					}
 					run, err := runPgbench(ctx, pgbench, sys, filepath.Join(o.Dir, "oltp-log"), args)
+					stopProfile()
 					pss := sampler.stop()
 					if err != nil {
 						return fmt.Errorf("oltp %s %s -M %s, %d clients: %w", sys.name, script, mode, c, err)

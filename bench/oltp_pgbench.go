@@ -187,7 +187,7 @@ type pssSampler struct {
 	peak  float64
 }
 
-// startPSSSampler samples the postmaster pid and its children every 200 ms
+// startPSSSampler samples the postmaster pid and its children every second
 // (nothing when pid is 0).
 func startPSSSampler(pid int) *pssSampler {
 	s := &pssSampler{stopc: make(chan struct{})}
@@ -195,7 +195,7 @@ func startPSSSampler(pid int) *pssSampler {
 		return s
 	}
 	s.g.Start(func() {
-		tick := time.NewTicker(200 * time.Millisecond)
+		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
 			mb := treePSSMB(pid)
