@@ -70,6 +70,15 @@ func (c *Catalog) LiveFilesCached(ctx context.Context, tableID string, descs, te
 	return heads, files, nil
 }
 
+// ReadsLatestAs is the role the handle's reads run as, and whether they
+// see the catalog's latest committed state as any new statement of that
+// role would — false on a handle pinned to a held transaction or to a
+// snapshot (InSnapshot). Handles with the same role that read the latest
+// state get the same answers from the same query.
+func (c *Catalog) ReadsLatestAs() (role string, latest bool) {
+	return c.role, c.snap == nil && c.pinned == nil
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""

@@ -74,6 +74,9 @@ type Engine struct {
 	scans *scanRegistry
 	// snaps caches resolved file lists by partition head (snapcache.go).
 	snaps *snapshotCache
+	// snapFlights coalesces concurrent statements' snapshot queries
+	// (snapflight.go).
+	snapFlights snapFlights
 	// vectors builds vector index segments in the background (vectorindex.go).
 	vectors       *vectorIndexes
 	ivfs          *ivfCache

@@ -179,8 +179,16 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	if oc := n.OnConflictClause; oc != nil {
 		// The statement reads the target's current rows too.
 		handle := s.token + ":" + t.ID
+		if in := conflictKeyInput(t, src, target); in != nil {
+			// A pruned reference has a handle of its own, released
+			// with the statement (resolve.go).
+			s.handleSeq++
+			handle = fmt.Sprintf("%s:%s:p%d", s.token, t.ID, s.handleSeq)
+			s.e.scans.putPruned(handle, t, in) // conflictprune.go
+		} else {
+			s.e.scans.put(handle, t)
+		}
 		targetHandle = handle
-		s.e.scans.put(handle, t)
 		tables[handle] = t
 		alias := n.Relation.Relname
 		if n.Relation.Alias != nil {

@@ -141,15 +141,28 @@ func (c *snapshotCache) evictLocked() {
 // liveFiles is the current snapshot of t's partitions — descs when given,
 // else those holding every "k=v" of terms, else all — in one catalog round
 // trip, file lists the engine already knows taken from the cache.
+// Statements reading the latest state as the same role share the query
+// (snapflight.go).
 func (s *Session) liveFiles(ctx context.Context, cat *catalog.Catalog, t *catalog.Table, descs, terms []string) ([]catalog.PartitionFiles, error) {
-	c := s.e.snaps
-	known := c.known(t.ID, descs)
+	role, latest := cat.ReadsLatestAs()
+	if !latest {
+		return s.e.snaps.liveFiles(ctx, cat, t.ID, descs, terms)
+	}
+	return s.e.snapFlights.do(ctx, snapFlightKey(role, t.ID, descs, terms), func(ctx context.Context) ([]catalog.PartitionFiles, error) {
+		return s.e.snaps.liveFiles(ctx, cat, t.ID, descs, terms)
+	})
+}
+
+// liveFiles asks the catalog for the heads of the table's partitions and
+// the files of the heads the cache does not know, and resolves them.
+func (c *snapshotCache) liveFiles(ctx context.Context, cat *catalog.Catalog, tableID string, descs, terms []string) ([]catalog.PartitionFiles, error) {
+	known := c.known(tableID, descs)
 	for {
-		heads, listed, err := cat.LiveFilesCached(ctx, t.ID, descs, terms, known)
+		heads, listed, err := cat.LiveFilesCached(ctx, tableID, descs, terms, known)
 		if err != nil {
 			return nil, err
 		}
-		if out, ok := c.resolve(t.ID, known, heads, listed); ok {
+		if out, ok := c.resolve(tableID, known, heads, listed); ok {
 			return out, nil
 		}
 		known = nil // something known was evicted meanwhile: list all
