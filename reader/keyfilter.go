@@ -124,6 +124,20 @@ const (
 	kindStr
 )
 
+// kindDecimal is the first of the kinds of DECIMAL columns of up to 18
+// digits: their values compare as the int64 unscaled values at one scale,
+// and kindDecimal+s is the kind of scale s. Statistics of a file whose
+// column has another scale (written before a widening ALTER) are of
+// another kind, so they prove nothing about the table's values.
+const kindDecimal keyKind = 16
+
+// maxDecimalDigits is the largest DECIMAL precision whose unscaled values
+// fit an int64.
+const maxDecimalDigits = 18
+
+// decimalKind is the kind of a DECIMAL of the given scale.
+func decimalKind(scale int32) keyKind { return kindDecimal + keyKind(scale) }
+
 // keyKindOf is the kind of a key column type; 0 when keys of the type are
 // not filtered.
 func keyKindOf(dt arrow.DataType) keyKind {
@@ -134,6 +148,20 @@ func keyKindOf(dt arrow.DataType) keyKind {
 		return kindStr
 	}
 	return 0
+}
+
+// condKindOf is the kind of a column type that conditions (Cond) compare:
+// keyKindOf's, and DECIMALs of up to 18 digits, whose condition values are
+// int64 unscaled values at the column's scale. Only row filters take
+// DECIMAL columns: key columns of a file are compared in the file's type.
+func condKindOf(dt arrow.DataType) keyKind {
+	if d, ok := dt.(*arrow.Decimal128Type); ok {
+		if d.Precision <= maxDecimalDigits && d.Scale >= 0 && d.Scale <= d.Precision {
+			return decimalKind(d.Scale)
+		}
+		return 0
+	}
+	return keyKindOf(dt)
 }
 
 // keyValue is one value of a key column of either kind.
@@ -194,6 +222,9 @@ func compileKeyFilter(t *catalog.Table, f *KeyFilter) (*keyMatcher, error) {
 		if len(c.Exclude) > 0 {
 			return nil, fmt.Errorf("key filter: exclusions on %q prune nothing", c.Column)
 		}
+		if idx := t.Schema.FieldIndices(c.Column); len(idx) > 0 && keyKindOf(t.Schema.Field(idx[0]).Type) == 0 {
+			return nil, fmt.Errorf("key filter: key column %q of type %s cannot be filtered", c.Column, t.Schema.Field(idx[0]).Type)
+		}
 	}
 	return compileConds(t, f.Conds, "key filter")
 }
@@ -215,14 +246,14 @@ func compileConds(t *catalog.Table, conds []Cond, what string) (*keyMatcher, err
 			return nil, fmt.Errorf("%s: %q is not a column of %s", what, c.Column, t.QualifiedName())
 		}
 		dt := t.Schema.Field(idx[0]).Type
-		p := keyPred{col: idx[0], name: c.Column, kind: keyKindOf(dt), bloom: arrowutil.BloomKindOf(dt), isPoints: c.In}
+		p := keyPred{col: idx[0], name: c.Column, kind: condKindOf(dt), bloom: arrowutil.BloomKindOf(dt), isPoints: c.In}
 		if p.kind == 0 {
 			return nil, fmt.Errorf("%s: column %q of type %s cannot be filtered", what, c.Column, dt)
 		}
 		conv := func(v any) (keyValue, error) {
 			switch x := v.(type) {
 			case int64:
-				if p.kind == kindInt {
+				if p.kind != kindStr {
 					return keyValue{i: x}, nil
 				}
 			case string:
@@ -377,6 +408,9 @@ func valueAt(arr arrow.Array, i int) keyValue {
 		return keyValue{i: int64(a.Value(i))}
 	case *array.Timestamp:
 		return keyValue{i: int64(a.Value(i))}
+	case *array.Decimal128:
+		// Of at most 18 digits (condKindOf): the low word is the value.
+		return keyValue{i: int64(a.Value(i).LowBits())}
 	}
 	panic("reader: key column of type " + arr.DataType().String())
 }
