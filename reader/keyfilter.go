@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -415,17 +416,99 @@ func valueAt(arr arrow.Array, i int) keyValue {
 	panic("reader: key column of type " + arr.DataType().String())
 }
 
-// matchRow reports whether row i of b, a batch in the table schema,
-// satisfies every predicate (a NULL satisfies none).
-func (m *keyMatcher) matchRow(b arrow.RecordBatch, i int) bool {
-	for k := range m.preds {
-		p := &m.preds[k]
-		col := b.Column(p.col)
-		if col.IsNull(i) || !p.match(valueAt(col, i)) {
-			return false
+// filter keeps the rows of col (ascending, rewritten in place) whose
+// value satisfies p; a NULL satisfies nothing. Intervals on integer-like
+// columns compare the raw values in one loop per type; other conditions
+// go value by value.
+func (p *keyPred) filter(col arrow.Array, rows []int) []int {
+	out := rows[:0]
+	nulls := col.NullN() > 0
+	if lo, hi, ok := p.intInterval(); ok {
+		switch a := col.(type) {
+		case *array.Int64:
+			return keepBetween(a.Int64Values(), a, nulls, rows, lo, hi)
+		case *array.Int32:
+			return keepBetween(a.Int32Values(), a, nulls, rows, lo, hi)
+		case *array.Int16:
+			return keepBetween(a.Int16Values(), a, nulls, rows, lo, hi)
+		case *array.Int8:
+			return keepBetween(a.Int8Values(), a, nulls, rows, lo, hi)
+		case *array.Date32:
+			return keepBetween(a.Date32Values(), a, nulls, rows, lo, hi)
+		case *array.Timestamp:
+			return keepBetween(a.TimestampValues(), a, nulls, rows, lo, hi)
+		case *array.Decimal128:
+			// Of at most 18 digits (condKindOf): the low word is the value.
+			vals := a.Values()
+			for _, r := range rows {
+				if v := int64(vals[r].LowBits()); v >= lo && v <= hi && (!nulls || a.IsValid(r)) {
+					out = append(out, r)
+				}
+			}
+			return out
 		}
 	}
-	return true
+	for _, r := range rows {
+		if (!nulls || col.IsValid(r)) && p.match(valueAt(col, r)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// keepBetween keeps the rows (in place) whose value lies in [lo, hi] and
+// is not NULL.
+func keepBetween[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, a arrow.Array, nulls bool, rows []int, lo, hi int64) []int {
+	out := rows[:0]
+	for _, r := range rows {
+		if v := int64(vals[r]); v >= lo && v <= hi && (!nulls || a.IsValid(r)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// intInterval is p as the closed interval [lo, hi] of int64 values, when
+// p is an interval without exclusions on a column whose values are int64
+// (every kind but text); ok is false otherwise. An empty interval has lo
+// above hi.
+func (p *keyPred) intInterval() (lo, hi int64, ok bool) {
+	if p.isPoints || len(p.excl) > 0 || p.kind == kindStr {
+		return 0, 0, false
+	}
+	lo, hi = math.MinInt64, math.MaxInt64
+	if p.lo.set {
+		lo = p.lo.v.i
+		if !p.lo.incl {
+			if lo == math.MaxInt64 {
+				return 1, 0, true
+			}
+			lo++
+		}
+	}
+	if p.hi.set {
+		hi = p.hi.v.i
+		if !p.hi.incl {
+			if hi == math.MinInt64 {
+				return 1, 0, true
+			}
+			hi--
+		}
+	}
+	return lo, hi, true
+}
+
+// keep narrows rows (ascending, rewritten in place) of b, a batch in the
+// table schema, to those satisfying every predicate.
+func (m *keyMatcher) keep(b arrow.RecordBatch, rows []int) []int {
+	for k := range m.preds {
+		if len(rows) == 0 {
+			break
+		}
+		p := &m.preds[k]
+		rows = p.filter(b.Column(p.col), rows)
+	}
+	return rows
 }
 
 // probeFor is the probe of a point lookup for a stream whose batch columns
@@ -458,16 +541,6 @@ type filterIterator struct {
 	m    []*keyMatcher
 }
 
-// match reports whether row i of b satisfies every matcher.
-func (f *filterIterator) match(b arrow.RecordBatch, i int) bool {
-	for _, m := range f.m {
-		if !m.matchRow(b, i) {
-			return false
-		}
-	}
-	return true
-}
-
 func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
 	st := f.scan.stats()
 	for {
@@ -481,11 +554,12 @@ func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
 			st.RowsOut.Add(int64(n))
 			return b, nil
 		}
-		var sel []int
-		for i := range n {
-			if r := b.Row(i); f.match(b.RecordBatch, r) {
-				sel = append(sel, r)
-			}
+		sel := make([]int, n)
+		for i := range sel {
+			sel[i] = b.Row(i)
+		}
+		for _, m := range f.m {
+			sel = m.keep(b.RecordBatch, sel)
 		}
 		if len(sel) == 0 {
 			b.Release()
