@@ -55,6 +55,7 @@ const (
 	opGt
 	opGe
 	opNe
+	opAny // the column satisfies the terms of one of alts (an OR's hull, pruneor.go)
 )
 
 // termArgKind says what a term's argument is.
@@ -76,11 +77,13 @@ type pruneArg struct {
 	param int    // termParam: 1-based
 }
 
-// pruneTerm is `col op arg`, or `col IN (args)` (opEq with several args).
+// pruneTerm is `col op arg`, or `col IN (args)` (opEq with several args),
+// or (opAny) the disjunction of alts, each the AND of its terms on col.
 type pruneTerm struct {
 	col  string
 	op   pruneOp
 	args []pruneArg
+	alts [][]pruneTerm
 }
 
 // pruneInput is what a WHERE says about the columns of one FROM item.
@@ -96,6 +99,9 @@ type pruneInput struct {
 // implied by the conjunct without being equivalent to it (LIKE 'prefix%'
 // as a range), so the reader's filter is not the conjunct itself.
 func termOf(cond *pg_query.Node, col func(*pg_query.Node) string) (terms []pruneTerm, implied, ok bool) {
+	if b := cond.GetBoolExpr(); b != nil && b.Boolop == pg_query.BoolExprType_OR_EXPR {
+		return orTerms(b.Args, col) // pruneor.go
+	}
 	e := cond.GetAExpr()
 	if e == nil || len(e.Name) != 1 || e.Name[0].GetString_() == nil {
 		return nil, false, false
@@ -670,6 +676,9 @@ func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
 		if fam == 0 {
 			return false
 		}
+		if term.op == opAny {
+			return false // implied by its OR, not the OR itself
+		}
 		for _, a := range term.args {
 			if a.kind == termParam {
 				if a.param < 1 || a.param > len(paramOIDs) || paramFamilies[paramOIDs[a.param-1]] != fam {
@@ -706,21 +715,32 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 		if fam == 0 || (fam == famDecimal && slices.Contains(t.RangeCols, term.col)) {
 			continue
 		}
-		var vals []any
-		usable, op := true, term.op
-		for _, a := range term.args {
-			v, ok, err := argValue(a, dt, params)
+		if term.op == opAny {
+			hull, err := resolveAny(term, dt, params)
 			if err != nil {
 				return nil, err
 			}
-			if r, isRat := v.(*big.Rat); ok && isRat {
-				op, v, ok = scaledTerm(term.op, r, scaleOf(dt))
+			if hull == nil {
+				continue
 			}
-			if !ok {
-				usable = false
-				continue // keep checking the other constants for errors
+			into, isRow := cons, false
+			if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || fam == famDecimal) {
+				into, isRow = rowCons, true
 			}
-			vals = append(vals, v)
+			c := into[term.col]
+			if c == nil {
+				c = &colConstraint{dt: dt}
+				into[term.col] = c
+				if isRow {
+					rowOrder = append(rowOrder, term.col)
+				}
+			}
+			hull.applyTo(c)
+			continue
+		}
+		op, vals, usable, err := termValues(term, dt, params)
+		if err != nil {
+			return nil, err
 		}
 		if !usable {
 			continue
@@ -806,6 +826,30 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 		return nil, nil
 	}
 	return sp, nil
+}
+
+// termValues resolves the arguments of a term (not opAny) on a column of
+// type dt: the comparison and its normalised values (numeric constants
+// placed among the column's values, which may change the comparison);
+// usable is false when some argument says nothing exact, err is
+// PostgreSQL's error for a constant that cannot be of the column's type.
+func termValues(term pruneTerm, dt arrow.DataType, params []any) (op pruneOp, vals []any, usable bool, err error) {
+	usable, op = true, term.op
+	for _, a := range term.args {
+		v, ok, err := argValue(a, dt, params)
+		if err != nil {
+			return op, nil, false, err
+		}
+		if r, isRat := v.(*big.Rat); ok && isRat {
+			op, v, ok = scaledTerm(term.op, r, scaleOf(dt))
+		}
+		if !ok {
+			usable = false
+			continue // keep checking the other constants for errors
+		}
+		vals = append(vals, v)
+	}
+	return op, vals, usable, nil
 }
 
 // typedValue converts a normalised value to the Go type layout.ParseValue

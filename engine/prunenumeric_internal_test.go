@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -109,6 +111,96 @@ func TestNumericArgs(t *testing.T) {
 	for _, bad := range []string{"", ".", "1.2.3", "1e", "e5", "NaN", "Infinity", "1_000", "--1", "0x10", "1e99999"} {
 		if _, ok := numericText(bad); ok {
 			t.Errorf("numericText(%q) accepted", bad)
+		}
+	}
+}
+
+// An OR's hull keeps every value some branch keeps: random ORs of random
+// AND-ed terms (=, IN, <>, ranges, nested ORs, numeric constants between
+// the column's values) on an integer column, checked at every value of a
+// range around their constants.
+func TestOrHullKeepsBranches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	dt := arrow.PrimitiveTypes.Int64
+	ops := []pruneOp{opEq, opLt, opLe, opGt, opGe, opNe}
+	arg := func() pruneArg {
+		if rng.IntN(4) == 0 {
+			return pruneArg{kind: termNumeric, text: fmt.Sprintf("%d.5", rng.IntN(21)-10)}
+		}
+		return pruneArg{kind: termInt, text: fmt.Sprint(rng.IntN(21) - 10)}
+	}
+	var randTerm func(depth int) pruneTerm
+	randAlts := func(depth int) [][]pruneTerm {
+		alts := make([][]pruneTerm, 1+rng.IntN(3))
+		for i := range alts {
+			for range 1 + rng.IntN(2) {
+				alts[i] = append(alts[i], randTerm(depth+1))
+			}
+		}
+		return alts
+	}
+	randTerm = func(depth int) pruneTerm {
+		if depth < 2 && rng.IntN(5) == 0 {
+			return pruneTerm{col: "c", op: opAny, alts: randAlts(depth)}
+		}
+		tm := pruneTerm{col: "c", op: ops[rng.IntN(len(ops))], args: []pruneArg{arg()}}
+		if tm.op == opEq && rng.IntN(2) == 0 {
+			tm.args = append(tm.args, arg())
+		}
+		return tm
+	}
+	var holds func(tm pruneTerm, v int64) bool
+	holds = func(tm pruneTerm, v int64) bool {
+		if tm.op == opAny {
+			for _, alt := range tm.alts {
+				all := true
+				for _, x := range alt {
+					all = all && holds(x, v)
+				}
+				if all {
+					return true
+				}
+			}
+			return false
+		}
+		val := new(big.Rat).SetInt64(v)
+		for _, a := range tm.args {
+			r, _ := ratOf(a.text)
+			c := val.Cmp(r)
+			switch tm.op {
+			case opEq:
+				if c == 0 {
+					return true
+				}
+				continue
+			case opNe:
+				return c != 0
+			case opLt:
+				return c < 0
+			case opLe:
+				return c <= 0
+			case opGt:
+				return c > 0
+			case opGe:
+				return c >= 0
+			}
+		}
+		return false
+	}
+	for range 3000 {
+		tm := pruneTerm{col: "c", op: opAny, alts: randAlts(0)}
+		h, err := resolveAny(tm, dt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &colConstraint{dt: dt}
+		if h != nil {
+			h.applyTo(c)
+		}
+		for v := int64(-15); v <= 15; v++ {
+			if holds(tm, v) && !c.allows(v) {
+				t.Fatalf("%+v: %d holds but the hull %+v drops it", tm, v, h)
+			}
 		}
 	}
 }
