@@ -17,7 +17,8 @@ import (
 // keeps (`d < 0.065` on a scale-2 column is `unscaled <= 6`; `d = 0.065`
 // holds for no row). Constant arithmetic folds only where PostgreSQL's
 // arithmetic is numeric's — exact — rather than an integer type's, which
-// can overflow: + - * with a numeric operand. Casts with a type modifier
+// can overflow: + - * with a numeric operand, or of integers whose result
+// fits an integer. Casts with a type modifier
 // (`'0.055'::numeric(15,2)` rounds) are no constants here.
 //
 // The reader then prunes files and row groups by the columns' statistics
@@ -83,38 +84,43 @@ func numericOperand(n *pg_query.Node) (r *big.Rat, isNumeric, ok bool) {
 		return new(big.Rat).SetInt64(int64(c.GetIval().Ival)), false, true
 	}
 	if e := n.GetAExpr(); e != nil {
-		if r, ok := foldNumeric(e); ok {
-			return r, true, true
-		}
+		return foldNumeric(e)
 	}
 	return nil, false, false
 }
 
-// foldNumeric folds `a op b` (op + - *) of constants of which at least one
-// is numeric, as PostgreSQL computes it: exactly.
-func foldNumeric(e *pg_query.A_Expr) (*big.Rat, bool) {
+// foldNumeric folds `a op b` (op + - *) of constants as PostgreSQL
+// computes it: exactly when an operand is numeric; integer (int4)
+// arithmetic only when its result fits an integer (`1 + 10` of TPC-H Q19),
+// since PostgreSQL raises 22003 otherwise. isNumeric is the result's type.
+func foldNumeric(e *pg_query.A_Expr) (v *big.Rat, isNumeric, ok bool) {
 	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_() == nil || e.Lexpr == nil || e.Rexpr == nil {
-		return nil, false
+		return nil, false, false
 	}
 	l, lnum, ok1 := numericOperand(e.Lexpr)
 	r, rnum, ok2 := numericOperand(e.Rexpr)
-	if !ok1 || !ok2 || !(lnum || rnum) {
-		return nil, false
+	if !ok1 || !ok2 {
+		return nil, false, false
 	}
 	switch e.Name[0].GetString_().Sval {
 	case "+":
-		return new(big.Rat).Add(l, r), true
+		v = new(big.Rat).Add(l, r)
 	case "-":
-		return new(big.Rat).Sub(l, r), true
+		v = new(big.Rat).Sub(l, r)
 	case "*":
-		return new(big.Rat).Mul(l, r), true
+		v = new(big.Rat).Mul(l, r)
+	default:
+		return nil, false, false
 	}
-	return nil, false
+	if !lnum && !rnum && (!v.IsInt() || !v.Num().IsInt64() || v.Num().Int64() < math.MinInt32 || v.Num().Int64() > math.MaxInt32) {
+		return nil, false, false
+	}
+	return v, lnum || rnum, true
 }
 
-// foldNumericArith reads folded numeric arithmetic as a numeric argument.
+// foldNumericArith reads folded arithmetic of numbers as a numeric argument.
 func foldNumericArith(e *pg_query.A_Expr) (pruneArg, bool) {
-	r, ok := foldNumeric(e)
+	r, _, ok := foldNumeric(e)
 	if !ok {
 		return pruneArg{}, false
 	}
