@@ -205,7 +205,8 @@ func likePrefixRange(pat string) (lo, hi string, ok bool) {
 }
 
 // argOf reads a constant or parameter; NULL, expressions other than date
-// arithmetic on constants, and numerics with a fraction are not arguments.
+// and numeric arithmetic on constants, and casts with a type modifier are
+// not arguments.
 func argOf(n *pg_query.Node) (pruneArg, bool) {
 	if e := n.GetAExpr(); e != nil {
 		if a, ok := foldDateArith(e); ok { // prunefold.go
