@@ -418,8 +418,9 @@ func valueAt(arr arrow.Array, i int) keyValue {
 
 // filter keeps the rows of col (ascending, rewritten in place) whose
 // value satisfies p; a NULL satisfies nothing. Intervals on integer-like
-// columns compare the raw values in one loop per type; other conditions
-// go value by value.
+// columns compare the raw values in one loop per type, short IN lists on
+// text compare each value with the list's strings; other conditions go
+// value by value.
 func (p *keyPred) filter(col arrow.Array, rows []int) []int {
 	out := rows[:0]
 	nulls := col.NullN() > 0
@@ -447,6 +448,22 @@ func (p *keyPred) filter(col arrow.Array, rows []int) []int {
 			}
 			return out
 		}
+	}
+	if a, ok := col.(*array.String); ok && p.isPoints && len(p.excl) == 0 && len(p.points) <= 8 {
+		// A few values (IN lists): compared one by one, no keyValue.
+		for _, r := range rows {
+			if nulls && !a.IsValid(r) {
+				continue
+			}
+			v := a.Value(r)
+			for _, pt := range p.points {
+				if v == pt.s {
+					out = append(out, r)
+					break
+				}
+			}
+		}
+		return out
 	}
 	for _, r := range rows {
 		if (!nulls || col.IsValid(r)) && p.match(valueAt(col, r)) {

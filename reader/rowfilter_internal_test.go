@@ -188,3 +188,38 @@ func TestTakeRowsSlicesNullColumns(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRowFilter evaluates TPC-H-like row filters on 8192-row
+// batches: a date interval and a text IN list of two modes out of seven.
+func BenchmarkRowFilter(b *testing.B) {
+	modes := []string{"AIR", "AIR REG", "MAIL", "SHIP", "RAIL", "TRUCK", "FOB"}
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	db := array.NewDate32Builder(memory.DefaultAllocator)
+	for i := range 8192 {
+		sb.Append(modes[(i*7919)%len(modes)])
+		db.Append(arrow.Date32(8000 + (i*104729)%2500))
+	}
+	sch := arrow.NewSchema([]arrow.Field{{Name: "mode", Type: arrow.BinaryTypes.String}, {Name: "d", Type: arrow.FixedWidthTypes.Date32}}, nil)
+	cols := []arrow.Array{sb.NewArray(), db.NewArray()}
+	rec := array.NewRecordBatch(sch, cols, 8192)
+	defer rec.Release()
+	tbl := &catalog.Table{ID: "t", Namespace: "s", Name: "t", Schema: sch}
+	for name, c := range map[string]Cond{
+		"text-in": {Column: "mode", In: true, Values: []any{"MAIL", "SHIP"}},
+		"date":    {Column: "d", Lower: int64(8766), LowerInclusive: true, Upper: int64(9131)},
+	} {
+		m, err := compileRowFilter(tbl, &RowFilter{Conds: []Cond{c}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows := make([]int, 8192)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				for i := range rows {
+					rows[i] = i
+				}
+				m.keep(rec, rows)
+			}
+		})
+	}
+}
