@@ -556,6 +556,9 @@ type filterIterator struct {
 	it   Iterator
 	scan *Scan
 	m    []*keyMatcher
+	// rows is the candidate rows of the batch being filtered, reused;
+	// the rows that pass are copied out (a few of many, often).
+	rows []int
 }
 
 func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
@@ -571,20 +574,22 @@ func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
 			st.RowsOut.Add(int64(n))
 			return b, nil
 		}
-		sel := make([]int, n)
-		for i := range sel {
-			sel[i] = b.Row(i)
+		rows := slices.Grow(f.rows[:0], n)[:n]
+		for i := range rows {
+			rows[i] = b.Row(i)
 		}
 		for _, m := range f.m {
-			sel = m.keep(b.RecordBatch, sel)
+			rows = m.keep(b.RecordBatch, rows)
 		}
-		if len(sel) == 0 {
+		f.rows = rows
+		if len(rows) == 0 {
 			b.Release()
 			continue
 		}
-		st.RowsOut.Add(int64(len(sel)))
-		if len(sel) == int(b.NumRows()) {
-			sel = nil
+		st.RowsOut.Add(int64(len(rows)))
+		var sel []int
+		if len(rows) < int(b.NumRows()) {
+			sel = slices.Clone(rows)
 		}
 		return Selected{RecordBatch: b.RecordBatch, Sel: sel}, nil
 	}
