@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,7 +256,8 @@ func (s *Session) lakeScanLines(q *duckQuery, analyze bool) []string {
 
 // filterText renders a filter's conditions on t's columns with their
 // values as SQL literals of the columns' types: dates and timestamps (days
-// and microseconds to the reader) as PostgreSQL prints them.
+// and microseconds to the reader) as PostgreSQL prints them, DECIMALs
+// (unscaled integers) with their scale.
 func filterText(t *catalog.Table, conds []reader.Cond) string {
 	return reader.FormatConds(conds, func(col string, v any) string {
 		n, isInt := v.(int64)
@@ -267,6 +269,8 @@ func filterText(t *catalog.Table, conds []reader.Cond) string {
 				if dt.Unit == arrow.Microsecond && dt.TimeZone == "" {
 					return "'" + time.UnixMicro(n).UTC().Format("2006-01-02 15:04:05.999999") + "'"
 				}
+			case *arrow.Decimal128Type:
+				return decimalText(big.NewInt(n), int(dt.Scale))
 			}
 		}
 		if s, ok := v.(string); ok {

@@ -128,3 +128,133 @@ func TestSplitFilePruned(t *testing.T) {
 		t.Errorf("EXPLAIN ANALYZE lacks %q (the file read by its last part only):\n%s", want, plan)
 	}
 }
+
+// Numeric constants filter DECIMAL columns — and integer columns — in the
+// reader: every comparison operator, BETWEEN and IN, against constants on
+// the column's grid, between its points, beyond its range, in numeric
+// arithmetic, as strings and casts, on append and primary-key tables (a
+// DECIMAL key among them), with NULLs. Results are those of the unpushed
+// query; EXPLAIN ANALYZE shows the bounds and the row groups the
+// statistics skipped.
+func TestDecimalFiltersPushed(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE da (id bigint, d numeric(9,2), q numeric(15,0), i int)`)
+	mustRun(t, s, `CREATE TABLE dk (id bigint, d numeric(9,2), q numeric(15,0), i int, PRIMARY KEY (id)) WITH (hash_bucket_num = 2)`)
+	mustRun(t, s, `CREATE TABLE dp (d numeric(9,2), i int, PRIMARY KEY (d))`)
+	fill := `SELECT i, CASE WHEN i % 97 = 0 THEN NULL ELSE (i - 150000) * 0.01 END, i % 50, (i % 1000)::int FROM range(300000) AS r(i)`
+	mustRun(t, s, `INSERT INTO da `+fill)
+	mustRun(t, s, `INSERT INTO dk `+fill)
+	mustRun(t, s, `INSERT INTO dp SELECT (i - 500) * 0.01, i FROM range(1000) AS r(i)`)
+	consts := []string{"0.05", "0.055", "-0.05", "5", "24", "'0.05'", "0.06 - 0.01", "0.06 + 0.01", "2 * 0.025", "1e-2",
+		"-1499.995", "1500", "99999999999999999999.5", "-99999999999999999999", "0.05::numeric", "'0.055'::numeric(9,2)", "'1'::int4"}
+	var conds []string
+	for _, c := range consts {
+		for _, op := range []string{"=", "<>", "<", "<=", ">", ">="} {
+			conds = append(conds, "d "+op+" "+c)
+		}
+	}
+	conds = append(conds, "d BETWEEN 0.06 - 0.01 AND 0.06 + 0.01", "d IN (0.05, 0.055, 7, '-3.5')", "d NOT IN (0.05, 0.055)",
+		"q < 24", "q BETWEEN 9.5 AND 10.5", "q = 7.0", "i < 24.5", "i >= 998.0001", "i = 3.0", "i <> 3.5", "d < 0.06 AND q > 3.5 AND i <= 500.5")
+	for _, tbl := range []string{"da", "dk", "dp"} {
+		for _, w := range conds {
+			if tbl == "dp" && strings.Contains(w, "q ") {
+				continue
+			}
+			q := "SELECT count(*), sum(d), min(i) FROM " + tbl + " WHERE " + w
+			got := mustRun(t, s, q)
+			want := mustRun(t, s, "SELECT count(*), sum(d), min(i) FROM (SELECT * FROM "+tbl+" OFFSET 0) x WHERE "+w)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s: got %v, want %v (no pushdown)", q, got, want)
+			}
+		}
+	}
+	for q, wants := range map[string][]string{
+		`SELECT sum(d) FROM da WHERE d BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND q < 24`: {
+			"Row Filter: d >= 0.05 AND d <= 0.07 AND q < 24", "Row Groups Read: 1 of 3 (skipped: 2 by statistics", "3 passed the filters"},
+		`SELECT sum(d) FROM dk WHERE d > 1400.005`:    {"Row Filter: d > 1400.00", "Rows: 300000 read"},
+		`SELECT count(*) FROM dp WHERE d = 0.055`:     {"Row Filter: d IN ()", "0 passed the filters"},
+		`SELECT count(*) FROM da WHERE i < 24.5`:      {"Row Filter: i < 25"},
+		`SELECT count(*) FROM da WHERE d < -1499.995`: {"Row Filter: d < -1499.99", "Row Groups Read: 0 of 3 (skipped: 3 by statistics"}, // -1500.00 is NULL
+	} {
+		plan := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE "+q), "\n")
+		for _, want := range wants {
+			if !strings.Contains(plan, want) {
+				t.Errorf("EXPLAIN ANALYZE %s lacks %q:\n%s", q, want, plan)
+			}
+		}
+	}
+}
+
+// A column every branch of an OR constrains filters the scan by the hull
+// of the branches' constraints (TPC-H Q19): unions of points, weakest
+// bounds, nested ORs, numeric constants, branches on several tables of a
+// join; a branch without the column, or with only terms that say nothing
+// exact, leaves it unfiltered. Results are those of the unpushed query;
+// EXPLAIN shows the hulls.
+func TestOrFiltersPushed(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE li (k bigint, pk int, qty numeric(15,2), mode text, instr text, PRIMARY KEY (k)) WITH (hash_bucket_num = 2)`)
+	mustRun(t, s, `CREATE TABLE la (k bigint, pk int, qty numeric(15,2), mode text, instr text)`)
+	mustRun(t, s, `CREATE TABLE pt (pk int, brand text, size int)`)
+	fill := `SELECT i, (i % 2000)::int, CASE WHEN i % 89 = 0 THEN NULL ELSE 1 + i % 50 END, (ARRAY['AIR','AIR REG','MAIL','SHIP','RAIL'])[1 + i % 5],
+		CASE WHEN i % 101 = 0 THEN NULL ELSE (ARRAY['DELIVER IN PERSON','NONE','COLLECT COD'])[1 + i % 3] END FROM range(200000) AS r(i)`
+	mustRun(t, s, `INSERT INTO li `+fill)
+	mustRun(t, s, `INSERT INTO la `+fill)
+	mustRun(t, s, `INSERT INTO pt SELECT i, 'Brand#' || (i % 5)::text, (i % 50)::int FROM range(2000) AS r(i)`)
+	wheres := []string{
+		`(mode IN ('AIR', 'AIR REG') AND qty >= 1 AND qty <= 1 + 10) OR (mode = 'MAIL' AND qty BETWEEN 10 AND 20) OR (mode IN ('AIR') AND qty > 45.5)`,
+		`(qty < 3 AND instr = 'NONE') OR (qty >= 48 AND instr = 'NONE')`,
+		`mode = 'AIR' OR mode = 'SHIP' OR mode = 'nothing'`,
+		`k < 10 OR k > 199990 OR (k BETWEEN 5000 AND 5005)`,
+		`k < 10 OR mode = 'AIR'`,
+		`(k < 100 AND qty = 3) OR (k < 100 AND (qty = 4 OR qty = 5.5))`,
+		`(k = 1 OR k = 2) OR k IN (7, 8)`,
+		`qty < 2 OR qty <> 7`,
+		`(qty < 2 AND mode <> 'AIR') OR (qty = 20.005)`,
+		`(k < 5 AND k > 10) OR k = 3`,
+		`instr = 'NONE' OR instr = 'COLLECT COD'`,
+		`(mode = 'AIR' AND instr LIKE 'DELIVER%') OR (mode = 'RAIL' AND instr LIKE 'COLL%')`,
+	}
+	for _, tbl := range []string{"li", "la"} {
+		for _, w := range wheres {
+			q := "SELECT count(*), sum(qty), min(mode), max(k) FROM " + tbl + " WHERE " + w
+			got := mustRun(t, s, q)
+			want := mustRun(t, s, "SELECT count(*), sum(qty), min(mode), max(k) FROM (SELECT * FROM "+tbl+" OFFSET 0) x WHERE "+w)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s: got %v, want %v (no pushdown)", q, got, want)
+			}
+		}
+		q19 := `SELECT count(*), sum(qty) FROM ` + tbl + ` l, pt WHERE (pt.pk = l.pk AND brand = 'Brand#1' AND qty >= 1 AND qty <= 11 AND size BETWEEN 1 AND 5
+			AND mode IN ('AIR', 'AIR REG') AND instr = 'DELIVER IN PERSON') OR (pt.pk = l.pk AND brand = 'Brand#2' AND qty >= 10 AND qty <= 20
+			AND size BETWEEN 1 AND 10 AND mode IN ('AIR', 'AIR REG') AND instr = 'DELIVER IN PERSON')`
+		got := mustRun(t, s, q19)
+		want := mustRun(t, s, strings.Replace(strings.Replace(q19, tbl+" l,", "(SELECT * FROM "+tbl+" OFFSET 0) l,", 1), " pt WHERE", " (SELECT * FROM pt OFFSET 0) pt WHERE", 1))
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: got %v, want %v (no pushdown)", q19, got, want)
+		}
+		plan := strings.Join(mustRun(t, s, "EXPLAIN "+q19), "\n")
+		for _, want := range []string{"Row Filter: qty >= 1.00 AND qty <= 20.00 AND mode IN ('AIR', 'AIR REG') AND instr = 'DELIVER IN PERSON'",
+			"Row Filter: brand IN ('Brand#1', 'Brand#2') AND size >= 1 AND size <= 10"} {
+			if !strings.Contains(plan, want) {
+				t.Errorf("%s: EXPLAIN lacks %q:\n%s", tbl, want, plan)
+			}
+		}
+	}
+	for q, want := range map[string]string{
+		`SELECT count(*) FROM la WHERE k < 10 OR k > 199990 OR (k BETWEEN 5000 AND 5005)`: "",
+		`SELECT count(*) FROM li WHERE (k = 1 OR k = 2) OR k IN (7, 8)`:                   "Key Filter: k IN (1, 2, 7, 8)",
+		`SELECT count(*) FROM la WHERE k < 10 OR mode = 'AIR'`:                            "",
+		`SELECT count(*) FROM la WHERE mode = 'AIR' OR mode = 'SHIP' OR mode = 'nothing'`: "Row Filter: mode IN ('AIR', 'SHIP', 'nothing')",
+	} {
+		plan := strings.Join(mustRun(t, s, "EXPLAIN "+q), "\n")
+		if want == "" {
+			if strings.Contains(plan, "Filter:") {
+				t.Errorf("EXPLAIN %s has a filter:\n%s", q, plan)
+			}
+			continue
+		}
+		if !strings.Contains(plan, want) {
+			t.Errorf("EXPLAIN %s lacks %q:\n%s", q, want, plan)
+		}
+	}
+}

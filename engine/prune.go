@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -54,16 +55,18 @@ const (
 	opGt
 	opGe
 	opNe
+	opAny // the column satisfies the terms of one of alts (an OR's hull, pruneor.go)
 )
 
 // termArgKind says what a term's argument is.
 type termArgKind uint8
 
 const (
-	termInt    termArgKind = iota + 1 // an integer literal (text holds its digits)
-	termString                        // an untyped string literal: takes the column's type
-	termCast                          // a typed constant: text::cast
-	termParam                         // a bind parameter $param
+	termInt     termArgKind = iota + 1 // an integer literal (text holds its digits)
+	termString                         // an untyped string literal: takes the column's type
+	termCast                           // a typed constant: text::cast
+	termParam                          // a bind parameter $param
+	termNumeric                        // a numeric constant (text: numericText or big.Rat's "a/b"; prunenumeric.go)
 )
 
 // pruneArg is one argument of a term: a constant or a parameter.
@@ -74,11 +77,13 @@ type pruneArg struct {
 	param int    // termParam: 1-based
 }
 
-// pruneTerm is `col op arg`, or `col IN (args)` (opEq with several args).
+// pruneTerm is `col op arg`, or `col IN (args)` (opEq with several args),
+// or (opAny) the disjunction of alts, each the AND of its terms on col.
 type pruneTerm struct {
 	col  string
 	op   pruneOp
 	args []pruneArg
+	alts [][]pruneTerm
 }
 
 // pruneInput is what a WHERE says about the columns of one FROM item.
@@ -94,6 +99,9 @@ type pruneInput struct {
 // implied by the conjunct without being equivalent to it (LIKE 'prefix%'
 // as a range), so the reader's filter is not the conjunct itself.
 func termOf(cond *pg_query.Node, col func(*pg_query.Node) string) (terms []pruneTerm, implied, ok bool) {
+	if b := cond.GetBoolExpr(); b != nil && b.Boolop == pg_query.BoolExprType_OR_EXPR {
+		return orTerms(b.Args, col) // pruneor.go
+	}
 	e := cond.GetAExpr()
 	if e == nil || len(e.Name) != 1 || e.Name[0].GetString_() == nil {
 		return nil, false, false
@@ -197,10 +205,14 @@ func likePrefixRange(pat string) (lo, hi string, ok bool) {
 }
 
 // argOf reads a constant or parameter; NULL, expressions other than date
-// arithmetic on constants, and numerics with a fraction are not arguments.
+// and numeric arithmetic on constants, and casts with a type modifier are
+// not arguments.
 func argOf(n *pg_query.Node) (pruneArg, bool) {
 	if e := n.GetAExpr(); e != nil {
-		return foldDateArith(e) // prunefold.go
+		if a, ok := foldDateArith(e); ok { // prunefold.go
+			return a, true
+		}
+		return foldNumericArith(e) // prunenumeric.go
 	}
 	if p := n.GetParamRef(); p != nil {
 		return pruneArg{kind: termParam, param: int(p.Number)}, true
@@ -210,7 +222,9 @@ func argOf(n *pg_query.Node) (pruneArg, bool) {
 			return pruneArg{kind: termParam, param: int(p.Number)}, true // castDeclaredParams' casts
 		}
 		c := tc.Arg.GetAConst()
-		if c == nil || c.Isnull || tc.TypeName == nil {
+		if c == nil || c.Isnull || tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 {
+			// A type modifier can change the value ('0.055'::numeric(15,2)
+			// is 0.06, 'abc'::varchar(2) is 'ab'): no constant.
 			return pruneArg{}, false
 		}
 		text, ok := stringValue(tc.Arg)
@@ -229,6 +243,9 @@ func argOf(n *pg_query.Node) (pruneArg, bool) {
 	case c.GetFval() != nil:
 		if _, err := pgParseInt(c.GetFval().Fval); err == nil {
 			return pruneArg{kind: termInt, text: c.GetFval().Fval}, true // beyond int4
+		}
+		if _, ok := numericText(c.GetFval().Fval); ok {
+			return pruneArg{kind: termNumeric, text: c.GetFval().Fval}, true
 		}
 	case c.GetSval() != nil:
 		return pruneArg{kind: termString, text: c.GetSval().Sval}, true
@@ -265,6 +282,7 @@ const (
 	famText
 	famDate
 	famTimestamp
+	famDecimal // DECIMAL of up to 18 digits: int64 unscaled values (prunenumeric.go)
 )
 
 func familyOf(dt arrow.DataType) colFamily {
@@ -279,6 +297,19 @@ func familyOf(dt arrow.DataType) colFamily {
 		if t.TimeZone == "" && t.Unit == arrow.Microsecond {
 			return famTimestamp
 		}
+	case *arrow.Decimal128Type:
+		if t.Precision <= 18 && t.Scale >= 0 && t.Scale <= t.Precision {
+			return famDecimal
+		}
+	}
+	return 0
+}
+
+// scaleOf is the scale of the int64 values of a column of family famInt
+// or famDecimal.
+func scaleOf(dt arrow.DataType) int32 {
+	if d, ok := dt.(*arrow.Decimal128Type); ok {
+		return d.Scale
 	}
 	return 0
 }
@@ -313,12 +344,20 @@ var paramFamilies = map[uint32]colFamily{
 
 // argValue is a term argument's value for a column of type dt, normalised
 // as the key filter takes it (int64 for integers, dates and timestamps;
-// string for text; nil for SQL NULL). ok is false when the argument says
+// string for text; nil for SQL NULL) — except numeric constants on integer
+// and DECIMAL columns, which are a *big.Rat for scaledTerm to place among
+// the column's values. ok is false when the argument says
 // nothing exact about the column: a parameter not yet known or of another
 // type, a constant DuckDB would compare differently. err is PostgreSQL's
 // error for a constant that cannot be of the column's type.
 func argValue(a pruneArg, dt arrow.DataType, params []any) (v any, ok bool, err error) {
 	fam := familyOf(dt)
+	if r, ok := numericArg(a, fam); ok {
+		return r, true, nil
+	}
+	if fam == famDecimal {
+		return nil, false, nil
+	}
 	switch a.kind {
 	case termParam:
 		if params == nil || a.param < 1 || a.param > len(params) {
@@ -385,6 +424,41 @@ func argValue(a pruneArg, dt arrow.DataType, params []any) (v any, ok bool, err 
 		}
 	}
 	return nil, false, nil
+}
+
+// numericArg is a as an exact number for a column of family fam: numeric
+// constants for integer and DECIMAL columns; integer literals, numeric text
+// and casts to numeric or integer types for DECIMAL columns. false for
+// anything else (parameters among them).
+func numericArg(a pruneArg, fam colFamily) (*big.Rat, bool) {
+	if fam != famInt && fam != famDecimal {
+		return nil, false
+	}
+	if a.kind == termNumeric {
+		return ratOf(a.text)
+	}
+	if fam != famDecimal {
+		return nil, false
+	}
+	switch a.kind {
+	case termInt:
+		if n, err := pgParseInt(a.text); err == nil {
+			return new(big.Rat).SetInt64(n), true
+		}
+	case termString:
+		return numericText(a.text)
+	case termCast:
+		switch a.cast {
+		case "numeric", "decimal":
+			return numericText(a.text)
+		}
+		if castFamilies[a.cast] == famInt {
+			if n, err := pgParseInt(a.text); err == nil {
+				return new(big.Rat).SetInt64(n), true
+			}
+		}
+	}
+	return nil, false
 }
 
 // pgParseInt reads integer text as PostgreSQL's int8 input does: surrounding
@@ -603,6 +677,9 @@ func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
 		if fam == 0 {
 			return false
 		}
+		if term.op == opAny {
+			return false // implied by its OR, not the OR itself
+		}
 		for _, a := range term.args {
 			if a.kind == termParam {
 				if a.param < 1 || a.param > len(paramOIDs) || paramFamilies[paramOIDs[a.param-1]] != fam {
@@ -610,8 +687,9 @@ func (in *pruneInput) exactFor(t *catalog.Table, paramOIDs []uint32) bool {
 				}
 				continue
 			}
-			if _, ok, err := argValue(a, dt, nil); !ok || err != nil {
-				return false
+			v, ok, err := argValue(a, dt, nil)
+			if _, isRat := v.(*big.Rat); !ok || err != nil || isRat {
+				return false // numeric constants are left to DuckDB to decide
 			}
 		}
 	}
@@ -634,27 +712,44 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 			continue
 		}
 		dt := t.Schema.Field(idx[0]).Type
-		if fieldFamily(t.Schema.Field(idx[0])) == 0 {
+		fam := fieldFamily(t.Schema.Field(idx[0]))
+		if fam == 0 || (fam == famDecimal && slices.Contains(t.RangeCols, term.col)) {
 			continue
 		}
-		var vals []any
-		usable := true
-		for _, a := range term.args {
-			v, ok, err := argValue(a, dt, params)
+		if term.op == opAny {
+			hull, err := resolveAny(term, dt, params)
 			if err != nil {
 				return nil, err
 			}
-			if !ok {
-				usable = false
-				continue // keep checking the other constants for errors
+			if hull == nil {
+				continue
 			}
-			vals = append(vals, v)
+			into, isRow := cons, false
+			if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || fam == famDecimal) {
+				into, isRow = rowCons, true
+			}
+			c := into[term.col]
+			if c == nil {
+				c = &colConstraint{dt: dt}
+				into[term.col] = c
+				if isRow {
+					rowOrder = append(rowOrder, term.col)
+				}
+			}
+			hull.applyTo(c)
+			continue
+		}
+		op, vals, usable, err := termValues(term, dt, params)
+		if err != nil {
+			return nil, err
 		}
 		if !usable {
 			continue
 		}
+		// Terms on DECIMAL key columns are row-filter terms: the key
+		// filter compares key values as the files store them.
 		into, isRow := cons, false
-		if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || term.op == opNe) {
+		if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || op == opNe || fam == famDecimal) {
 			into, isRow = rowCons, true
 		}
 		c := into[term.col]
@@ -665,10 +760,10 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 				rowOrder = append(rowOrder, term.col)
 			}
 		}
-		if term.op == opEq {
+		if op == opEq {
 			c.addPoints(vals)
 		} else {
-			c.addBound(term.op, vals[0])
+			c.addBound(op, vals[0])
 		}
 	}
 	sp := &pruneSpec{ranges: map[string]allowedValues{}, bounds: map[string]*colConstraint{}}
@@ -732,6 +827,30 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 		return nil, nil
 	}
 	return sp, nil
+}
+
+// termValues resolves the arguments of a term (not opAny) on a column of
+// type dt: the comparison and its normalised values (numeric constants
+// placed among the column's values, which may change the comparison);
+// usable is false when some argument says nothing exact, err is
+// PostgreSQL's error for a constant that cannot be of the column's type.
+func termValues(term pruneTerm, dt arrow.DataType, params []any) (op pruneOp, vals []any, usable bool, err error) {
+	usable, op = true, term.op
+	for _, a := range term.args {
+		v, ok, err := argValue(a, dt, params)
+		if err != nil {
+			return op, nil, false, err
+		}
+		if r, isRat := v.(*big.Rat); ok && isRat {
+			op, v, ok = scaledTerm(term.op, r, scaleOf(dt))
+		}
+		if !ok {
+			usable = false
+			continue // keep checking the other constants for errors
+		}
+		vals = append(vals, v)
+	}
+	return op, vals, usable, nil
 }
 
 // typedValue converts a normalised value to the Go type layout.ParseValue

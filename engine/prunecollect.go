@@ -265,7 +265,11 @@ func (sc *fromScope) collect(conjs []conjunct, single bool) {
 			}
 			if c.may[i] {
 				sc.refs[i].in.terms = append(sc.refs[i].in.terms, terms...)
-				found = append(found, placed{at: refColumn{ref: i, col: terms[0].col}, terms: terms, may: c.may})
+				// An OR's hull has terms on several columns: each
+				// column's terms are carried across its own equalities.
+				for _, t := range terms {
+					found = append(found, placed{at: refColumn{ref: i, col: t.col}, terms: []pruneTerm{t}, may: c.may})
+				}
 			}
 		}
 		if got {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -124,6 +125,20 @@ const (
 	kindStr
 )
 
+// kindDecimal is the first of the kinds of DECIMAL columns of up to 18
+// digits: their values compare as the int64 unscaled values at one scale,
+// and kindDecimal+s is the kind of scale s. Statistics of a file whose
+// column has another scale (written before a widening ALTER) are of
+// another kind, so they prove nothing about the table's values.
+const kindDecimal keyKind = 16
+
+// maxDecimalDigits is the largest DECIMAL precision whose unscaled values
+// fit an int64.
+const maxDecimalDigits = 18
+
+// decimalKind is the kind of a DECIMAL of the given scale.
+func decimalKind(scale int32) keyKind { return kindDecimal + keyKind(scale) }
+
 // keyKindOf is the kind of a key column type; 0 when keys of the type are
 // not filtered.
 func keyKindOf(dt arrow.DataType) keyKind {
@@ -134,6 +149,20 @@ func keyKindOf(dt arrow.DataType) keyKind {
 		return kindStr
 	}
 	return 0
+}
+
+// condKindOf is the kind of a column type that conditions (Cond) compare:
+// keyKindOf's, and DECIMALs of up to 18 digits, whose condition values are
+// int64 unscaled values at the column's scale. Only row filters take
+// DECIMAL columns: key columns of a file are compared in the file's type.
+func condKindOf(dt arrow.DataType) keyKind {
+	if d, ok := dt.(*arrow.Decimal128Type); ok {
+		if d.Precision <= maxDecimalDigits && d.Scale >= 0 && d.Scale <= d.Precision {
+			return decimalKind(d.Scale)
+		}
+		return 0
+	}
+	return keyKindOf(dt)
 }
 
 // keyValue is one value of a key column of either kind.
@@ -194,6 +223,9 @@ func compileKeyFilter(t *catalog.Table, f *KeyFilter) (*keyMatcher, error) {
 		if len(c.Exclude) > 0 {
 			return nil, fmt.Errorf("key filter: exclusions on %q prune nothing", c.Column)
 		}
+		if idx := t.Schema.FieldIndices(c.Column); len(idx) > 0 && keyKindOf(t.Schema.Field(idx[0]).Type) == 0 {
+			return nil, fmt.Errorf("key filter: key column %q of type %s cannot be filtered", c.Column, t.Schema.Field(idx[0]).Type)
+		}
 	}
 	return compileConds(t, f.Conds, "key filter")
 }
@@ -215,14 +247,14 @@ func compileConds(t *catalog.Table, conds []Cond, what string) (*keyMatcher, err
 			return nil, fmt.Errorf("%s: %q is not a column of %s", what, c.Column, t.QualifiedName())
 		}
 		dt := t.Schema.Field(idx[0]).Type
-		p := keyPred{col: idx[0], name: c.Column, kind: keyKindOf(dt), bloom: arrowutil.BloomKindOf(dt), isPoints: c.In}
+		p := keyPred{col: idx[0], name: c.Column, kind: condKindOf(dt), bloom: arrowutil.BloomKindOf(dt), isPoints: c.In}
 		if p.kind == 0 {
 			return nil, fmt.Errorf("%s: column %q of type %s cannot be filtered", what, c.Column, dt)
 		}
 		conv := func(v any) (keyValue, error) {
 			switch x := v.(type) {
 			case int64:
-				if p.kind == kindInt {
+				if p.kind != kindStr {
 					return keyValue{i: x}, nil
 				}
 			case string:
@@ -377,21 +409,123 @@ func valueAt(arr arrow.Array, i int) keyValue {
 		return keyValue{i: int64(a.Value(i))}
 	case *array.Timestamp:
 		return keyValue{i: int64(a.Value(i))}
+	case *array.Decimal128:
+		// Of at most 18 digits (condKindOf): the low word is the value.
+		return keyValue{i: int64(a.Value(i).LowBits())}
 	}
 	panic("reader: key column of type " + arr.DataType().String())
 }
 
-// matchRow reports whether row i of b, a batch in the table schema,
-// satisfies every predicate (a NULL satisfies none).
-func (m *keyMatcher) matchRow(b arrow.RecordBatch, i int) bool {
-	for k := range m.preds {
-		p := &m.preds[k]
-		col := b.Column(p.col)
-		if col.IsNull(i) || !p.match(valueAt(col, i)) {
-			return false
+// filter keeps the rows of col (ascending, rewritten in place) whose
+// value satisfies p; a NULL satisfies nothing. Intervals on integer-like
+// columns compare the raw values in one loop per type, short IN lists on
+// text compare each value with the list's strings; other conditions go
+// value by value.
+func (p *keyPred) filter(col arrow.Array, rows []int) []int {
+	out := rows[:0]
+	nulls := col.NullN() > 0
+	if lo, hi, ok := p.intInterval(); ok {
+		switch a := col.(type) {
+		case *array.Int64:
+			return keepBetween(a.Int64Values(), a, nulls, rows, lo, hi)
+		case *array.Int32:
+			return keepBetween(a.Int32Values(), a, nulls, rows, lo, hi)
+		case *array.Int16:
+			return keepBetween(a.Int16Values(), a, nulls, rows, lo, hi)
+		case *array.Int8:
+			return keepBetween(a.Int8Values(), a, nulls, rows, lo, hi)
+		case *array.Date32:
+			return keepBetween(a.Date32Values(), a, nulls, rows, lo, hi)
+		case *array.Timestamp:
+			return keepBetween(a.TimestampValues(), a, nulls, rows, lo, hi)
+		case *array.Decimal128:
+			// Of at most 18 digits (condKindOf): the low word is the value.
+			vals := a.Values()
+			for _, r := range rows {
+				if v := int64(vals[r].LowBits()); v >= lo && v <= hi && (!nulls || a.IsValid(r)) {
+					out = append(out, r)
+				}
+			}
+			return out
 		}
 	}
-	return true
+	if a, ok := col.(*array.String); ok && p.isPoints && len(p.excl) == 0 && len(p.points) <= 8 {
+		// A few values (IN lists): compared one by one, no keyValue.
+		for _, r := range rows {
+			if nulls && !a.IsValid(r) {
+				continue
+			}
+			v := a.Value(r)
+			for _, pt := range p.points {
+				if v == pt.s {
+					out = append(out, r)
+					break
+				}
+			}
+		}
+		return out
+	}
+	for _, r := range rows {
+		if (!nulls || col.IsValid(r)) && p.match(valueAt(col, r)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// keepBetween keeps the rows (in place) whose value lies in [lo, hi] and
+// is not NULL.
+func keepBetween[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, a arrow.Array, nulls bool, rows []int, lo, hi int64) []int {
+	out := rows[:0]
+	for _, r := range rows {
+		if v := int64(vals[r]); v >= lo && v <= hi && (!nulls || a.IsValid(r)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// intInterval is p as the closed interval [lo, hi] of int64 values, when
+// p is an interval without exclusions on a column whose values are int64
+// (every kind but text); ok is false otherwise. An empty interval has lo
+// above hi.
+func (p *keyPred) intInterval() (lo, hi int64, ok bool) {
+	if p.isPoints || len(p.excl) > 0 || p.kind == kindStr {
+		return 0, 0, false
+	}
+	lo, hi = math.MinInt64, math.MaxInt64
+	if p.lo.set {
+		lo = p.lo.v.i
+		if !p.lo.incl {
+			if lo == math.MaxInt64 {
+				return 1, 0, true
+			}
+			lo++
+		}
+	}
+	if p.hi.set {
+		hi = p.hi.v.i
+		if !p.hi.incl {
+			if hi == math.MinInt64 {
+				return 1, 0, true
+			}
+			hi--
+		}
+	}
+	return lo, hi, true
+}
+
+// keep narrows rows (ascending, rewritten in place) of b, a batch in the
+// table schema, to those satisfying every predicate.
+func (m *keyMatcher) keep(b arrow.RecordBatch, rows []int) []int {
+	for k := range m.preds {
+		if len(rows) == 0 {
+			break
+		}
+		p := &m.preds[k]
+		rows = p.filter(b.Column(p.col), rows)
+	}
+	return rows
 }
 
 // probeFor is the probe of a point lookup for a stream whose batch columns
@@ -422,16 +556,9 @@ type filterIterator struct {
 	it   Iterator
 	scan *Scan
 	m    []*keyMatcher
-}
-
-// match reports whether row i of b satisfies every matcher.
-func (f *filterIterator) match(b arrow.RecordBatch, i int) bool {
-	for _, m := range f.m {
-		if !m.matchRow(b, i) {
-			return false
-		}
-	}
-	return true
+	// rows is the candidate rows of the batch being filtered, reused;
+	// the rows that pass are copied out (a few of many, often).
+	rows []int
 }
 
 func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
@@ -447,19 +574,22 @@ func (f *filterIterator) nextSelected(ctx context.Context) (Selected, error) {
 			st.RowsOut.Add(int64(n))
 			return b, nil
 		}
-		var sel []int
-		for i := range n {
-			if r := b.Row(i); f.match(b.RecordBatch, r) {
-				sel = append(sel, r)
-			}
+		rows := slices.Grow(f.rows[:0], n)[:n]
+		for i := range rows {
+			rows[i] = b.Row(i)
 		}
-		if len(sel) == 0 {
+		for _, m := range f.m {
+			rows = m.keep(b.RecordBatch, rows)
+		}
+		f.rows = rows
+		if len(rows) == 0 {
 			b.Release()
 			continue
 		}
-		st.RowsOut.Add(int64(len(sel)))
-		if len(sel) == int(b.NumRows()) {
-			sel = nil
+		st.RowsOut.Add(int64(len(rows)))
+		var sel []int
+		if len(rows) < int(b.NumRows()) {
+			sel = slices.Clone(rows)
 		}
 		return Selected{RecordBatch: b.RecordBatch, Sel: sel}, nil
 	}

@@ -139,10 +139,21 @@ func (s *Scan) fileLeaf(fm *fileMeta, name string) int {
 	return -1
 }
 
-// kindOfLeaf is how values of a leaf compare, if they are usable as keys:
-// signed integers, or byte arrays in bytewise order.
+// kindOfLeaf is how values of a leaf compare, if they are usable as keys
+// or conditions: signed integers, byte arrays in bytewise order, or
+// DECIMALs stored as integers (one kind per scale, decimalKind).
 func (fm *fileMeta) kindOfLeaf(leaf int) keyKind {
 	c := fm.md.Schema.Column(leaf)
+	if dec, ok := c.LogicalType().(schema.DecimalLogicalType); ok {
+		// Unscaled integers compare as the values only at one scale.
+		switch c.PhysicalType() {
+		case parquet.Types.Int32, parquet.Types.Int64:
+			if c.SortOrder() == schema.SortSIGNED && dec.Precision() <= maxDecimalDigits && dec.Scale() >= 0 {
+				return decimalKind(dec.Scale())
+			}
+		}
+		return 0
+	}
 	switch c.PhysicalType() {
 	case parquet.Types.Int32, parquet.Types.Int64:
 		if c.SortOrder() == schema.SortSIGNED {

@@ -134,10 +134,16 @@ func (it *singleIterator) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 }
 
-// takeRows gathers rows of b into a new batch.
+// takeRows gathers rows of b into a new batch. A column of NULLs only
+// (one the consumer does not read, Scan.Needed) is not gathered: the
+// first len(rows) of its values are as good, and slicing copies nothing.
 func takeRows(s *Scan, b arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, b.NumCols())
 	for i := range cols {
+		if c := b.Column(i); c.NullN() == c.Len() {
+			cols[i] = array.NewSlice(c, 0, int64(len(rows)))
+			continue
+		}
 		a, err := arrowutil.Take(s.Mem, b.Column(i), rows)
 		if err != nil {
 			for _, c := range cols[:i] {
