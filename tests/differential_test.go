@@ -181,6 +181,17 @@ var diffCorpus = []string{
 	`SELECT doc - 0 FROM diff.docs`,
 	`SELECT raw @> '{}' FROM diff.docs`,
 	`SELECT raw ? 'a' FROM diff.docs`,
+	// jsonb compares and sorts as jsonb: keys in any order, white space,
+	// duplicate keys (the last), numbers by value.
+	`SELECT id FROM diff.docs WHERE doc = '{"aa": 100, "n": null, "b": {"c":"x"}, "a": [1.0, 2.5], "aa": 1.00e2}'::jsonb ORDER BY id`,
+	`SELECT id FROM diff.docs WHERE doc = '[ "foo","bar",1.0,[2,3.000]]' OR doc = '"foo"' ORDER BY id`,
+	`SELECT id, doc < '{"a": 1}', doc >= '["foo"]'::jsonb, doc <> '"foo"', doc > doc, doc <= '[]' FROM diff.docs ORDER BY id`,
+	`SELECT id, doc FROM diff.docs ORDER BY doc NULLS FIRST, id`,
+	`SELECT id FROM diff.docs ORDER BY doc DESC, id`,
+	`SELECT id, salary, rating FROM diff.emp ORDER BY salary DESC, id`,
+	`SELECT id FROM diff.emp ORDER BY rating DESC NULLS LAST, active DESC, id`,
+	`SELECT id FROM diff.docs WHERE doc IN ('"foo"', '["foo", "bar", 1, [2, 3.0]]') ORDER BY id`,
+	`SELECT id FROM diff.docs WHERE doc NOT IN ('"foo"'::jsonb) ORDER BY id`,
 	`SELECT uid, uid::text AS t FROM diff.docs ORDER BY uid NULLS FIRST`,
 	`SELECT count(*) FROM diff.docs WHERE uid = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'`,
 	// Arrays and intervals come back in PostgreSQL's forms and types.
