@@ -12,6 +12,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // CHECK constraints.
@@ -164,7 +165,7 @@ func (s *Session) verifyChecks(ctx context.Context, t *catalog.Table, written []
 			return err
 		}
 		if n > 0 {
-			return sqlerr.New(sqlerr.CheckViolation, "new row for relation %q violates check constraint %q", t.Name, c.name)
+			return writer.CheckViolation(t, c.name, "")
 		}
 	}
 	return nil
