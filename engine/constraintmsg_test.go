@@ -16,8 +16,9 @@ import (
 // relation as PostgreSQL does ("Users", never "default.Users" or
 // "s.Logs"), with PostgreSQL's words. Where the written row is whole, the
 // detail is PostgreSQL's "Failing row contains (…)." (PostgreSQL 15's
-// text for the same statements); CHECK errors and rows the write does not
-// hold whole have none.
+// text for the same statements); rows the write does not hold whole (an
+// UPDATE of some columns of a keyed table, an INSERT naming some columns)
+// have none.
 func TestConstraintErrorsNameRelation(t *testing.T) {
 	s := newSession(t)
 	mustRun(t, s, `CREATE SCHEMA s`)
@@ -41,15 +42,15 @@ func TestConstraintErrorsNameRelation(t *testing.T) {
 		{`INSERT INTO "Users" VALUES (1, 'b', 1, 'x') ON CONFLICT (id) DO UPDATE SET name = NULL`, sqlerr.NotNullViolation, nnUsers, "Failing row contains (1, null, 5, n)."},
 		{`MERGE INTO "Users" u USING (SELECT 1 AS id) src ON u.id = src.id WHEN MATCHED THEN UPDATE SET name = NULL`, sqlerr.NotNullViolation, nnUsers, "Failing row contains (1, null, 5, n)."},
 		{`MERGE INTO "Users" u USING (SELECT 3 AS id) src ON u.id = src.id WHEN NOT MATCHED THEN INSERT VALUES (3, NULL, 1, 'x')`, sqlerr.NotNullViolation, nnUsers, "Failing row contains (3, null, 1, x)."},
-		{`INSERT INTO "Users" VALUES (2, 'b', -1, 'x')`, sqlerr.CheckViolation, ckUsers, ""},
+		{`INSERT INTO "Users" VALUES (2, 'b', -1, 'x')`, sqlerr.CheckViolation, ckUsers, "Failing row contains (2, b, -1, x)."},
 		{`UPDATE "Users" SET age = -5 WHERE id = 1`, sqlerr.CheckViolation, ckUsers, ""},
-		{`INSERT INTO "Users" VALUES (1, 'b', 1, 'x') ON CONFLICT (id) DO UPDATE SET age = -1`, sqlerr.CheckViolation, ckUsers, ""},
-		{`MERGE INTO "Users" u USING (SELECT 3 AS id) src ON u.id = src.id WHEN NOT MATCHED THEN INSERT VALUES (3, 'c', -1, 'x')`, sqlerr.CheckViolation, ckUsers, ""},
+		{`INSERT INTO "Users" VALUES (1, 'b', 1, 'x') ON CONFLICT (id) DO UPDATE SET age = -1`, sqlerr.CheckViolation, ckUsers, "Failing row contains (1, a, -1, n)."},
+		{`MERGE INTO "Users" u USING (SELECT 3 AS id) src ON u.id = src.id WHEN NOT MATCHED THEN INSERT VALUES (3, 'c', -1, 'x')`, sqlerr.CheckViolation, ckUsers, "Failing row contains (3, c, -1, x)."},
 		{`INSERT INTO s."Logs" VALUES (2, NULL, 3, '2026-01-02 10:00:00.5', false, 2)`, sqlerr.NotNullViolation, nnLogs, "Failing row contains (2, null, 3, 2026-01-02 10:00:00.5, f, 2.00)."},
 		{`INSERT INTO s."Logs" SELECT 5, NULL, 1`, sqlerr.NotNullViolation, nnLogs, "Failing row contains (5, null, 1, null, null, null)."},
 		{`UPDATE s."Logs" SET name = NULL`, sqlerr.NotNullViolation, nnLogs, "Failing row contains (1, null, 5, null, t, 1.50)."},
-		{`INSERT INTO s."Logs" VALUES (2, 'x', -3)`, sqlerr.CheckViolation, ckLogs, ""},
-		{`UPDATE s."Logs" SET age = -1`, sqlerr.CheckViolation, ckLogs, ""},
+		{`INSERT INTO s."Logs" VALUES (2, 'x', -3)`, sqlerr.CheckViolation, ckLogs, "Failing row contains (2, x, -3, null, null, null)."},
+		{`UPDATE s."Logs" SET age = -1`, sqlerr.CheckViolation, ckLogs, "Failing row contains (1, a, -1, null, t, 1.50)."},
 	} {
 		_, err := run(t, s, c.stmt)
 		var e *sqlerr.Error
