@@ -149,3 +149,24 @@ func TestPreparedReplan(t *testing.T) {
 		t.Errorf("parameter types %v, then %v", before, after)
 	}
 }
+
+// TestExecuteReplan: SQL PREPARE/EXECUTE plans each EXECUTE against the
+// catalog of the moment, and refuses, as PostgreSQL, one whose result
+// would change (0A000 "cached plan must not change result type").
+func TestExecuteReplan(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE rx (id bigint PRIMARY KEY, v text)`)
+	mustRun(t, s, `INSERT INTO rx VALUES (1, 'a')`)
+	mustRun(t, s, `PREPARE q(bigint) AS SELECT * FROM rx WHERE id = $1`)
+	mustRun(t, s, `PREPARE ins(bigint) AS INSERT INTO rx VALUES ($1, 'i')`)
+	mustRun(t, s, `DROP TABLE rx; CREATE TABLE rx (id bigint PRIMARY KEY, v text); INSERT INTO rx VALUES (1, 'new')`)
+	expectRows(t, s, `EXECUTE q(1)`, "1|new")
+	mustRun(t, s, `EXECUTE ins(2)`)
+	expectRows(t, s, `SELECT id, v FROM rx ORDER BY id`, "1|new", "2|i")
+	mustRun(t, s, `ALTER TABLE rx ADD COLUMN w int`)
+	wantCode(t, s, `EXECUTE q(1)`, sqlerr.FeatureNotSupported)
+	mustRun(t, s, `EXECUTE ins(3)`) // no result: nothing to change
+	mustRun(t, s, `DEALLOCATE q`)
+	mustRun(t, s, `PREPARE q(bigint) AS SELECT * FROM rx WHERE id = $1`)
+	expectRows(t, s, `EXECUTE q(3)`, "3|i|NULL")
+}
