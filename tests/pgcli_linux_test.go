@@ -19,13 +19,22 @@ import (
 func TestPgcli(t *testing.T) {
 	t.Parallel()
 	pgcli := requireClient(t, "pgcli", "pgcli", "pgcli")
-	srv := sharedServer(t)
+	requirePG(t)
+	// A server of its own: pgcli reads schemas, tables and columns in
+	// separate queries, so another test's CREATE SCHEMA between them
+	// breaks its completion refresher (KeyError), against PostgreSQL too.
+	srv := startServerT(t, filepath.Join(testBaseDir(t), "data"), "pgcli-Secret!")
+	defer func() {
+		if err := srv.stop(); err != nil {
+			t.Error(err)
+		}
+	}()
 	ctx := testCtx(t)
 	c := srv.connect(t)
 	mustExec(t, ctx, c, "CREATE SCHEMA cli_pgcli", "CREATE TABLE cli_pgcli.items (id int PRIMARY KEY, label text)",
 		"INSERT INTO cli_pgcli.items VALUES (1, 'first-item'), (2, 'second-item')")
 	control, term := openPTY(t)
-	cmd := exec.CommandContext(ctx, pgcli, "--less-chatty", srv.dsn(adminRole, sharedPassword, database))
+	cmd := exec.CommandContext(ctx, pgcli, "--less-chatty", srv.dsn(adminRole, "pgcli-Secret!", database))
 	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "PAGER=cat", "TERM=xterm", "PROMPT_TOOLKIT_NO_CPR=1", "COLUMNS=120", "LINES=40")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term, term, term
