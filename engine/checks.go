@@ -2,16 +2,23 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/duckdb/duckdb-go/v2"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/reader"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // CHECK constraints.
@@ -96,6 +103,12 @@ func (s *Session) addCheck(ctx context.Context, t *catalog.Table, con *pg_query.
 // checkQuery is the DuckDB query counting the rows of handle's scan of t
 // for which check's condition is false.
 func (s *Session) checkQuery(ctx context.Context, t *catalog.Table, handle string, check tableCheck) (string, error) {
+	return s.checkQueryOf(ctx, t, handle, check, false)
+}
+
+// checkQueryOf is checkQuery; with row, the query selects the columns of
+// the first violating row instead of counting them.
+func (s *Session) checkQueryOf(ctx context.Context, t *catalog.Table, handle string, check tableCheck, row bool) (string, error) {
 	if handle == "" {
 		handle = s.token + ":check:" + t.ID
 		s.e.scans.putFixed(handle, t, nil)
@@ -106,8 +119,18 @@ func (s *Session) checkQuery(ctx context.Context, t *catalog.Table, handle strin
 	}
 	isFalse := &pg_query.Node{Node: &pg_query.Node_BooleanTest{BooleanTest: &pg_query.BooleanTest{
 		Arg: cond, Booltesttype: pg_query.BoolTestType_IS_FALSE, Location: -1}}}
-	sel := selectNode([]*pg_query.Node{resTarget("", countStar())},
-		[]*pg_query.Node{scanFromClause(handle, &pg_query.Alias{Aliasname: t.Name})}, isFalse)
+	targets := []*pg_query.Node{resTarget("", countStar())}
+	if row {
+		targets = targets[:0]
+		for _, f := range t.Schema.Fields() {
+			targets = append(targets, resTarget("", colRef(t.Name, f.Name)))
+		}
+	}
+	sel := selectNode(targets, []*pg_query.Node{scanFromClause(handle, &pg_query.Alias{Aliasname: t.Name})}, isFalse)
+	if row {
+		sel.GetSelectStmt().LimitCount = pg_query.MakeAConstIntNode(1, -1)
+		sel.GetSelectStmt().LimitOption = pg_query.LimitOption_LIMIT_OPTION_COUNT
+	}
 	var sub bool
 	walk(sel, func(n *pg_query.Node) { sub = sub || n.GetSubLink() != nil })
 	if sub {
@@ -164,7 +187,11 @@ func (s *Session) verifyChecks(ctx context.Context, t *catalog.Table, written []
 			return err
 		}
 		if n > 0 {
-			return sqlerr.New(sqlerr.CheckViolation, "new row for relation %q violates check constraint %q", t.Name, c.name)
+			detail := ""
+			if merged || len(partial) == 0 { // whole rows
+				detail = s.checkFailingRow(ctx, t, handle, c)
+			}
+			return writer.CheckViolation(t, c.name, detail)
 		}
 	}
 	return nil
@@ -229,4 +256,63 @@ func (e *Engine) VerifyChecks(ctx context.Context, t *catalog.Table, written []c
 	s.settings = s.defaultSettings(nil)
 	defer e.scans.dropPrefix(s.token + ":")
 	return s.verifyChecks(ctx, t, written, nil)
+}
+
+// checkFailingRow is PostgreSQL's "Failing row contains (…)." of the first
+// row breaking check among the rows behind handle ("" when it cannot be
+// read: the error is the violation, the detail an aid).
+func (s *Session) checkFailingRow(ctx context.Context, t *catalog.Table, handle string, check tableCheck) string {
+	q, err := s.checkQueryOf(ctx, t, handle, check, true)
+	if err != nil {
+		return ""
+	}
+	vals := make([]any, t.Schema.NumFields())
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := s.duck.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
+		return ""
+	}
+	texts := make([]string, len(vals))
+	for i, v := range vals {
+		texts[i] = rowValueText(v, t.Schema.Field(i))
+	}
+	return "Failing row contains (" + strings.Join(texts, ", ") + ")."
+}
+
+// rowValueText is a value DuckDB returned for column f as PostgreSQL's
+// output function writes it in a row's text, as writer.FailingRow does for
+// written rows (timestamps with a zone in UTC).
+func rowValueText(v any, f arrow.Field) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		if x {
+			return "t"
+		}
+		return "f"
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return x
+	case []byte:
+		return `\x` + hex.EncodeToString(x)
+	case duckdb.Decimal:
+		return decimal128.FromBigInt(x.Value).ToString(int32(x.Scale))
+	case time.Time:
+		switch tt := f.Type.(type) {
+		case *arrow.Date32Type:
+			return x.Format("2006-01-02")
+		case *arrow.TimestampType:
+			if tt.TimeZone != "" {
+				return x.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+			}
+			return x.Format("2006-01-02 15:04:05.999999")
+		}
+	}
+	return fmt.Sprint(v)
 }

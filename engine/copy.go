@@ -20,6 +20,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // COPY … FROM STDIN into lake tables and COPY … TO STDOUT. pgwire decodes
@@ -323,7 +324,7 @@ func (s *Session) newCopyFrom(ctx context.Context, t *catalog.Table, target []st
 			}
 			st.defaults[len(fields)] = expr
 		} else if i < 0 && slices.Contains(t.PKCols, f.Name) {
-			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", f.Name, t.Name)
+			return nil, writer.NotNullViolation(t, f.Name, nil, 0)
 		} else if i < 0 && t.HasPK() && !slices.Contains(t.RangeCols, f.Name) {
 			continue // partial upsert: not written, old value kept
 		}

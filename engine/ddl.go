@@ -75,12 +75,24 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 	if len(n.InhRelations) > 0 || n.OfTypename != nil || n.Partbound != nil {
 		return nil, sqlerr.Unsupported("INHERITS / OF type / PARTITION OF", "CREATE TABLE t (...) [PARTITION BY LIST (cols)]")
 	}
-	if err := s.resolveColumnTypes(ctx, tableColumnDefs(n.TableElts)); err != nil { // enum.go
-		return nil, err
-	}
 	ns := pgcatalog.Namespace(rel.Schemaname)
 	if ns == "" {
 		ns = s.searchPath()[0]
+	}
+	if n.IfNotExists {
+		// As PostgreSQL: an existing relation makes the statement a notice
+		// before its definition is looked at (bun/migrate's lock table
+		// declares a UNIQUE column that lake tables do not have).
+		exists, err := s.relationIn(ctx, ns, rel.Relname)
+		if err != nil {
+			return nil, err
+		}
+		if exists {
+			return relationExistsSkipping(rel.Relname), nil
+		}
+	}
+	if err := s.resolveColumnTypes(ctx, tableColumnDefs(n.TableElts)); err != nil { // enum.go
+		return nil, err
 	}
 	t := &catalog.Table{
 		ID:         "table_" + uuid.NewString(),
@@ -278,6 +290,26 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		}
 		return err
 	}), nil
+}
+
+// relationIn reports whether namespace ns has a table or view name.
+func (s *Session) relationIn(ctx context.Context, ns, name string) (bool, error) {
+	if _, err := s.cat.TableByName(ctx, ns, name); err == nil {
+		return true, nil
+	} else if sqlerr.Code(err) != sqlerr.UndefinedTable {
+		return false, err
+	}
+	v, err := s.cat.ViewByName(ctx, ns, name)
+	return v != nil, err
+}
+
+// relationExistsSkipping is CREATE TABLE IF NOT EXISTS of an existing
+// relation: PostgreSQL's notice, nothing done.
+func relationExistsSkipping(name string) pgwire.Statement {
+	return &funcStmt{tag: "CREATE TABLE", run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		_ = pgwire.SendNotice(ctx, pgwire.Notice{Code: "42P07", Message: fmt.Sprintf("relation %q already exists, skipping", name)})
+		return "CREATE TABLE", nil, nil
+	}}
 }
 
 // unsupportedConstraint is the 0A000 of a constraint lake tables do not

@@ -64,6 +64,9 @@ func openDuckDB(ctx context.Context, reg *scanRegistry, cfg Config, tempDir stri
 		"SET GLOBAL TimeZone = 'UTC'",
 		// PostgreSQL divides integers by integers to an integer (7/2 = 3).
 		"SET GLOBAL integer_division = true",
+		// PostgreSQL sorts NULL as larger than every value: last ascending,
+		// first descending (DuckDB: last either way).
+		"SET GLOBAL default_null_order = 'nulls_last_on_asc_first_on_desc'",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 		// A large result's memory goes back to the system once the query is

@@ -95,6 +95,14 @@ var varchar2 = []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}
 var duckFunctions = map[string]duckScalar{
 	"lakesoul_jsonb_canonical": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) { return jsonbCanonical(a[0].(string)) }},
+	"lakesoul_jsonb_key": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_BLOB,
+		fn: func(a []driver.Value) (any, error) {
+			v, err := parseJSON(a[0], true)
+			if err != nil {
+				return nil, err
+			}
+			return pgjson.SortKey(v), nil
+		}},
 	"lakesoul_jsonb_contains": {args: varchar2, list: -1, result: duckdb.TYPE_BOOLEAN,
 		fn: func(a []driver.Value) (any, error) {
 			l, r, err := parseJSONB2(a[0], a[1])

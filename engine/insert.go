@@ -18,6 +18,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // planInsert plans INSERT ... VALUES / INSERT ... SELECT.
@@ -108,7 +109,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 	}
 	for _, c := range t.PKCols {
 		if !slices.Contains(target, c) && defaults[c] == "" {
-			return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.Name)
+			return nil, writer.NotNullViolation(t, c, nil, 0)
 		}
 	}
 

@@ -55,13 +55,70 @@ func noOperator(op string, l, r pgType) error {
 		Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
 }
 
+// comparisonOperators are the btree operators: on jsonb they compare in
+// jsonb's order (pgjson.SortKey).
+var comparisonOperators = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
+
+// jsonbCompared reports whether a comparison of operands of types l and r
+// is jsonb's: both jsonb, or one jsonb and the other an untyped literal.
+func jsonbCompared(l, r pgType) bool {
+	return l.oid == schema.OIDJSONB && (r.oid == schema.OIDJSONB || r.literal) || l.literal && r.oid == schema.OIDJSONB
+}
+
+// jsonbKey is n's key in jsonb's order: jsonb values compare, sort and
+// test equal as PostgreSQL's jsonb does (keys in any order, duplicates the
+// last, numbers by value), not as their text.
+func jsonbKey(n *pg_query.Node) *pg_query.Node { return makeCall("lakesoul_jsonb_key", n) }
+
+// jsonbIn rewrites x [NOT] IN (list) over jsonb to compare keys.
+func (rw *pgRewriter) jsonbIn(a *pg_query.A_Expr) {
+	list := a.Rexpr.GetList()
+	if list == nil {
+		return
+	}
+	l := rw.ti.typeAt(a.Lexpr)
+	for _, e := range list.Items {
+		if !jsonbCompared(l, rw.ti.typeAt(e)) {
+			return
+		}
+	}
+	a.Lexpr = jsonbKey(a.Lexpr)
+	for i, e := range list.Items {
+		list.Items[i] = jsonbKey(e)
+	}
+}
+
+// jsonbSort makes the sort keys of sel that are jsonb expressions sort in
+// jsonb's order. A SELECT DISTINCT or a set operation sorts by its output
+// columns, which it cannot do by a computed key; those keep DuckDB's order.
+func (rw *pgRewriter) jsonbSort(sel *pg_query.SelectStmt) {
+	if len(sel.DistinctClause) > 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return
+	}
+	for _, sb := range sel.SortClause {
+		by := sb.GetSortBy()
+		if by == nil || by.Node == nil || by.Node.GetAConst() != nil || rw.ti.typeAt(by.Node).oid != schema.OIDJSONB {
+			continue
+		}
+		by.Node = jsonbKey(by.Node)
+	}
+}
+
 // jsonOperator rewrites a json/jsonb operator expression n.
 func (rw *pgRewriter) jsonOperator(n *pg_query.Node, a *pg_query.A_Expr) error {
+	if a.Kind == pg_query.A_Expr_Kind_AEXPR_IN {
+		rw.jsonbIn(a)
+		return nil
+	}
 	if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || a.Lexpr == nil || a.Rexpr == nil {
 		return nil
 	}
 	op := operatorName(a)
 	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
+	if jsonbCompared(l, r) && comparisonOperators[op] {
+		a.Lexpr, a.Rexpr = jsonbKey(a.Lexpr), jsonbKey(a.Rexpr)
+		return nil
+	}
 	switch op {
 	case "?", "?|", "?&":
 		if l.oid == schema.OIDJSON {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // planMerge plans MERGE INTO a primary-key table without rewriting files.
@@ -107,7 +108,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 			}
 			for _, k := range t.PKCols {
 				if c.vals[k] == nil {
-					return nil, sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", k, t.Name)
+					return nil, writer.NotNullViolation(t, k, nil, 0)
 				}
 			}
 		case pg_query.CmdType_CMD_DELETE:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/reader"
-	"github.com/lakesoul-go/lakesoul/sqlerr"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // checkNotNull verifies, before a partial upsert of table t commits, that
@@ -42,7 +42,7 @@ func (s *Session) checkNotNull(ctx context.Context, t *catalog.Table, written []
 	}
 	for i, n := range nulls {
 		if n > 0 {
-			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", cols[i], t.Name)
+			return writer.NotNullViolation(t, cols[i], nil, 0)
 		}
 	}
 	return nil

@@ -106,6 +106,7 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 	case *pg_query.Node_MinMaxExpr:
 		return rw.coerceLiterals(x.MinMaxExpr.Args, rw.ti.typeAt(n))
 	case *pg_query.Node_SelectStmt:
+		rw.jsonbSort(x.SelectStmt) // jsonops.go
 		return rw.values(x.SelectStmt)
 	case *pg_query.Node_RowExpr:
 		if !rw.compared[n] {

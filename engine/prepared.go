@@ -85,9 +85,14 @@ func (s *Session) planDiscard(n *pg_query.DiscardStmt) (pgwire.Statement, error)
 // the declared parameter types. EXECUTE plans the tree with the arguments
 // in place of $n (cast to the declared types), so arguments are read as
 // PostgreSQL reads constants in a statement.
+//
+// cols is the result PREPARE described: an EXECUTE whose plan would return
+// other columns (after DDL) is PostgreSQL's 0A000 "cached plan must not
+// change result type" (replan.go).
 type sqlPrepared struct {
 	node  *pg_query.Node
 	types []*pg_query.TypeName
+	cols  []pgwire.Column
 }
 
 // catalogParamTypes are the parameter types of catalog queries that lake
@@ -124,6 +129,10 @@ func (s *Session) planPrepare(ctx context.Context, n *pg_query.PrepareStmt) (pgw
 	if err != nil {
 		return nil, err
 	}
+	cols, err := st.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tracked := &trackedStmt{Statement: st, s: s, writes: statementWrites(inner)}
 	return &funcStmt{tag: "PREPARE", run: func(context.Context, []any) (string, [][]any, error) {
 		_, dup := s.sqlPrepared[n.Name]
@@ -133,7 +142,7 @@ func (s *Session) planPrepare(ctx context.Context, n *pg_query.PrepareStmt) (pgw
 		if s.sqlPrepared == nil {
 			s.sqlPrepared = map[string]sqlPrepared{}
 		}
-		s.sqlPrepared[n.Name] = sqlPrepared{node: inner, types: types}
+		s.sqlPrepared[n.Name] = sqlPrepared{node: inner, types: types, cols: cols}
 		return "PREPARE", nil, nil
 	}}, nil
 }
@@ -168,9 +177,17 @@ func (s *Session) planExecute(ctx context.Context, n *pg_query.ExecuteStmt) (pgw
 			ref.Node = arg.Node
 		}
 	}
+	writes := statementWrites(tree)
 	st, err := s.plan(ctx, tree, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &trackedStmt{Statement: st, s: s, writes: statementWrites(tree)}, nil
+	cols, err := st.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !sameResultType(p.cols, cols) {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
+	}
+	return &trackedStmt{Statement: st, s: s, writes: writes}, nil
 }

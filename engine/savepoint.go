@@ -177,6 +177,7 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 	switch {
 	case sp.ddl && s.ddlTx != nil:
 		s.ddlTx.dropped = s.ddlTx.dropped[:sp.dropped]
+		defer s.e.ddlGen.Add(1) // plans made since check again (replan.go, checkPlanTables)
 		return s.ddlTx.held.RollbackTo(ctx, sp.seq)
 	case s.ddlTx != nil:
 		// The block's DDL all came after the savepoint.

@@ -78,6 +78,9 @@ type Session struct {
 	// bound are the table names the last bindLakeTables resolved.
 	plans planCache
 	bound []tableRef
+	// nameGen counts the session's statements that may change what a name
+	// resolves to (replan.go).
+	nameGen uint64
 	// boundViews: the last bindLakeTables expanded a view; such plans are
 	// not kept (a view can be replaced under the same name).
 	boundViews bool
@@ -198,9 +201,10 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 		return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
 	key := newPlanKey(text, paramOIDs)
+	gen := s.planGen() // before planning: a change meanwhile plans again (replan.go)
 	if !s.failed {
 		if q := s.cachedPlanFor(ctx, key); q != nil { // plancache.go
-			return []pgwire.Statement{&trackedStmt{Statement: q, s: s}}, nil
+			return s.preparedStmt(ctx, text, &trackedStmt{Statement: q, s: s}, gen)
 		}
 	}
 	release, err := s.e.parsing.acquire(ctx, len(text))
@@ -237,9 +241,20 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 		if q, ok := st.(*duckQuery); ok && cacheable && !s.boundViews {
 			s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
 		}
-		out = append(out, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt)})
+		return s.preparedStmt(ctx, text, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt), renames: changesNames(raw.Stmt)}, gen)
 	}
 	return out, nil
+}
+
+// preparedStmt makes t, planned from text at gen, plan itself again when
+// the catalog changes (replan.go).
+func (s *Session) preparedStmt(ctx context.Context, text string, t *trackedStmt, gen planGen) ([]pgwire.Statement, error) {
+	r, err := newReplanSource(ctx, text, t.Statement, gen)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	t.replan = r
+	return []pgwire.Statement{t}, nil
 }
 
 // lazyStmt is a statement planned on first use.
@@ -261,7 +276,7 @@ func (l *lazyStmt) get(ctx context.Context) (_ pgwire.Statement, err error) {
 		if err != nil {
 			l.err = l.s.fail(err)
 		} else {
-			l.st = &trackedStmt{Statement: st, s: l.s, writes: statementWrites(l.node)}
+			l.st = &trackedStmt{Statement: st, s: l.s, writes: statementWrites(l.node), renames: changesNames(l.node)}
 		}
 	}
 	return l.st, l.err
@@ -349,16 +364,35 @@ func statementName(stmt *pg_query.Node) string {
 // trackedStmt marks the session failed when a statement errors inside a
 // transaction block, and refuses statements that write in a read-only
 // transaction (txmode.go) when they are bound.
+//
+// A statement of the extended protocol (replan set) is planned again from
+// its text when the catalog changed since its plan (replan.go); one that
+// may change what names resolve to (renames) moves the session's nameGen
+// when it is bound.
 type trackedStmt struct {
 	pgwire.Statement
-	s      *Session
-	writes bool
+	s       *Session
+	writes  bool
+	renames bool
+	replan  *replanSource
 }
 
 func (t *trackedStmt) Describe(ctx context.Context) (_ []pgwire.Column, err error) {
 	defer safego.RecoverTo(t.s.panicked(&err))
+	if err := t.current(ctx); err != nil {
+		return nil, t.s.fail(err)
+	}
 	cols, err := t.Statement.Describe(ctx)
 	return cols, t.s.fail(err)
+}
+
+// ParamOIDs are the parameter types the statement was first planned with,
+// whichever plan it has now.
+func (t *trackedStmt) ParamOIDs() []uint32 {
+	if t.replan != nil {
+		return t.replan.paramOIDs
+	}
+	return t.Statement.ParamOIDs()
 }
 
 func (t *trackedStmt) Bind(ctx context.Context, params []any) (_ pgwire.Portal, err error) {
@@ -367,10 +401,16 @@ func (t *trackedStmt) Bind(ctx context.Context, params []any) (_ pgwire.Portal, 
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
+	if err := t.current(ctx); err != nil {
+		return nil, t.s.fail(err)
+	}
 	if t.writes {
 		if err := t.s.checkWritable(t.Statement.Tag()); err != nil {
 			return nil, t.s.fail(err)
 		}
+	}
+	if t.renames {
+		t.s.nameGen++
 	}
 	p, err := t.Statement.Bind(ctx, params)
 	if err != nil {

@@ -40,6 +40,9 @@ func (s *Session) PlanScanUnits(ctx context.Context, st pgwire.Statement) (_ *Sc
 	if !isTracked {
 		return nil, false, nil
 	}
+	if err := ts.current(ctx); err != nil { // replan.go
+		return nil, false, err
+	}
 	q, isQuery := ts.Statement.(*duckQuery)
 	if !isQuery || q.direct == nil || len(q.params) > 0 || q.direct.limit >= 0 || q.direct.offset > 0 {
 		return nil, false, nil

@@ -1,6 +1,7 @@
 package pgjson
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -176,4 +177,88 @@ func TestModify(t *testing.T) {
 	if _, err := DeleteIndex(mustParse(t, `{"a":1}`), 0); err != ErrDeleteByIndex {
 		t.Errorf("object - int: %v", err)
 	}
+}
+
+// TestSortKeyOrder: SortKey orders jsonb values as PostgreSQL 15 does
+// (the expected order and equalities are PostgreSQL's answers to
+// ORDER BY and = over these values).
+func TestSortKeyOrder(t *testing.T) {
+	ordered := [][]string{ // ascending, as PostgreSQL 15 (C collation) orders them; one group: equal
+		{`[]`},
+		{`null`},
+		{`""`},
+		{`"a"`},
+		{`"a\u0001"`},
+		{`"ab"`},
+		{`"b"`},
+		{`-1000.00`, `-1e3`},
+		{`-2.5`},
+		{`-2`},
+		{`-0.001`},
+		{`-0`, `0`, `0.000`, `0e5`},
+		{`0.001`},
+		{`1`, `1.0`, `1.00`, `10e-1`},
+		{`1.5`},
+		{`2`},
+		{`10`},
+		{`1e3`},
+		{`false`},
+		{`true`},
+		{`[null]`},
+		{`[""]`},
+		{`[1.0]`, `[1]`},
+		{`[2]`},
+		{`[[]]`},
+		{`[[1]]`},
+		{`[{}]`},
+		{`[1, 2]`},
+		{`[1, [1]]`},
+		{`[2, 1]`},
+		{`[1, 2, 3]`},
+		{`{}`},
+		{`{"a": null}`},
+		{`{"a": "x"}`},
+		{`{"a": 1}`, `{"a": 3, "a": 1}`, `{"a":1.0}`},
+		{`{"a": 2}`},
+		{`{"a": [1]}`},
+		{`{"aa": 1}`},
+		{`{"b": 1}`},
+		{`{ "b" : 2 , "a" : 1 }`, `{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`},
+		{`{"a": 1, "c": 0}`},
+		{`{"b": 1, "c": 2}`},
+		{`{"a": 1, "b": 2, "c": 3}`},
+	}
+	type item struct {
+		group int
+		text  string
+		key   []byte
+	}
+	var items []item
+	for g, texts := range ordered {
+		for _, text := range texts {
+			v, err := Parse(text, true)
+			if err != nil {
+				t.Fatalf("%s: %v", text, err)
+			}
+			items = append(items, item{g, text, SortKey(v)})
+		}
+	}
+	for _, a := range items {
+		for _, b := range items {
+			want := cmpInt(a.group, b.group)
+			if got := bytes.Compare(a.key, b.key); got != want {
+				t.Errorf("%s vs %s: %d, want %d", a.text, b.text, got, want)
+			}
+		}
+	}
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

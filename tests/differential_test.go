@@ -55,6 +55,10 @@ var diffSetup = []string{
 		(2, '["foo", "bar", 1, [2, 3]]', '[1, 2 ,3]', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A12', '2026-05-17 12:30+05:30', 'two'),
 		(3, '"foo"', '"s"', '00000000-0000-0000-0000-000000000001', '2026-05-16 23:59:59.5-07', 'three'),
 		(4, NULL, NULL, NULL, NULL, NULL)`,
+	// Constraint errors (diffErrorCorpus): NOT NULL and CHECK of a
+	// mixed-case relation.
+	`CREATE TABLE diff."Users" (id int, name text NOT NULL, age int CHECK (age > 0), note text, PRIMARY KEY (id))`,
+	`INSERT INTO diff."Users" VALUES (1, 'a', 5, 'n')`,
 	// UPDATE … FROM and MERGE … ON with schema-qualified column references.
 	`CREATE TABLE diff.acct (id int, v text, PRIMARY KEY (id))`,
 	`INSERT INTO diff.acct VALUES (1, 'a'), (2, 'b'), (3, 'c'), (42, 'z')`,
@@ -181,6 +185,17 @@ var diffCorpus = []string{
 	`SELECT doc - 0 FROM diff.docs`,
 	`SELECT raw @> '{}' FROM diff.docs`,
 	`SELECT raw ? 'a' FROM diff.docs`,
+	// jsonb compares and sorts as jsonb: keys in any order, white space,
+	// duplicate keys (the last), numbers by value.
+	`SELECT id FROM diff.docs WHERE doc = '{"aa": 100, "n": null, "b": {"c":"x"}, "a": [1.0, 2.5], "aa": 1.00e2}'::jsonb ORDER BY id`,
+	`SELECT id FROM diff.docs WHERE doc = '[ "foo","bar",1.0,[2,3.000]]' OR doc = '"foo"' ORDER BY id`,
+	`SELECT id, doc < '{"a": 1}', doc >= '["foo"]'::jsonb, doc <> '"foo"', doc > doc, doc <= '[]' FROM diff.docs ORDER BY id`,
+	`SELECT id, doc FROM diff.docs ORDER BY doc NULLS FIRST, id`,
+	`SELECT id FROM diff.docs ORDER BY doc DESC, id`,
+	`SELECT id, salary, rating FROM diff.emp ORDER BY salary DESC, id`,
+	`SELECT id FROM diff.emp ORDER BY rating DESC NULLS LAST, active DESC, id`,
+	`SELECT id FROM diff.docs WHERE doc IN ('"foo"', '["foo", "bar", 1, [2, 3.0]]') ORDER BY id`,
+	`SELECT id FROM diff.docs WHERE doc NOT IN ('"foo"'::jsonb) ORDER BY id`,
 	`SELECT uid, uid::text AS t FROM diff.docs ORDER BY uid NULLS FIRST`,
 	`SELECT count(*) FROM diff.docs WHERE uid = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'`,
 	// Arrays and intervals come back in PostgreSQL's forms and types.
@@ -404,6 +419,10 @@ var diffErrorCorpus = []string{
 	`SELECT id FROM diff.emp WHERE active < rating`,
 	`SELECT id FROM diff.emp WHERE hired = 'soon'`,
 	`SELECT id FROM diff.events WHERE id = '99999999999999999999'`,
+	`INSERT INTO diff."Users" VALUES (2, NULL, 3, 'x')`,
+	`INSERT INTO diff."Users" SELECT 2, NULL, 3, 'x'`,
+	`INSERT INTO diff."Users" VALUES (2, 'b', -1, 'x')`,
+	`INSERT INTO diff."Users" VALUES (NULL, 'b', 1, 'x')`,
 }
 
 // diffParamCorpus are statements with parameters the client sends without

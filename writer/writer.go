@@ -285,7 +285,7 @@ func CheckRecord(t *catalog.Table, rec arrow.RecordBatch) error {
 	for i, f := range rec.Schema().Fields() {
 		idx := t.Schema.FieldIndices(f.Name)
 		if len(idx) == 0 {
-			return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", f.Name, t.QualifiedName())
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", f.Name, t.Name)
 		}
 		want := t.Schema.Field(idx[0]).Type
 		if !arrow.TypeEqual(want, f.Type) {
@@ -296,7 +296,7 @@ func CheckRecord(t *catalog.Table, rec arrow.RecordBatch) error {
 		}
 		seen[f.Name] = true
 		if !t.Schema.Field(idx[0]).Nullable && rec.Column(i).NullN() > 0 {
-			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", f.Name, t.QualifiedName())
+			return NotNullViolation(t, f.Name, rec, firstNull(rec.Column(i))) // violation.go
 		}
 		if err := checkEnum(t, t.Schema.Field(idx[0]), rec.Column(i)); err != nil {
 			return err
@@ -322,8 +322,8 @@ func CheckRecord(t *catalog.Table, rec arrow.RecordBatch) error {
 		}
 	}
 	for _, c := range t.PKCols {
-		if rec.Column(rec.Schema().FieldIndices(c)[0]).NullN() > 0 {
-			return sqlerr.New(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c, t.QualifiedName())
+		if col := rec.Column(rec.Schema().FieldIndices(c)[0]); col.NullN() > 0 {
+			return NotNullViolation(t, c, rec, firstNull(col))
 		}
 	}
 	return nil
