@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgjson"
+	"github.com/lakesoul-go/lakesoul/pgnumeric"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
@@ -237,6 +238,10 @@ var duckFunctions = map[string]duckScalar{
 		}},
 	"lakesoul_quote_literal": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) { return quoteLiteralPG(a[0].(string)), nil }},
+	"lakesoul_numeric_add": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Add(a, b), nil }),
+	"lakesoul_numeric_sub": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Sub(a, b), nil }),
+	"lakesoul_numeric_mul": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Mul(a, b), nil }),
+	"lakesoul_numeric_div": numericOperator(pgnumeric.Div),
 	"lakesoul_float8_text": {args: []duckdb.Type{duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) {
 			return string(pgwire.AppendFloatText(nil, a[0].(float64), 64)), nil
@@ -245,6 +250,29 @@ var duckFunctions = map[string]duckScalar{
 		fn: func(a []driver.Value) (any, error) {
 			return string(pgwire.AppendFloatText(nil, float64(a[0].(float32)), 32)), nil
 		}},
+}
+
+// numericOperator is a numeric operator over PostgreSQL's text of numeric
+// values, with PostgreSQL's display scales (package pgnumeric,
+// numericresult.go): DuckDB's DECIMAL has one scale per column where
+// PostgreSQL's numeric has one per value.
+func numericOperator(op func(a, b pgnumeric.Value) (pgnumeric.Value, error)) duckScalar {
+	return duckScalar{args: varchar2, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			l, err := pgnumeric.Parse(a[0].(string))
+			if err != nil {
+				return nil, err
+			}
+			r, err := pgnumeric.Parse(a[1].(string))
+			if err != nil {
+				return nil, err
+			}
+			v, err := op(l, r)
+			if err != nil {
+				return nil, err
+			}
+			return v.String(), nil
+		}}
 }
 
 // registerDuckFunctions adds duckMacros, duckFunctions and budgetFunctions to DuckDB.

@@ -40,6 +40,9 @@ import (
 //   - json/jsonb operators (->, ->>, #>, #>>, @>, <@, ?, ?|, ?&) and casts
 //     (jsonops.go).
 //   - float8::text and float4::text print as PostgreSQL prints floats.
+//   - Result columns that are numeric divisions, averages and arithmetic
+//     over them show PostgreSQL's value and display scale
+//     (numericresult.go).
 //
 // Nodes are rewritten children first, so a rewrite sees its operands in
 // their final form; types are those of the statement as written.
@@ -56,6 +59,7 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 			return err
 		}
 	}
+	rw.numericResults(stmt) // numericresult.go
 	return nil
 }
 
