@@ -242,6 +242,17 @@ var duckFunctions = map[string]duckScalar{
 	"lakesoul_numeric_sub": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Sub(a, b), nil }),
 	"lakesoul_numeric_mul": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Mul(a, b), nil }),
 	"lakesoul_numeric_div": numericOperator(pgnumeric.Div),
+	"lakesoul_numeric_rescale": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			v, err := pgnumeric.Parse(a[0].(string))
+			if err != nil {
+				return nil, err
+			}
+			return pgnumeric.Round(v, int(a[1].(int32))).String(), nil
+		}},
+	"lakesoul_numeric_variance": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR},
+		list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) { return numericVariance(a[0].(string), a[1].(string), a[2].(int64), a[3].(string)) }},
 	"lakesoul_float8_text": {args: []duckdb.Type{duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) {
 			return string(pgwire.AppendFloatText(nil, a[0].(float64), 64)), nil
@@ -273,6 +284,25 @@ func numericOperator(op func(a, b pgnumeric.Value) (pgnumeric.Value, error)) duc
 			}
 			return v.String(), nil
 		}}
+}
+
+// numericVariance is the variance aggregate named kind (var_pop, var_samp,
+// stddev_pop, stddev_samp) of n numeric values with sum sumX and sum of
+// squares sumX2, as PostgreSQL computes it; NULL where PostgreSQL's is.
+func numericVariance(sumX, sumX2 string, n int64, kind string) (any, error) {
+	x, err := pgnumeric.Parse(sumX)
+	if err != nil {
+		return nil, err
+	}
+	x2, err := pgnumeric.Parse(sumX2)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := pgnumeric.Variance(x, x2, n, strings.HasSuffix(kind, "_samp"), strings.HasPrefix(kind, "stddev"))
+	if !ok {
+		return nil, nil
+	}
+	return v.String(), nil
 }
 
 // registerDuckFunctions adds duckMacros, duckFunctions and budgetFunctions to DuckDB.

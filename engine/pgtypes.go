@@ -897,24 +897,31 @@ func commonType(ts []pgType) pgType {
 		}
 	}
 	if out.isNumeric() {
-		// One display scale only where every value has the same one.
-		scale, same := -1, true
+		// One display scale where every value has the same one; the scale
+		// of the value chosen where they are known but differ.
+		scale, same, known := -1, true, true
 		for _, t := range ts {
 			if t.literal {
 				continue
 			}
 			s, ok := operandScale(t)
-			if !ok || scale >= 0 && s != scale {
+			switch {
+			case !ok && !t.rowScale:
+				known = false
+			case !ok || scale >= 0 && s != scale:
 				same = false
-				break
+			default:
+				scale = s
 			}
-			scale = s
 		}
 		out.rowScale = false
-		if same && scale >= 0 {
-			out.dscale = int32(scale) + 1
-		} else {
+		switch {
+		case !known:
 			out.dscale, out.typmod = 0, -1
+		case same && scale >= 0:
+			out.dscale = int32(scale) + 1
+		default:
+			out = numericRowScaled()
 		}
 	}
 	return out
@@ -1056,16 +1063,20 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 			if s, ok := a0.scale(); ok {
 				return numericScaled(s) // the largest scale of the values added
 			}
+			if a0.rowScale {
+				return numericRowScaled()
+			}
 			return typeOf(schema.OIDNumeric)
 		case a0.isFloat(), a0.oid == schema.OIDInterval:
 			return a0
 		}
 	case "avg":
 		switch {
-		case a0.isInteger(), a0.isNumeric() && !a0.rowScale:
+		case a0.isInteger(), a0.isNumeric():
+			if _, ok := operandScale(a0); !ok && !a0.rowScale {
+				return typeOf(schema.OIDNumeric)
+			}
 			return numericRowScaled() // sum / count (numericresult.go)
-		case a0.isNumeric():
-			return typeOf(schema.OIDNumeric)
 		case a0.isFloat():
 			return typeOf(schema.OIDFloat8)
 		case a0.oid == schema.OIDInterval:
@@ -1073,7 +1084,9 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 		}
 	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
 		switch {
-		case a0.isInteger(), a0.isNumeric():
+		case a0.isInteger(), a0.isNumeric() && !a0.rowScale:
+			return numericRowScaled() // numericresult.go
+		case a0.isNumeric():
 			return typeOf(schema.OIDNumeric)
 		case a0.isFloat():
 			return typeOf(schema.OIDFloat8)

@@ -187,3 +187,59 @@ func floorDiv(a, b int) int {
 	}
 	return q
 }
+
+// Variance is PostgreSQL's var_pop/var_samp (sqrt false) or
+// stddev_pop/stddev_samp (sqrt true) of n values whose sum is sumX and
+// sum of squares sumX2, computed as numeric_stddev_internal does:
+// (n·sumX2 − sumX²) / (n·(n−1)) (sample) or / n² (population) at the
+// division's scale, its square root at that scale; 0 when the numerator is
+// not positive. ok is false where PostgreSQL's answer is NULL (no values;
+// one value of a sample).
+func Variance(sumX, sumX2 Value, n int64, sample, sqrt bool) (v Value, ok bool) {
+	if n == 0 || sample && n <= 1 {
+		return Value{}, false
+	}
+	vN := Value{Unscaled: big.NewInt(n), Scale: 0}
+	rscale := sumX.Scale * 2
+	sq := Mul(sumX, sumX)
+	nx2 := Mul(vN, sumX2)
+	nx2 = roundTo(nx2, rscale)
+	num := Sub(nx2, sq)
+	if num.Unscaled.Sign() <= 0 {
+		return Value{Unscaled: new(big.Int), Scale: 0}, true
+	}
+	den := Mul(vN, vN)
+	if sample {
+		den = Mul(vN, Value{Unscaled: big.NewInt(n - 1), Scale: 0})
+	}
+	q, _ := Div(num, den)
+	if !sqrt {
+		return q, true
+	}
+	return Sqrt(q, q.Scale), true
+}
+
+// Round is v at scale s ≥ 0: rounded half away from zero, or with zeros
+// appended.
+func Round(v Value, s int) Value { return roundTo(v, s) }
+
+// roundTo is v rounded half away from zero to scale s.
+func roundTo(v Value, s int) Value {
+	if s >= v.Scale {
+		return Value{Unscaled: v.rescaled(s), Scale: s}
+	}
+	return Value{Unscaled: roundQuotient(v.Unscaled, pow10(v.Scale-s)), Scale: s}
+}
+
+// Sqrt is the square root of v ≥ 0 rounded half away from zero to scale s.
+func Sqrt(v Value, s int) Value {
+	// floor(√v · 10^(s+1)) = isqrt(v.U · 10^(2s+2−v.Scale)), then round the last digit.
+	x := new(big.Int).Set(v.Unscaled)
+	if e := 2*s + 2 - v.Scale; e >= 0 {
+		x.Mul(x, pow10(e))
+	} else {
+		x.Quo(x, pow10(-e))
+	}
+	r := new(big.Int).Sqrt(x)
+	return Value{Unscaled: roundQuotient(r, big.NewInt(10)), Scale: s}
+}

@@ -118,3 +118,49 @@ func mustParse(s string) pgnumeric.Value {
 	}
 	return v
 }
+
+// TestVarianceMatchesPostgreSQL computes the four variance aggregates of
+// data sets of numeric values (one value, equal values, scales 0–3, large
+// and small magnitudes) here and in PostgreSQL.
+func TestVarianceMatchesPostgreSQL(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	sets := [][]string{
+		{"5"}, {"2.50", "2.50"}, {"1", "2", "3", "4"}, {"5200.50", "4800.00", "7000.00"}, {"0.001", "0.002", "0.0035"},
+		{"-1.5", "2.25", "100", "0.125"}, {"123456789012", "123456789013", "99"}, {"1", "1", "1", "2"},
+		{"0.000001", "0.000003"}, {"17", "23", "99", "3", "42", "8", "15"},
+	}
+	aggs := []struct {
+		name         string
+		sample, sqrt bool
+	}{{"var_pop", false, false}, {"var_samp", true, false}, {"stddev_pop", false, true}, {"stddev_samp", true, true}}
+	for _, set := range sets {
+		var vals []string
+		sumX := mustParse("0")
+		sumX2 := mustParse("0")
+		for _, v := range set {
+			vals = append(vals, "("+v+"::numeric)")
+			x := mustParse(v)
+			sumX = pgnumeric.Add(sumX, x)
+			sumX2 = pgnumeric.Add(sumX2, pgnumeric.Mul(x, x))
+		}
+		for _, a := range aggs {
+			var want *string
+			q := fmt.Sprintf("SELECT %s(x)::text FROM (VALUES %s) v(x)", a.name, strings.Join(vals, ", "))
+			if err := conn.QueryRow(ctx, q).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := pgnumeric.Variance(sumX, sumX2, int64(len(set)), a.sample, a.sqrt)
+			switch {
+			case want == nil && ok:
+				t.Errorf("%s%v: got %s, PostgreSQL NULL", a.name, set, got)
+			case want != nil && (!ok || got.String() != *want):
+				t.Errorf("%s%v: got %v (%v), PostgreSQL %s", a.name, set, got, ok, *want)
+			}
+		}
+	}
+}

@@ -164,6 +164,16 @@ var diffCorpus = []string{
 	`SELECT salary * salary, salary * amount, salary + amount, salary - amount, amount % 7, salary * 2 + amount / 4
 		FROM diff.emp JOIN diff.events ON events.emp_id = emp.id ORDER BY events.id`,
 	`SELECT sum(amount * salary) / sum(amount), avg(amount * 3) FROM diff.emp JOIN diff.events ON events.emp_id = emp.id`,
+	`SELECT dept, stddev(salary), stddev_pop(salary), stddev_samp(id), variance(salary), var_pop(id), var_samp(id::bigint)
+		FROM diff.emp GROUP BY dept ORDER BY dept NULLS FIRST`,
+	`SELECT kind, variance(amount), stddev(amount), var_pop(emp_id::smallint), stddev_pop(amount) * 2 FROM diff.events
+		GROUP BY kind ORDER BY kind`,
+	`SELECT dept, sum(CASE WHEN active THEN salary ELSE 0 END), sum(CASE WHEN active THEN salary ELSE 0 END) / sum(salary),
+		100.00 * sum(CASE WHEN dept = 'eng' THEN salary * 2 ELSE 0 END) / sum(salary), avg(CASE WHEN emp.id > 4 THEN salary ELSE emp.id END),
+		sum(coalesce(amount, 0)), avg(coalesce(amount, emp.id))
+		FROM diff.emp LEFT JOIN diff.events ON events.emp_id = emp.id GROUP BY dept ORDER BY dept NULLS FIRST`,
+	`SELECT id, CASE WHEN id > 4 THEN salary / 3 ELSE id END, coalesce(salary / 7, 0), CASE id WHEN 1 THEN 1.5 WHEN 2 THEN 2 ELSE NULL END
+		FROM diff.emp ORDER BY 1`,
 	// round keeps numeric's scale; round(float8) rounds half to even; round(float8, n) does not exist.
 	`SELECT id, round(salary, 1), round(salary, 3), round(salary), round(salary, -2), round(rating::numeric, 2) FROM diff.emp ORDER BY id`,
 	`SELECT round(2.5::numeric, 2), round(avg(salary), 2), round(sum(salary) / 3, 2), round(2.5, 2) FROM diff.emp`,
