@@ -252,7 +252,9 @@ var duckFunctions = map[string]duckScalar{
 		}},
 	"lakesoul_numeric_variance": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR},
 		list: -1, result: duckdb.TYPE_VARCHAR,
-		fn: func(a []driver.Value) (any, error) { return numericVariance(a[0].(string), a[1].(string), a[2].(int64), a[3].(string)) }},
+		fn: func(a []driver.Value) (any, error) {
+			return numericVariance(a[0].(string), a[1].(string), a[2].(int64), a[3].(string))
+		}},
 	"lakesoul_float8_text": {args: []duckdb.Type{duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) {
 			return string(pgwire.AppendFloatText(nil, a[0].(float64), 64)), nil
