@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -15,55 +16,79 @@ import (
 // (a numeric(p,s) column, a literal, + - * % of those, sum, round(x, n))
 // the engine's types know it (pgType.scale) and DuckDB's DECIMAL shows it.
 // A division involving numeric, avg and the variance and standard
-// deviation aggregates of integers or numeric, and + - * over those are
-// numeric whose scale PostgreSQL chooses for each value (select_div_scale:
-// at least 16 significant digits): the result columns
-// of the statement's outermost query that are such expressions are
-// computed as PostgreSQL's text of the value by the engine's functions
-// lakesoul_numeric_add/sub/mul/div (package pgnumeric, exact and of
-// unbounded precision) and lakesoul_numeric_variance, fed with the text of
-// their operands (DuckDB's DECIMAL at the operand's known scale, integers;
-// sum / count for avg; count, sum and sum of squares for the variances,
-// summed by DuckDB as DECIMAL(38, s): a sum beyond 38 digits fails with
-// 22003 where PostgreSQL's numeric would go on), and described as numeric (resultcols.go) — text in the text
-// format, PostgreSQL's numeric with that display scale in binary, a string
-// over Flight SQL (numeric without a typmod, arrowresult.go). ORDER BY
-// naming such a column by its name or position sorts by the expression's
-// value, not its text.
+// deviation aggregates of integers or numeric, sums over values of
+// different scales (CASE, COALESCE), and + - * over those are numeric
+// whose scale PostgreSQL chooses for each value (select_div_scale: at
+// least 16 significant digits). Such result columns — of the outermost
+// query, and of the subqueries, CTEs and views whose columns the statement
+// only passes through to its result (passThrough) — are computed as
+// PostgreSQL's text of the value by the engine's functions
+// lakesoul_numeric_add/sub/mul/div/rescale/variance (package pgnumeric,
+// exact and of unbounded precision), fed with the text of their operands:
+// DuckDB's DECIMAL at the operand's known scale, integers; sum / count for
+// avg; count, sum and sum of squares for the variances; a sum of values of
+// different scales at the largest, shown at the largest scale of the
+// values summed. DuckDB sums as DECIMAL(38, s): a sum beyond 38 digits
+// fails with 22003 where PostgreSQL's numeric would go on. The columns are
+// described as numeric (resultcols.go): text in the text format,
+// PostgreSQL's numeric_send form in binary (pgwire), a string over Flight
+// SQL (numeric without a typmod, arrowresult.go). ORDER BY naming such a
+// column by its name or position sorts by the expression's value, not its
+// text.
 //
-// Elsewhere (a WHERE, a subquery's column, the argument of another
-// function) the value stays DuckDB's (a double for a division), and a
-// result column over such a value whose text the engine cannot build
-// (min/max, CASE or a subquery column of such a value) stays double
-// precision.
+// Elsewhere (a WHERE, a GROUP BY, the argument of another function, a
+// subquery column the query computes with) the value stays DuckDB's (a
+// double for a division), and a result column over such a value whose
+// text the engine cannot build (min/max of a division, a CASE over a
+// subquery's average) stays double precision.
 
-// numericResults renders the outermost query's result columns of
-// per-value numeric scale as PostgreSQL's text.
+// numericResults renders the result columns of per-value numeric scale
+// as PostgreSQL's text: those of the outermost query, and those of the
+// subqueries, CTEs and views whose columns the statement only passes
+// through to its result (passThrough).
 func (rw *pgRewriter) numericResults(stmt *pg_query.Node) {
-	sel := stmt.GetSelectStmt()
-	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 ||
+	top := stmt.GetSelectStmt()
+	if top == nil {
+		return
+	}
+	inner, ok := rw.passThrough(stmt, top)
+	rw.renderTargets(top, nil)
+	if ok {
+		for sel, names := range inner {
+			rw.renderTargets(sel, names)
+		}
+	}
+}
+
+// renderTargets renders the targets of sel of per-value numeric scale
+// (only those named in names, when names is not nil).
+func (rw *pgRewriter) renderTargets(sel *pg_query.SelectStmt, names map[string]bool) {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 ||
 		len(sel.DistinctClause) > 0 && len(sel.SortClause) > 0 {
 		// (DuckDB sorts a DISTINCT query only by its result columns.)
 		return
 	}
 	values := map[int]*pg_query.Node{} // 1-based position → the value before rendering
-	names := map[string]*pg_query.Node{}
+	byName := map[string]*pg_query.Node{}
 	for i, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil || rt.Val == nil || !rw.ti.typeAt(rt.Val).rowScale {
+			continue
+		}
+		name := rt.Name
+		if name == "" {
+			name = outputName(rt.Val)
+		}
+		if names != nil && !names[name] {
 			continue
 		}
 		text, ok := rw.numericText(rt.Val)
 		if !ok {
 			continue
 		}
-		name := rt.Name
-		if name == "" {
-			name = outputName(rt.Val)
-			rt.Name = name // the column keeps PostgreSQL's name for the expression
-		}
+		rt.Name = name // the column keeps PostgreSQL's name for the expression
 		values[i+1] = proto.Clone(rt.Val).(*pg_query.Node)
-		names[name] = values[i+1]
+		byName[name] = values[i+1]
 		rt.Val = text
 	}
 	for _, s := range sel.SortClause {
@@ -74,10 +99,177 @@ func (rw *pgRewriter) numericResults(stmt *pg_query.Node) {
 		if k, ok := intConst(sb.Node); ok && values[int(k)] != nil {
 			sb.Node = proto.Clone(values[int(k)]).(*pg_query.Node)
 		} else if cr := sb.Node.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil &&
-			names[cr.Fields[0].GetString_().Sval] != nil {
-			sb.Node = proto.Clone(names[cr.Fields[0].GetString_().Sval]).(*pg_query.Node)
+			byName[cr.Fields[0].GetString_().Sval] != nil {
+			sb.Node = proto.Clone(byName[cr.Fields[0].GetString_().Sval]).(*pg_query.Node)
 		}
 	}
+}
+
+// passThrough finds the subqueries, CTEs and views (subqueries by now)
+// whose columns reach the result of stmt (outermost query top) unchanged:
+// FROM items of the outermost query, and of those, whose columns are named
+// only as plain result columns (c, s.c, s.*, *) of queries whose result is
+// the statement's. For each it returns the names of columns that may be
+// rendered as text: those no other reference anywhere in the statement
+// could mean — by name, so a column compared, computed with, grouped or
+// sorted by (also by position), or a whole-row reference, keeps the
+// subquery's value. false when a * elsewhere could reach any of them.
+func (rw *pgRewriter) passThrough(stmt *pg_query.Node, top *pg_query.SelectStmt) (map[*pg_query.SelectStmt]map[string]bool, bool) {
+	ctes := map[string]*pg_query.SelectStmt{}
+	walk(stmt, func(n *pg_query.Node) {
+		if c := n.GetCommonTableExpr(); c != nil && c.Ctequery.GetSelectStmt() != nil && len(c.Aliascolnames) == 0 {
+			ctes[c.Ctename] = c.Ctequery.GetSelectStmt()
+		}
+	})
+	visible := map[*pg_query.SelectStmt]bool{top: true}
+	aliases := map[*pg_query.SelectStmt][]string{}
+	renamed := map[*pg_query.SelectStmt][]*pg_query.Node{} // a FROM alias's column names (views have them)
+	allowed := map[*pg_query.Node]bool{} // ColumnRefs that only pass a column through
+	blocked := map[string]bool{}
+	queue := []*pg_query.SelectStmt{top}
+	var from func(n *pg_query.Node)
+	from = func(n *pg_query.Node) {
+		var sub *pg_query.SelectStmt
+		alias := ""
+		switch {
+		case n.GetJoinExpr() != nil:
+			from(n.GetJoinExpr().Larg)
+			from(n.GetJoinExpr().Rarg)
+			if n.GetJoinExpr().Alias != nil || len(n.GetJoinExpr().UsingClause) > 0 || n.GetJoinExpr().IsNatural {
+				blocked["*"] = true // renamed or merged columns: not followed
+			}
+			return
+		case n.GetRangeSubselect() != nil:
+			rs := n.GetRangeSubselect()
+			sub = rs.Subquery.GetSelectStmt()
+			if rs.Alias == nil || sub == nil {
+				return
+			}
+			alias = rs.Alias.Aliasname
+			renamed[sub] = rs.Alias.Colnames
+		case n.GetRangeVar() != nil && n.GetRangeVar().Schemaname == "":
+			rv := n.GetRangeVar()
+			sub = ctes[rv.Relname]
+			alias = rv.Relname
+			if rv.Alias != nil {
+				if len(rv.Alias.Colnames) > 0 {
+					return
+				}
+				alias = rv.Alias.Aliasname
+			}
+		}
+		if sub == nil {
+			return
+		}
+		if !visible[sub] {
+			visible[sub] = true
+			queue = append(queue, sub)
+		}
+		aliases[sub] = append(aliases[sub], alias)
+	}
+	for len(queue) > 0 {
+		sel := queue[0]
+		queue = queue[1:]
+		if sel.Op != pg_query.SetOperation_SETOP_NONE {
+			continue
+		}
+		for _, f := range sel.FromClause {
+			from(f)
+		}
+		var cols []*pg_query.ColumnRef
+		for _, t := range sel.TargetList {
+			rt := t.GetResTarget()
+			if rt == nil || rt.Val.GetColumnRef() == nil {
+				cols = append(cols, nil)
+				continue
+			}
+			cr := rt.Val.GetColumnRef()
+			if rt.Name != "" && !isStar(cr) {
+				// renamed: the inner name must not be rendered for another
+				blocked[lastField(cr)] = true
+			}
+			allowed[rt.Val] = true
+			cols = append(cols, cr)
+		}
+		// Positions in ORDER BY, GROUP BY and DISTINCT ON use the value.
+		for _, list := range [][]*pg_query.Node{sel.SortClause, sel.GroupClause, sel.DistinctClause} {
+			for _, item := range list {
+				if sb := item.GetSortBy(); sb != nil {
+					item = sb.Node
+				}
+				k, ok := intConst(item)
+				if !ok {
+					continue
+				}
+				if sel == top && int(k) >= 1 && int(k) <= len(rw.ti.output) {
+					blocked[rw.ti.output[k-1].name] = true // the result column, * expanded
+					continue
+				}
+				for i := 0; i < int(k) && i < len(cols); i++ {
+					switch {
+					case cols[i] == nil:
+					case isStar(cols[i]):
+						blocked["*"] = true
+					case i == int(k)-1:
+						blocked[lastField(cols[i])] = true
+					}
+				}
+			}
+		}
+	}
+	walk(stmt, func(n *pg_query.Node) {
+		cr := n.GetColumnRef()
+		if cr == nil || allowed[n] {
+			return
+		}
+		if isStar(cr) {
+			blocked["*"] = true
+			return
+		}
+		for _, f := range cr.Fields {
+			if s := f.GetString_(); s != nil {
+				blocked[s.Sval] = true // a column, or a whole row by its alias
+			}
+		}
+	})
+	if blocked["*"] {
+		return nil, false
+	}
+	out := map[*pg_query.SelectStmt]map[string]bool{}
+	for sel := range visible {
+		if sel == top || slices.ContainsFunc(aliases[sel], func(a string) bool { return blocked[a] }) {
+			continue
+		}
+		names := map[string]bool{}
+		cols := renamed[sel]
+		for i, t := range sel.TargetList {
+			rt := t.GetResTarget()
+			if rt == nil || rt.Val == nil {
+				continue
+			}
+			if cr := rt.Val.GetColumnRef(); cr != nil && isStar(cr) && len(cols) > 0 {
+				break // the alias's names no longer line up with the targets
+			}
+			name := rt.Name
+			if name == "" {
+				name = outputName(rt.Val)
+			}
+			outer := name // the name the enclosing query knows it by
+			if i < len(cols) {
+				outer = cols[i].GetString_().GetSval()
+			}
+			if !blocked[outer] {
+				names[name] = true
+			}
+		}
+		out[sel] = names
+	}
+	return out, true
+}
+
+// lastField is the column name of a column reference.
+func lastField(cr *pg_query.ColumnRef) string {
+	return cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
 }
 
 // numericText is n, a numeric or integer expression, as PostgreSQL's text

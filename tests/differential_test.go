@@ -81,6 +81,7 @@ var diffSetup = []string{
 	// Issue 35 item 8: catalog facts of identity and array columns and views.
 	`CREATE VIEW diff.arrv AS SELECT id, ta, ia FROM diff.arr`,
 	`CREATE TABLE diff.moodlog (id int, m diff.mood)`,
+	`CREATE VIEW diff.avgv AS SELECT dept, avg(salary) AS a FROM diff.emp GROUP BY dept`,
 	`INSERT INTO diff.moods VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL), (5, 'meh'), (6, 'happy')`,
 	`INSERT INTO diff.moodlog SELECT id, m FROM diff.moods WHERE m IS NOT NULL`,
 }
@@ -174,6 +175,11 @@ var diffCorpus = []string{
 		FROM diff.emp LEFT JOIN diff.events ON events.emp_id = emp.id GROUP BY dept ORDER BY dept NULLS FIRST`,
 	`SELECT id, CASE WHEN id > 4 THEN salary / 3 ELSE id END, coalesce(salary / 7, 0), CASE id WHEN 1 THEN 1.5 WHEN 2 THEN 2 ELSE NULL END
 		FROM diff.emp ORDER BY 1`,
+	// … through subqueries, CTEs and views that pass them to the result.
+	`SELECT * FROM (SELECT dept, avg(salary) AS a, sum(salary) / count(*) FROM diff.emp GROUP BY dept) s ORDER BY dept NULLS FIRST`,
+	`WITH c AS (SELECT kind, avg(amount) AS a, variance(amount) FROM diff.events GROUP BY kind) SELECT kind, c.a, variance FROM c ORDER BY 1`,
+	`SELECT * FROM diff.avgv ORDER BY 1 NULLS FIRST`,
+	`SELECT v.a, count(*) FROM diff.avgv v JOIN diff.emp e ON e.dept = v.dept GROUP BY v.a ORDER BY 1`,
 	// round keeps numeric's scale; round(float8) rounds half to even; round(float8, n) does not exist.
 	`SELECT id, round(salary, 1), round(salary, 3), round(salary), round(salary, -2), round(rating::numeric, 2) FROM diff.emp ORDER BY id`,
 	`SELECT round(2.5::numeric, 2), round(avg(salary), 2), round(sum(salary) / 3, 2), round(2.5, 2) FROM diff.emp`,
@@ -451,7 +457,11 @@ var diffParamCorpus = []struct {
 }
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
-var knownDifferences = map[string]string{}
+var knownDifferences = map[string]string{
+	`SELECT v.a, count(*) FROM diff.avgv v JOIN diff.emp e ON e.dept = v.dept GROUP BY v.a ORDER BY 1`: "a view's avg " +
+		"grouped by in the query over it is computed by DuckDB as double precision (numericresult.go renders numeric " +
+		"results only where a column passes through to the result)",
+}
 
 // firstUserOID is PostgreSQL's FirstNormalObjectId: OIDs from it on are
 // objects of the database (lake types have OIDs of their catalog), which
