@@ -124,7 +124,7 @@ func (rw *pgRewriter) passThrough(stmt *pg_query.Node, top *pg_query.SelectStmt)
 	visible := map[*pg_query.SelectStmt]bool{top: true}
 	aliases := map[*pg_query.SelectStmt][]string{}
 	renamed := map[*pg_query.SelectStmt][]*pg_query.Node{} // a FROM alias's column names (views have them)
-	allowed := map[*pg_query.Node]bool{} // ColumnRefs that only pass a column through
+	allowed := map[*pg_query.Node]bool{}                   // ColumnRefs that only pass a column through
 	blocked := map[string]bool{}
 	queue := []*pg_query.SelectStmt{top}
 	var from func(n *pg_query.Node)
