@@ -595,6 +595,10 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 			case arg.isInteger():
 				return numericScaled(0)
 			case arg.isNumeric():
+				if s, ok := arg.scale(); ok {
+					return numericScaled(s) // no typmod, the values' scale
+				}
+				arg.typmod = -1
 				return arg
 			case arg.literal:
 				if sv := x.TypeCast.Arg.GetAConst().GetSval(); sv != nil {
