@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -14,6 +16,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/pgjson"
 	"github.com/lakesoul-go/lakesoul/pgnumeric"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // Functions the engine adds to DuckDB so that rewritten statements
@@ -250,6 +253,8 @@ var duckFunctions = map[string]duckScalar{
 			}
 			return pgnumeric.Round(v, int(a[1].(int32))).String(), nil
 		}},
+	"lakesoul_numeric_checked_sum": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) { return numericCheckedSum(a[0].(string), a[1].(float64)) }},
 	"lakesoul_numeric_variance": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR},
 		list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) {
@@ -286,6 +291,25 @@ func numericOperator(op func(a, b pgnumeric.Value) (pgnumeric.Value, error)) duc
 			}
 			return v.String(), nil
 		}}
+}
+
+// numericCheckedSum is exact, DuckDB's DECIMAL sum of values whose sum in double
+// precision is approx, or 22003 where the two are further apart than any
+// rounding of doubles makes them: DuckDB adds DECIMALs in 128 bits and
+// wraps around past them, which moves the sum by 2¹²⁸ units of its last
+// digit, while a double sum stays within a tiny fraction of the exact one.
+func numericCheckedSum(exact string, approx float64) (any, error) {
+	v, err := pgnumeric.Parse(exact)
+	if err != nil {
+		return nil, err
+	}
+	e, _ := new(big.Float).SetInt(v.Unscaled).Float64()
+	unit := math.Pow10(-v.Scale)
+	if math.IsInf(approx, 0) || math.IsNaN(approx) || math.Abs(e*unit-approx) > 1e38*unit {
+		// (its SQLSTATE kept through DuckDB, duckguard.go)
+		return nil, scanFailures.wrap(sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow"))
+	}
+	return exact, nil
 }
 
 // numericVariance is the variance aggregate named kind (var_pop, var_samp,

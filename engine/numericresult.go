@@ -411,7 +411,17 @@ func sumText(n, arg *pg_query.Node, s int) *pg_query.Node {
 	if arg != nil {
 		sum.GetFuncCall().Args = []*pg_query.Node{arg}
 	}
-	return makeCast(makeCast(sum, fmt.Sprintf("numeric(38,%d)", s)), "text")
+	return checkedSum(n, sum.GetFuncCall().Args[0], makeCast(makeCast(sum, fmt.Sprintf("numeric(38,%d)", s)), "text"))
+}
+
+// checkedSum is text, the text of DuckDB's sum of arg for the aggregate
+// call n, or an error (22003) where that sum went past DuckDB's 128 bits:
+// DuckDB's DECIMAL sum wraps around silently there, which the same sum in
+// double precision shows (lakesoul_numeric_checked_sum).
+func checkedSum(n, arg, text *pg_query.Node) *pg_query.Node {
+	approx := renamedAggregate(n, "sum")
+	approx.GetFuncCall().Args = []*pg_query.Node{makeCast(proto.Clone(arg).(*pg_query.Node), "float8")}
+	return makeCall("lakesoul_numeric_checked_sum", text, approx)
 }
 
 // branchText is numericText of a CASE or COALESCE branch; NULL stays NULL.
@@ -436,8 +446,8 @@ func (rw *pgRewriter) mixedSumText(n, arg *pg_query.Node) (*pg_query.Node, bool)
 	sum.GetFuncCall().Args = []*pg_query.Node{makeCast(proto.Clone(arg).(*pg_query.Node), fmt.Sprintf("numeric(38,%d)", most))}
 	largest := renamedAggregate(n, "max")
 	largest.GetFuncCall().Args = []*pg_query.Node{scale}
-	return makeCall("lakesoul_numeric_rescale", makeCast(makeCast(sum, fmt.Sprintf("numeric(38,%d)", most)), "text"),
-		makeCast(largest, "int4")), true
+	text := checkedSum(n, sum.GetFuncCall().Args[0], makeCast(makeCast(sum, fmt.Sprintf("numeric(38,%d)", most)), "text"))
+	return makeCall("lakesoul_numeric_rescale", text, makeCast(largest, "int4")), true
 }
 
 // scaleOf is an expression of n's display scale in each row, and the

@@ -863,10 +863,26 @@ func numericResult(op string, l, r pgType) pgType {
 	if !lok || !rok {
 		return typeOf(schema.OIDNumeric)
 	}
-	if op == "*" {
-		return numericScaled(ls + rs)
+	// The typmod of numeric(p,s) operands of one type stays (as the
+	// engine has described such columns, and CREATE TABLE AS declares
+	// them).
+	t := typeOf(schema.OIDNumeric)
+	switch {
+	case l.isNumeric() && r.isNumeric():
+		if l.typmod == r.typmod {
+			t.typmod = l.typmod
+		}
+	case l.isNumeric():
+		t.typmod = l.typmod
+	default:
+		t.typmod = r.typmod
 	}
-	return numericScaled(max(ls, rs))
+	if op == "*" {
+		t.dscale = int32(ls+rs) + 1
+	} else {
+		t.dscale = int32(max(ls, rs)) + 1
+	}
+	return t
 }
 
 // numericRank orders the numeric types by PostgreSQL's implicit casts.
@@ -925,7 +941,7 @@ func commonType(ts []pgType) pgType {
 		case same && scale >= 0:
 			out.dscale = int32(scale) + 1
 		default:
-			out = numericRowScaled()
+			out.dscale, out.rowScale = 0, true // (the typmod as before: CREATE TABLE AS declares it)
 		}
 	}
 	return out

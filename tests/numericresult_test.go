@@ -100,3 +100,35 @@ func extendedResult(ctx context.Context, t *testing.T, c *pgx.Conn, q string, fo
 	}
 	return b.String()
 }
+
+// TestNumericResultBeyondDecimal: DuckDB sums numeric in 128 bits;
+// results whose sums fit are PostgreSQL's whatever their size (the
+// division itself is exact in Go), and where a sum (of an avg, a
+// division's operand, a variance's squares) does not fit, the statement
+// fails with 22003 — PostgreSQL's numeric would go on, but a rounded or
+// double answer is never given.
+func TestNumericResultBeyondDecimal(t *testing.T) {
+	s := sharedServer(t)
+	ctx := testCtx(t)
+	lake := s.connect(t)
+	ref := s.catalogConn(t)
+	mustExec(t, ctx, lake, "CREATE SCHEMA IF NOT EXISTS nrbig",
+		"CREATE TABLE nrbig.t (id int, x numeric(38,0), PRIMARY KEY (id))",
+		"INSERT INTO nrbig.t VALUES (1, 60000000000000000000000000000000000000), (2, 60000000000000000000000000000000000000)",
+		"CREATE TABLE nrbig.u (id int, x numeric(38,0), PRIMARY KEY (id))",
+		"INSERT INTO nrbig.u VALUES (1, 90000000000000000000000000000000000000), (2, 90000000000000000000000000000000000000)")
+	values := "(VALUES (60000000000000000000000000000000000000::numeric(38,0)), (60000000000000000000000000000000000000)) t(x)"
+	for _, agg := range []string{"avg(x)", "sum(x) / 3", "sum(x) / 7e40"} {
+		got, err := textResult(ctx, lake, "SELECT "+agg+" FROM nrbig.t")
+		want, werr := textResult(ctx, ref, "SELECT "+agg+" FROM "+values)
+		if err != nil || werr != nil || got != want {
+			t.Errorf("%s: lakesoul %q %v, postgres %q %v", agg, got, err, want, werr)
+		}
+	}
+	for _, q := range []string{"SELECT avg(x) FROM nrbig.u", "SELECT sum(x) / 3 FROM nrbig.u", "SELECT stddev(x) FROM nrbig.t"} {
+		got, err := textResult(ctx, lake, q)
+		if code := pgCode(err); code != "22003" {
+			t.Errorf("%s: %q %v (SQLSTATE %q), want 22003", q, got, err, code)
+		}
+	}
+}
