@@ -279,6 +279,12 @@ func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 	if t.isInteger() {
 		return makeCast(n, "text"), true
 	}
+	if fv := n.GetAConst().GetFval(); fv != nil && t.isNumeric() {
+		// a literal's own digits, which DuckDB's DECIMAL may not hold
+		if plain, ok, _ := plainNumericText(fv.Fval); ok {
+			return pg_query.MakeAConstStrNode(plain, -1), true
+		}
+	}
 	if s, ok := t.scale(); ok {
 		if s > 37 {
 			return nil, false

@@ -507,6 +507,20 @@ var numericInput = regexp.MustCompile(`^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+
 // is 1000). ok is false for NaN and the infinities, and for values beyond
 // what DuckDB's DECIMAL holds (38 digits), which the engine leaves alone.
 func plainNumeric(text string) (plain string, ok bool, err error) {
+	plain, ok, err = plainNumericText(text)
+	if !ok || err != nil {
+		return "", ok, err
+	}
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(plain, "-"), ".")
+	if len(whole)+len(frac) > 38 || len(frac) > 37 {
+		return "", false, nil
+	}
+	return plain, true, nil
+}
+
+// plainNumericText is plainNumeric without DuckDB's limits: the plain
+// spelling of any numeric input text.
+func plainNumericText(text string) (plain string, ok bool, err error) {
 	t := strings.TrimSpace(text)
 	m := numericInput.FindStringSubmatch(t)
 	if m == nil || m[2] == "" && m[3] == "" {
@@ -535,9 +549,6 @@ func plainNumeric(text string) (plain string, ok bool, err error) {
 	whole, fraction := strings.TrimLeft(digits[:len(digits)-scale], "0"), digits[len(digits)-scale:]
 	if whole == "" {
 		whole = "0"
-	}
-	if len(whole)+scale > 38 || scale > 37 {
-		return "", false, nil
 	}
 	if sign == "+" {
 		sign = ""

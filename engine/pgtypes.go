@@ -570,7 +570,7 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 				}
 				return typeOf(schema.OIDInt8)
 			}
-			if plain, ok, _ := plainNumeric(c.GetFval().Fval); ok {
+			if plain, ok, _ := plainNumericText(c.GetFval().Fval); ok {
 				_, frac, _ := strings.Cut(plain, ".")
 				return numericScaled(len(frac))
 			}
