@@ -289,7 +289,11 @@ func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 		if s > 37 {
 			return nil, false
 		}
-		return makeCast(makeCast(n, fmt.Sprintf("numeric(38,%d)", s)), "text"), true
+		text := makeCast(makeCast(n, fmt.Sprintf("numeric(38,%d)", s)), "text")
+		if fc := n.GetFuncCall(); fc != nil && funcName(fc) == "sum" && len(fc.Args) == 1 && !fc.AggStar {
+			text = checkedSum(n, fc.Args[0], text) // an operand that is a sum
+		}
+		return text, true
 	}
 	if !t.rowScale {
 		return nil, false
