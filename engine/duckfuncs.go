@@ -6,13 +6,17 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgjson"
+	"github.com/lakesoul-go/lakesoul/pgnumeric"
 	"github.com/lakesoul-go/lakesoul/pgwire"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // Functions the engine adds to DuckDB so that rewritten statements
@@ -245,6 +249,25 @@ var duckFunctions = map[string]duckScalar{
 		}},
 	"lakesoul_quote_literal": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) { return quoteLiteralPG(a[0].(string)), nil }},
+	"lakesoul_numeric_add": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Add(a, b), nil }),
+	"lakesoul_numeric_sub": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Sub(a, b), nil }),
+	"lakesoul_numeric_mul": numericOperator(func(a, b pgnumeric.Value) (pgnumeric.Value, error) { return pgnumeric.Mul(a, b), nil }),
+	"lakesoul_numeric_div": numericOperator(pgnumeric.Div),
+	"lakesoul_numeric_rescale": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			v, err := pgnumeric.Parse(a[0].(string))
+			if err != nil {
+				return nil, err
+			}
+			return pgnumeric.Round(v, int(a[1].(int32))).String(), nil
+		}},
+	"lakesoul_numeric_checked_sum": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) { return numericCheckedSum(a[0].(string), a[1].(float64)) }},
+	"lakesoul_numeric_variance": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR},
+		list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			return numericVariance(a[0].(string), a[1].(string), a[2].(int64), a[3].(string))
+		}},
 	"lakesoul_float8_text": {args: []duckdb.Type{duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) {
 			return string(pgwire.AppendFloatText(nil, a[0].(float64), 64)), nil
@@ -253,6 +276,67 @@ var duckFunctions = map[string]duckScalar{
 		fn: func(a []driver.Value) (any, error) {
 			return string(pgwire.AppendFloatText(nil, float64(a[0].(float32)), 32)), nil
 		}},
+}
+
+// numericOperator is a numeric operator over PostgreSQL's text of numeric
+// values, with PostgreSQL's display scales (package pgnumeric,
+// numericresult.go): DuckDB's DECIMAL has one scale per column where
+// PostgreSQL's numeric has one per value.
+func numericOperator(op func(a, b pgnumeric.Value) (pgnumeric.Value, error)) duckScalar {
+	return duckScalar{args: varchar2, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) {
+			l, err := pgnumeric.Parse(a[0].(string))
+			if err != nil {
+				return nil, err
+			}
+			r, err := pgnumeric.Parse(a[1].(string))
+			if err != nil {
+				return nil, err
+			}
+			v, err := op(l, r)
+			if err != nil {
+				return nil, err
+			}
+			return v.String(), nil
+		}}
+}
+
+// numericCheckedSum is exact, DuckDB's DECIMAL sum of values whose sum in double
+// precision is approx, or 22003 where the two are further apart than any
+// rounding of doubles makes them: DuckDB adds DECIMALs in 128 bits and
+// wraps around past them, which moves the sum by 2¹²⁸ units of its last
+// digit, while a double sum stays within a tiny fraction of the exact one.
+func numericCheckedSum(exact string, approx float64) (any, error) {
+	v, err := pgnumeric.Parse(exact)
+	if err != nil {
+		return nil, err
+	}
+	e, _ := new(big.Float).SetInt(v.Unscaled).Float64()
+	unit := math.Pow10(-v.Scale)
+	if math.IsInf(approx, 0) || math.IsNaN(approx) || math.Abs(e*unit-approx) > 1e38*unit {
+		// (its SQLSTATE kept through DuckDB, duckguard.go)
+		return nil, scanFailures.wrap(sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow"))
+	}
+	return exact, nil
+}
+
+// numericVariance is the variance aggregate named kind (var_pop, var_samp,
+// stddev_pop, stddev_samp) of n numeric values with sum sumX and sum of
+// squares sumX2, as PostgreSQL computes it; NULL where PostgreSQL's is.
+func numericVariance(sumX, sumX2 string, n int64, kind string) (any, error) {
+	x, err := pgnumeric.Parse(sumX)
+	if err != nil {
+		return nil, err
+	}
+	x2, err := pgnumeric.Parse(sumX2)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := pgnumeric.Variance(x, x2, n, strings.HasSuffix(kind, "_samp"), strings.HasPrefix(kind, "stddev"))
+	if !ok {
+		return nil, nil
+	}
+	return v.String(), nil
 }
 
 // registerDuckFunctions adds duckMacros, duckFunctions and budgetFunctions to DuckDB.

@@ -506,6 +506,10 @@ func figureColname(n *pg_query.Node) (string, int) {
 	case n.GetCollateClause() != nil:
 		return figureColname(n.GetCollateClause().Arg)
 	case n.GetCaseExpr() != nil:
+		// a CASE is named as its ELSE result is, when that has a name
+		if name, strength := figureColname(n.GetCaseExpr().Defresult); strength > 1 {
+			return name, strength
+		}
 		return "case", 1
 	case n.GetAArrayExpr() != nil:
 		return "array", 1

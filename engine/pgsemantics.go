@@ -40,6 +40,9 @@ import (
 //   - json/jsonb operators (->, ->>, #>, #>>, @>, <@, ?, ?|, ?&) and casts
 //     (jsonops.go).
 //   - float8::text and float4::text print as PostgreSQL prints floats.
+//   - Result columns that are numeric divisions, averages and arithmetic
+//     over them show PostgreSQL's value and display scale
+//     (numericresult.go).
 //
 // Nodes are rewritten children first, so a rewrite sees its operands in
 // their final form; types are those of the statement as written.
@@ -56,6 +59,7 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 			return err
 		}
 	}
+	rw.numericResults(stmt) // numericresult.go
 	return nil
 }
 
@@ -504,6 +508,20 @@ var numericInput = regexp.MustCompile(`^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+
 // is 1000). ok is false for NaN and the infinities, and for values beyond
 // what DuckDB's DECIMAL holds (38 digits), which the engine leaves alone.
 func plainNumeric(text string) (plain string, ok bool, err error) {
+	plain, ok, err = plainNumericText(text)
+	if !ok || err != nil {
+		return "", ok, err
+	}
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(plain, "-"), ".")
+	if len(whole)+len(frac) > 38 || len(frac) > 37 {
+		return "", false, nil
+	}
+	return plain, true, nil
+}
+
+// plainNumericText is plainNumeric without DuckDB's limits: the plain
+// spelling of any numeric input text.
+func plainNumericText(text string) (plain string, ok bool, err error) {
 	t := strings.TrimSpace(text)
 	m := numericInput.FindStringSubmatch(t)
 	if m == nil || m[2] == "" && m[3] == "" {
@@ -532,9 +550,6 @@ func plainNumeric(text string) (plain string, ok bool, err error) {
 	whole, fraction := strings.TrimLeft(digits[:len(digits)-scale], "0"), digits[len(digits)-scale:]
 	if whole == "" {
 		whole = "0"
-	}
-	if len(whole)+scale > 38 || scale > 37 {
-		return "", false, nil
 	}
 	if sign == "+" {
 		sign = ""

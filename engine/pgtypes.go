@@ -31,6 +31,51 @@ type pgType struct {
 	// a type: PostgreSQL's "unknown", which takes the type its context
 	// calls for.
 	literal bool
+	// dscale is, for numeric, the display scale every value has plus one
+	// (0: not known, or the typmod's scale); see scale.
+	dscale int32
+	// rowScale marks a numeric whose display scale PostgreSQL picks per
+	// value: a division, avg, and arithmetic over them
+	// (numericresult.go).
+	rowScale bool
+}
+
+// scale is the display scale every value of numeric type t has, when the
+// statement shows it: a declared numeric(p,s), a literal's digits, and
+// PostgreSQL's rules for + - * and the functions that keep or set a scale.
+func (t pgType) scale() (int, bool) {
+	switch {
+	case !t.isNumeric() || t.rowScale:
+		return 0, false
+	case t.dscale > 0:
+		return int(t.dscale - 1), true
+	case t.typmod >= 4:
+		return int((t.typmod - 4) & 0xffff), true
+	}
+	return 0, false
+}
+
+// numericScaled is numeric with display scale s.
+func numericScaled(s int) pgType {
+	t := typeOf(schema.OIDNumeric)
+	t.dscale = int32(s) + 1
+	return t
+}
+
+// numericRowScaled is numeric whose display scale varies by value.
+func numericRowScaled() pgType {
+	t := typeOf(schema.OIDNumeric)
+	t.rowScale = true
+	return t
+}
+
+// operandScale is the display scale of t as an operand of numeric
+// arithmetic: an integer's is 0.
+func operandScale(t pgType) (int, bool) {
+	if t.isInteger() {
+		return 0, true
+	}
+	return t.scale()
 }
 
 var unknownType = pgType{typmod: -1}
@@ -525,6 +570,10 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 				}
 				return typeOf(schema.OIDInt8)
 			}
+			if plain, ok, _ := plainNumericText(c.GetFval().Fval); ok {
+				_, frac, _ := strings.Cut(plain, ".")
+				return numericScaled(len(frac))
+			}
 			return typeOf(schema.OIDNumeric)
 		case c.GetBoolval() != nil:
 			return typeOf(schema.OIDBool)
@@ -536,8 +585,31 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 		// takes the type of its context as an untyped literal does.
 		return pgType{typmod: -1, literal: true}
 	case *pg_query.Node_TypeCast:
-		ty.expr(x.TypeCast.Arg, sc)
-		return typeNameType(x.TypeCast.TypeName)
+		arg := ty.expr(x.TypeCast.Arg, sc)
+		t := typeNameType(x.TypeCast.TypeName)
+		if t.isNumeric() && len(x.TypeCast.TypeName.Typmods) == 0 && len(x.TypeCast.TypeName.ArrayBounds) == 0 {
+			// numeric without a typmod keeps the value's scale
+			// (bareNumeric): an integer's 0, a numeric's own, a
+			// string's digits.
+			switch {
+			case arg.isInteger():
+				return numericScaled(0)
+			case arg.isNumeric():
+				if s, ok := arg.scale(); ok {
+					return numericScaled(s) // no typmod, the values' scale
+				}
+				arg.typmod = -1
+				return arg
+			case arg.literal:
+				if sv := x.TypeCast.Arg.GetAConst().GetSval(); sv != nil {
+					if plain, ok, _ := plainNumeric(sv.Sval); ok {
+						_, frac, _ := strings.Cut(plain, ".")
+						return numericScaled(len(frac))
+					}
+				}
+			}
+		}
+		return t
 	case *pg_query.Node_ColumnRef:
 		return sc.column(x.ColumnRef)
 	case *pg_query.Node_AExpr:
@@ -666,6 +738,9 @@ func (ty *typer) operator(a *pg_query.A_Expr, sc *typeScope) pgType {
 	l, r := ty.expr(a.Lexpr, sc), ty.expr(a.Rexpr, sc)
 	switch a.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		if l.rowScale {
+			return typeOf(schema.OIDNumeric)
+		}
 		return l
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 	default:
@@ -703,9 +778,30 @@ func (ty *typer) operator(a *pg_query.A_Expr, sc *typeScope) pgType {
 		if op == "-" && l.oid == schema.OIDJSONB {
 			return l // jsonb - key, jsonb - index
 		}
+		// An untyped literal of numeric arithmetic is numeric with its
+		// own digits (coerceOperand).
+		if l.literal && r.isNumeric() {
+			l = literalNumeric(a.Lexpr)
+		}
+		if r.literal && l.isNumeric() {
+			r = literalNumeric(a.Rexpr)
+		}
 		return arithmeticType(op, l, r)
 	}
 	return unknownType
+}
+
+// literalNumeric is the type of an untyped operand of numeric arithmetic:
+// numeric with the digits of a string literal, of unknown scale for a
+// parameter.
+func literalNumeric(n *pg_query.Node) pgType {
+	if sv := n.GetAConst().GetSval(); sv != nil {
+		if plain, ok, _ := plainNumeric(sv.Sval); ok {
+			_, frac, _ := strings.Cut(plain, ".")
+			return numericScaled(len(frac))
+		}
+	}
+	return typeOf(schema.OIDNumeric)
 }
 
 // operatorName is an operator's name without its schema.
@@ -726,7 +822,11 @@ func arithmeticType(op string, l, r pgType) pgType {
 	}
 	switch {
 	case (l.isInteger() || l.isNumeric() || l.isFloat()) && (r.isInteger() || r.isNumeric() || r.isFloat()):
-		return commonType([]pgType{l, r})
+		t := commonType([]pgType{l, r})
+		if t.isNumeric() {
+			return numericResult(op, l, r)
+		}
+		return t
 	case l.oid == schema.OIDDate && r.isInteger() && (op == "+" || op == "-"):
 		return l
 	case l.oid == schema.OIDDate && r.oid == schema.OIDDate && op == "-":
@@ -741,6 +841,48 @@ func arithmeticType(op string, l, r pgType) pgType {
 		return l
 	}
 	return unknownType
+}
+
+// numericResult is the type of numeric arithmetic l op r (one of them
+// numeric, neither a float): a division's scale varies by value, and so
+// does that of arithmetic over such values; + and - have the larger
+// scale of their operands, * the sum, % the larger (PostgreSQL's add_var,
+// mul_var, mod_var).
+func numericResult(op string, l, r pgType) pgType {
+	if op == "/" {
+		return numericRowScaled()
+	}
+	if l.rowScale || r.rowScale {
+		if op == "%" {
+			return typeOf(schema.OIDNumeric)
+		}
+		return numericRowScaled()
+	}
+	ls, lok := operandScale(l)
+	rs, rok := operandScale(r)
+	if !lok || !rok {
+		return typeOf(schema.OIDNumeric)
+	}
+	// The typmod of numeric(p,s) operands of one type stays (as the
+	// engine has described such columns, and CREATE TABLE AS declares
+	// them).
+	t := typeOf(schema.OIDNumeric)
+	switch {
+	case l.isNumeric() && r.isNumeric():
+		if l.typmod == r.typmod {
+			t.typmod = l.typmod
+		}
+	case l.isNumeric():
+		t.typmod = l.typmod
+	default:
+		t.typmod = r.typmod
+	}
+	if op == "*" {
+		t.dscale = int32(ls+rs) + 1
+	} else {
+		t.dscale = int32(max(ls, rs)) + 1
+	}
+	return t
 }
 
 // numericRank orders the numeric types by PostgreSQL's implicit casts.
@@ -772,6 +914,34 @@ func commonType(ts []pgType) pgType {
 			out = typeOf(schema.OIDText)
 		default:
 			return unknownType
+		}
+	}
+	if out.isNumeric() {
+		// One display scale where every value has the same one; the scale
+		// of the value chosen where they are known but differ.
+		scale, same, known := -1, true, true
+		for _, t := range ts {
+			if t.literal {
+				continue
+			}
+			s, ok := operandScale(t)
+			switch {
+			case !ok && !t.rowScale:
+				known = false
+			case !ok || scale >= 0 && s != scale:
+				same = false
+			default:
+				scale = s
+			}
+		}
+		out.rowScale = false
+		switch {
+		case !known:
+			out.dscale, out.typmod = 0, -1
+		case same && scale >= 0:
+			out.dscale = int32(scale) + 1
+		default:
+			out.dscale, out.rowScale = 0, true // (the typmod as before: CREATE TABLE AS declares it)
 		}
 	}
 	return out
@@ -893,6 +1063,9 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 		return typeOf(schema.VectorOID())
 	}
 	if funcArgTyped[name] && len(args) > 0 {
+		if args[0].rowScale {
+			return typeOf(schema.OIDNumeric) // scales by value numericText does not render
+		}
 		return args[0]
 	}
 	var a0 pgType
@@ -904,7 +1077,15 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 		switch {
 		case a0.oid == schema.OIDInt2, a0.oid == schema.OIDInt4:
 			return typeOf(schema.OIDInt8)
-		case a0.oid == schema.OIDInt8, a0.isNumeric():
+		case a0.oid == schema.OIDInt8:
+			return numericScaled(0)
+		case a0.isNumeric():
+			if s, ok := a0.scale(); ok {
+				return numericScaled(s) // the largest scale of the values added
+			}
+			if a0.rowScale {
+				return numericRowScaled()
+			}
 			return typeOf(schema.OIDNumeric)
 		case a0.isFloat(), a0.oid == schema.OIDInterval:
 			return a0
@@ -912,7 +1093,10 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 	case "avg":
 		switch {
 		case a0.isInteger(), a0.isNumeric():
-			return typeOf(schema.OIDNumeric)
+			if _, ok := operandScale(a0); !ok && !a0.rowScale {
+				return typeOf(schema.OIDNumeric)
+			}
+			return numericRowScaled() // sum / count (numericresult.go)
 		case a0.isFloat():
 			return typeOf(schema.OIDFloat8)
 		case a0.oid == schema.OIDInterval:
@@ -920,20 +1104,40 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 		}
 	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
 		switch {
-		case a0.isInteger(), a0.isNumeric():
+		case a0.isInteger(), a0.isNumeric() && !a0.rowScale:
+			return numericRowScaled() // numericresult.go
+		case a0.isNumeric():
 			return typeOf(schema.OIDNumeric)
 		case a0.isFloat():
 			return typeOf(schema.OIDFloat8)
 		}
 	case "round", "trunc":
 		switch {
-		case len(args) == 2 || a0.isNumeric():
+		case len(args) == 2:
+			if d, ok := intConst(fc.Args[1]); ok && name == "round" {
+				return numericScaled(int(max(d, 0)))
+			}
+			return typeOf(schema.OIDNumeric)
+		case a0.isNumeric():
+			if name == "round" {
+				return numericScaled(0)
+			}
 			return typeOf(schema.OIDNumeric)
 		case a0.isFloat():
 			return typeOf(schema.OIDFloat8)
 		}
-	case "ceil", "ceiling", "floor", "sign", "sqrt", "exp", "ln", "log10", "cbrt":
-		if a0.isNumeric() || a0.isFloat() {
+	case "ceil", "ceiling", "floor", "sign":
+		if a0.isNumeric() {
+			return numericScaled(0)
+		}
+		if a0.isFloat() {
+			return a0
+		}
+	case "sqrt", "exp", "ln", "log10", "cbrt":
+		if a0.isNumeric() {
+			return typeOf(schema.OIDNumeric) // a scale by value
+		}
+		if a0.isFloat() {
 			return a0
 		}
 	case "mod":

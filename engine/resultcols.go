@@ -16,7 +16,8 @@ import (
 // columns (values.go), except where one DuckDB type stands for several
 // PostgreSQL types: VARCHAR for text, varchar(n), char(n), json and jsonb
 // (lake columns of those types are text in their files), JSON for json and
-// jsonb. There the type inferTypes found (pgtypes.go) decides, and jsonb
+// jsonb, and VARCHAR for numeric results rendered as PostgreSQL's text
+// (numericresult.go). There the type inferTypes found (pgtypes.go) decides, and jsonb
 // values are rendered canonically. DuckDB's JSON values must reach the
 // server as text (duckdb-go decodes them), so a query with JSON results is
 // executed wrapped in casts to VARCHAR (jsonAsText).
@@ -47,6 +48,9 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 			convs[i] = jsonbText(convs[i])
 		case c.TypeOID == schema.OIDText && isEnumOID(t.oid): // enum.go
 			c.TypeOID = t.oid
+		case c.TypeOID == schema.OIDText && t.rowScale:
+			// PostgreSQL's text of a numeric value (numericresult.go)
+			c.TypeOID, c.TypeModifier = schema.OIDNumeric, -1
 		case c.TypeOID == schema.OIDNumeric && t.isNumeric():
 			c.TypeModifier = t.typmod
 		case c.TypeOID == schema.ArrayOID(schema.OIDFloat4) && t.oid == schema.VectorOID():

@@ -19,7 +19,8 @@ import (
 // "Infinity", "NaN"), timestamptz (rendered in the session's TimeZone, with
 // PostgreSQL's offset notation), intervals (in the session's IntervalStyle), arrays
 // and records (composite.go: elements encoded by these rules), and numeric
-// given as a string in binary format (parsed first).
+// given as a string in binary format (appendNumericBinary: PostgreSQL's
+// normalised form, display scale from the text).
 func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -59,6 +60,9 @@ func (c *conn) encodeValue(oid uint32, format int16, v any, buf []byte) ([]byte,
 		}
 	} else if oid == pgtype.NumericOID {
 		if s, ok := v.(string); ok {
+			if out, ok := appendNumericBinary(buf, s); ok {
+				return out, nil
+			}
 			var n pgtype.Numeric
 			if err := n.Scan(s); err != nil {
 				return nil, fmt.Errorf("numeric value %q: %w", s, err)
@@ -105,4 +109,57 @@ func AppendFloatText(buf []byte, f float64, bits int) []byte {
 		return append(buf, e...)
 	}
 	return strconv.AppendFloat(buf, f, 'f', -1, bits)
+}
+
+// appendNumericBinary appends PostgreSQL's binary form of the numeric
+// written as s in plain decimal notation ("-12.50"), as numeric_send
+// writes it: base-10000 digits aligned on the decimal point without
+// leading or trailing zero digits, the weight of the first, the sign and
+// the display scale (the digits after the point in s). false for other
+// text (NaN, infinities, exponents), left to pgtype.
+func appendNumericBinary(buf []byte, s string) ([]byte, bool) {
+	sign := uint16(0)
+	if strings.HasPrefix(s, "-") {
+		sign, s = 0x4000, s[1:]
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" && frac == "" || len(frac) > 0x3fff {
+		return nil, false
+	}
+	for _, part := range []string{whole, frac} {
+		for i := 0; i < len(part); i++ {
+			if part[i] < '0' || part[i] > '9' {
+				return nil, false
+			}
+		}
+	}
+	dscale := len(frac)
+	// Pad to whole base-10000 digits on both sides of the point.
+	whole = strings.Repeat("0", (4-len(whole)%4)%4) + whole
+	frac += strings.Repeat("0", (4-len(frac)%4)%4)
+	all := whole + frac
+	digits := make([]int16, 0, len(all)/4)
+	for i := 0; i < len(all); i += 4 {
+		d, _ := strconv.Atoi(all[i : i+4])
+		digits = append(digits, int16(d))
+	}
+	weight := len(whole)/4 - 1
+	for len(digits) > 0 && digits[0] == 0 {
+		digits, weight = digits[1:], weight-1
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == 0 {
+		digits = digits[:len(digits)-1]
+	}
+	if len(digits) == 0 {
+		weight, sign = 0, 0
+	}
+	if len(digits) > math.MaxInt16 || weight > math.MaxInt16 || weight < math.MinInt16 {
+		return nil, false
+	}
+	buf = append(buf, byte(len(digits)>>8), byte(len(digits)), byte(uint16(weight)>>8), byte(uint16(weight)),
+		byte(sign>>8), byte(sign), byte(dscale>>8), byte(dscale))
+	for _, d := range digits {
+		buf = append(buf, byte(uint16(d)>>8), byte(d))
+	}
+	return buf, true
 }

@@ -35,17 +35,18 @@ func TestBenchTPCH(t *testing.T) {
 		t.Errorf("bench tpch: %v", err)
 	}
 	type row struct {
-		Phase    string             `json:"phase"`
-		System   string             `json:"system"`
-		Rows     int64              `json:"rows"`
-		Seconds  float64            `json:"seconds"`
-		AnswerOK *bool              `json:"answer_ok"`
-		Error    string             `json:"error"`
-		Mismatch string             `json:"mismatch"`
-		SizeMB   float64            `json:"size_mb"`
-		Queries  int                `json:"queries"`
-		Tables   map[string]float64 `json:"tables"`
-		Ratio    *float64           `json:"ratio_to_duckdb-parquet"`
+		Phase       string             `json:"phase"`
+		System      string             `json:"system"`
+		Rows        int64              `json:"rows"`
+		Seconds     float64            `json:"seconds"`
+		AnswerOK    *bool              `json:"answer_ok"`
+		Error       string             `json:"error"`
+		Mismatch    string             `json:"mismatch"`
+		TypesDiffer string             `json:"types_differ"`
+		SizeMB      float64            `json:"size_mb"`
+		Queries     int                `json:"queries"`
+		Tables      map[string]float64 `json:"tables"`
+		Ratio       *float64           `json:"ratio_to_duckdb-parquet"`
 	}
 	seen := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
@@ -57,6 +58,9 @@ func TestBenchTPCH(t *testing.T) {
 		switch {
 		case r.Error != "" || r.Mismatch != "":
 			t.Errorf("%s %s: error %q, mismatch %q", r.Phase, r.System, r.Error, r.Mismatch)
+		case r.TypesDiffer != "":
+			// result columns of PostgreSQL's types (numeric results: issue 33)
+			t.Errorf("%s %s: types differ from PostgreSQL's: %s", r.Phase, r.System, r.TypesDiffer)
 		case r.Phase == "generate":
 			// TPC-H at scale 0.01: 1,500 customers, 15,000 orders, 2,000
 			// parts with 4 suppliers each, 100 suppliers.
