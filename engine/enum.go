@@ -220,7 +220,8 @@ func typeNameParts(tn *pg_query.TypeName) []string {
 }
 
 // resolveColumnTypes names enum-typed columns of a CREATE TABLE or ALTER
-// TABLE ADD COLUMN "enum:<oid>", which schema.FromPGType reads.
+// TABLE ADD COLUMN "enum:<oid>", which schema.FromPGType reads; a type name
+// that is no enum, not served by the engine and not PostgreSQL's is 42704.
 func (s *Session) resolveColumnTypes(ctx context.Context, defs []*pg_query.ColumnDef) error {
 	for _, cd := range defs {
 		parts := typeNameParts(cd.TypeName)
@@ -235,7 +236,18 @@ func (s *Session) resolveColumnTypes(ctx context.Context, defs []*pg_query.Colum
 			if len(parts) == 2 {
 				return sqlerr.New(sqlerr.UndefinedObject, "type \"%s.%s\" does not exist", parts[0], parts[1])
 			}
-			continue // schema.FromPGType names what it does not support
+			// A type the engine does not serve: one PostgreSQL has is
+			// refused by schema.FromPGType (0A000), any other does not exist.
+			if _, _, ferr := schema.FromPGType(parts[0], nil, false); ferr != nil && serialTypes[parts[0]] == "" {
+				ok, err := s.cat.BuiltinTypeExists(ctx, parts[0])
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", parts[0])
+				}
+			}
+			continue
 		}
 		if len(cd.TypeName.Typmods) > 0 {
 			return sqlerr.New(sqlerr.SyntaxError, "type modifier is not allowed for type %q", e.Name)

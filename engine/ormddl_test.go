@@ -140,3 +140,63 @@ func TestTempTableFromCatalog(t *testing.T) {
 		t.Fatalf("a second lo: %v", err)
 	}
 }
+
+// TestCreateTableIfNotExistsOfExisting: CREATE TABLE IF NOT EXISTS naming an
+// existing table or view does nothing, as in PostgreSQL, for every
+// definition the lake refuses when the name is free (ORMs re-run theirs at
+// every start: bun's migration lock table has a UNIQUE column).
+func TestCreateTableIfNotExistsOfExisting(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA ine; CREATE TABLE ine.t (id bigint PRIMARY KEY, v text); CREATE VIEW ine.v AS SELECT 1 AS x`)
+	refused := []string{
+		`(id bigserial NOT NULL, table_name varchar UNIQUE, PRIMARY KEY (id))`,
+		`(id bigint, UNIQUE (id))`,
+		`(id bigint REFERENCES ine.t (id))`,
+		`(id int, EXCLUDE USING btree (id WITH =))`,
+		`(x nosuchtype)`,
+		`(a int, a int)`,
+		`(ctid int)`,
+		`(id int PRIMARY KEY, v int PRIMARY KEY)`,
+		`(id int, PRIMARY KEY (nope))`,
+		`(id int) WITH (hash_bucket_num = 4)`,
+		`(id int, d date) PARTITION BY RANGE (d)`,
+		`(b bytea PRIMARY KEY)`,
+	}
+	for _, def := range refused {
+		if _, err := run(t, s, `CREATE TABLE ine.free `+def); err == nil {
+			t.Fatalf("CREATE TABLE ine.free %s: created; the list is of definitions the lake refuses", def)
+		}
+		if _, err := run(t, s, `CREATE TABLE IF NOT EXISTS ine.free `+def); err == nil {
+			t.Fatalf("CREATE TABLE IF NOT EXISTS ine.free %s: created", def)
+		}
+		for _, rel := range []string{"ine.t", "ine.v"} {
+			if _, err := run(t, s, `CREATE TABLE IF NOT EXISTS `+rel+` `+def); err != nil {
+				t.Errorf("CREATE TABLE IF NOT EXISTS %s %s: %v, want nothing done", rel, def, err)
+			}
+		}
+	}
+	if _, err := run(t, s, `CREATE TABLE ine.t (id int)`); sqlerr.Code(err) != sqlerr.DuplicateTable {
+		t.Errorf("CREATE TABLE of an existing table: %v, want 42P07", err)
+	}
+	expectRows(t, s, `SELECT column_name FROM information_schema.columns WHERE table_schema = 'ine' AND table_name = 't' ORDER BY ordinal_position`, "id", "v")
+	expectRows(t, s, `SELECT x FROM ine.v`, "1")
+}
+
+// TestUnknownColumnType: a column type PostgreSQL does not have is 42704 (as
+// in PostgreSQL), in CREATE TABLE and ALTER TABLE ADD COLUMN, while one it
+// has but lake tables do not is 0A000.
+func TestUnknownColumnType(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE SCHEMA uct; CREATE TABLE uct.t (id bigint PRIMARY KEY)`)
+	for _, q := range []string{`CREATE TABLE uct.u (x nosuchtype)`, `CREATE TABLE uct.u (x nosuchtype[])`, `ALTER TABLE uct.t ADD COLUMN x nosuchtype`} {
+		if _, err := run(t, s, q); sqlerr.Code(err) != sqlerr.UndefinedObject || err.Error() != `type "nosuchtype" does not exist` {
+			t.Errorf("%s: %v, want 42704 type \"nosuchtype\" does not exist", q, err)
+		}
+	}
+	for _, q := range []string{`CREATE TABLE uct.u (x tsvector)`, `ALTER TABLE uct.t ADD COLUMN x tsvector`} {
+		if _, err := run(t, s, q); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", q, err)
+		}
+	}
+	mustRun(t, s, `CREATE TABLE uct.v (a serial, b bigserial, c smallserial, d varchar[], e double precision, f timestamptz, g numeric(10, 2), h uuid, i jsonb, PRIMARY KEY (a))`)
+}

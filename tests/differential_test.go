@@ -410,6 +410,14 @@ var diffScripts = [][]string{
 	// Issue 35 item 8: no column takes a system column's name.
 	{`CREATE TABLE diff.sys (ctid int)`, `CREATE TABLE diff.sys (id int)`, `ALTER TABLE diff.sys ADD COLUMN xmin int`,
 		`ALTER TABLE diff.sys RENAME COLUMN id TO tableoid`, `DROP TABLE diff.sys`},
+	// CREATE TABLE IF NOT EXISTS of an existing table or view does nothing,
+	// whatever its definition (bun's migration lock table has a UNIQUE column).
+	{`CREATE TABLE diff.ine (id bigserial NOT NULL, table_name varchar PRIMARY KEY)`, `CREATE VIEW diff.inev AS SELECT 1 AS x`,
+		`CREATE TABLE IF NOT EXISTS diff.ine (id bigserial NOT NULL, table_name varchar UNIQUE, PRIMARY KEY (id))`,
+		`CREATE TABLE IF NOT EXISTS diff.ine (id bigint REFERENCES diff.acct (id), x nosuchtype)`,
+		`CREATE TABLE IF NOT EXISTS diff.inev (id int, EXCLUDE USING btree (id WITH =))`,
+		`CREATE TABLE IF NOT EXISTS diff.nope_ine (x nosuchtype)`, `ALTER TABLE diff.ine ADD COLUMN x nosuchtype[]`,
+		`INSERT INTO diff.ine (table_name) VALUES ('a')`, `SELECT table_name FROM diff.ine`, `DROP VIEW diff.inev`, `DROP TABLE diff.ine`},
 	// ON CONFLICT DO UPDATE with jsonb casts in SET and WHERE.
 	{`CREATE TABLE diff.jc (id int PRIMARY KEY, d jsonb)`, `INSERT INTO diff.jc VALUES (1, '{}')`,
 		`INSERT INTO diff.jc VALUES (1, '{}') ON CONFLICT (id) DO UPDATE SET d = '{"a": 1}'::jsonb WHERE diff.jc.d = '{}'::jsonb`,
