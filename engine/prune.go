@@ -706,6 +706,23 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 	// key column goes to the row filter (it prunes nothing).
 	cons, rowCons := map[string]*colConstraint{}, map[string]*colConstraint{}
 	var rowOrder []string
+	// constraintOf is term col's constraint, in the row filter's map (kept in
+	// first-seen order) or the pruning map.
+	constraintOf := func(col string, dt arrow.DataType, isRow bool) *colConstraint {
+		into := cons
+		if isRow {
+			into = rowCons
+		}
+		c := into[col]
+		if c == nil {
+			c = &colConstraint{dt: dt}
+			into[col] = c
+			if isRow {
+				rowOrder = append(rowOrder, col)
+			}
+		}
+		return c
+	}
 	for _, term := range in.terms {
 		idx := t.Schema.FieldIndices(term.col)
 		if len(idx) == 0 {
@@ -724,19 +741,8 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 			if hull == nil {
 				continue
 			}
-			into, isRow := cons, false
-			if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || fam == famDecimal) {
-				into, isRow = rowCons, true
-			}
-			c := into[term.col]
-			if c == nil {
-				c = &colConstraint{dt: dt}
-				into[term.col] = c
-				if isRow {
-					rowOrder = append(rowOrder, term.col)
-				}
-			}
-			hull.applyTo(c)
+			isRow := !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || fam == famDecimal)
+			hull.applyTo(constraintOf(term.col, dt, isRow))
 			continue
 		}
 		op, vals, usable, err := termValues(term, dt, params)
@@ -748,18 +754,8 @@ func resolvePrune(in *pruneInput, t *catalog.Table, params []any) (*pruneSpec, e
 		}
 		// Terms on DECIMAL key columns are row-filter terms: the key
 		// filter compares key values as the files store them.
-		into, isRow := cons, false
-		if !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || op == opNe || fam == famDecimal) {
-			into, isRow = rowCons, true
-		}
-		c := into[term.col]
-		if c == nil {
-			c = &colConstraint{dt: dt}
-			into[term.col] = c
-			if isRow {
-				rowOrder = append(rowOrder, term.col)
-			}
-		}
+		isRow := !slices.Contains(t.RangeCols, term.col) && (!slices.Contains(t.PKCols, term.col) || op == opNe || fam == famDecimal)
+		c := constraintOf(term.col, dt, isRow)
 		if op == opEq {
 			c.addPoints(vals)
 		} else {
