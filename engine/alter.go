@@ -21,7 +21,9 @@ import (
 // widening only), ALTER COLUMN SET/DROP DEFAULT and SET/RESET (options). Nothing is rewritten: files keep
 // the schema they were written with and the reader maps them onto the table's
 // current schema (missing columns read as NULL, dropped ones are ignored,
-// narrower types are widened).
+// narrower types are widened) — except for ADD COLUMN of a dropped column's
+// name, which first rewrites the files without the dropped values
+// (readdedColumns).
 func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt) (pgwire.Statement, error) {
 	if role, ok := ownerCmd(n); ok && n.Objtype == pg_query.ObjectType_OBJECT_VIEW {
 		return s.planOwnerTo("VIEW", role, func(ctx context.Context) error { return s.relationExists(ctx, n.Relation) })
