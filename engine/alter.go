@@ -143,9 +143,9 @@ func readdedColumns(t *catalog.Table, n *pg_query.AlterTableStmt) []string {
 	return out
 }
 
-// rewriteCurrentColumns rewrites every partition of t that has rows into
-// new files holding exactly t's current columns (merge-on-read applied),
-// replacing all of the partition's files: afterwards no live file holds a
+// rewriteCurrentColumns rewrites every partition of t into new files
+// holding exactly t's current columns (merge-on-read applied), replacing
+// all of the partition's files: afterwards no live file holds a
 // dropped column. Inside a transaction block the new files commit with it.
 func (s *Session) rewriteCurrentColumns(ctx context.Context, t *catalog.Table) error {
 	rel := &pg_query.RangeVar{Schemaname: t.Namespace, Relname: t.Name, Inh: true, Relpersistence: "p", Location: -1}
@@ -153,6 +153,9 @@ func (s *Session) rewriteCurrentColumns(ctx context.Context, t *catalog.Table) e
 	if err != nil {
 		return err
 	}
+	// A partition whose rows are all deleted may still have files holding
+	// the dropped values (under CDC delete markers): replaced too.
+	d.rewriteAll = true
 	var targets []*pg_query.Node
 	for _, f := range d.t.Schema.Fields() {
 		targets = append(targets, resTarget(f.Name, colRef(d.alias, f.Name)))
