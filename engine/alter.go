@@ -62,6 +62,12 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		if t == nil || err != nil {
 			return err
 		}
+		if name, ok := droppedAndAdded(n); ok {
+			// The files are rewritten before the DDL, while the column
+			// still exists: they would keep its values.
+			return sqlerr.Unsupported(fmt.Sprintf("dropping and adding column %q in one ALTER TABLE", name),
+				"two ALTER TABLE statements (in one transaction block if they must commit together)")
+		}
 		if len(readdedColumns(t, n)) > 0 && rewrote != t.ID {
 			// The column was dropped after the files were checked.
 			return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access due to a concurrent DROP COLUMN on %q", t.Name)
@@ -141,6 +147,23 @@ func readdedColumns(t *catalog.Table, n *pg_query.AlterTableStmt) []string {
 		}
 	}
 	return out
+}
+
+// droppedAndAdded finds a column name n both drops and adds.
+func droppedAndAdded(n *pg_query.AlterTableStmt) (string, bool) {
+	dropped := map[string]bool{}
+	for _, c := range n.Cmds {
+		cmd := c.GetAlterTableCmd()
+		switch cmd.GetSubtype() {
+		case pg_query.AlterTableType_AT_DropColumn:
+			dropped[cmd.Name] = true
+		case pg_query.AlterTableType_AT_AddColumn:
+			if name := cmd.Def.GetColumnDef().GetColname(); dropped[name] {
+				return name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // rewriteCurrentColumns rewrites every partition of t into new files

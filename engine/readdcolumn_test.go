@@ -3,6 +3,8 @@ package engine_test
 import (
 	"fmt"
 	"testing"
+
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // A column dropped and added again under its name is a new column, as in
@@ -57,4 +59,16 @@ func TestReaddDroppedColumnDeletedRows(t *testing.T) {
 	mustRun(t, s, `ALTER TABLE rc ADD COLUMN c text`)
 	mustRun(t, s, `INSERT INTO rc (id, v) VALUES (1, 2)`)
 	expectRows(t, s, `SELECT id, v, c FROM rc`, "1|2|NULL")
+}
+
+// Dropping and adding one name in a single ALTER TABLE would rewrite the
+// files while the column still exists: 0A000, and nothing changes.
+func TestReaddDroppedColumnOneStatement(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE r1 (id int, c text)`)
+	mustRun(t, s, `INSERT INTO r1 VALUES (1, 'x')`)
+	if _, err := run(t, s, `ALTER TABLE r1 DROP COLUMN c, ADD COLUMN c text`); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("DROP COLUMN c, ADD COLUMN c: %v, want 0A000", err)
+	}
+	expectRows(t, s, `SELECT id, c FROM r1`, "1|x")
 }
