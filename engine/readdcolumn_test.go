@@ -72,3 +72,15 @@ func TestReaddDroppedColumnOneStatement(t *testing.T) {
 	}
 	expectRows(t, s, `SELECT id, c FROM r1`, "1|x")
 }
+
+// Every range partition's files are rewritten.
+func TestReaddDroppedColumnPartitioned(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE rp (id int, d text, c text, PRIMARY KEY (id)) PARTITION BY LIST (d)`)
+	mustRun(t, s, `INSERT INTO rp VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', 'z')`)
+	mustRun(t, s, `ALTER TABLE rp DROP COLUMN c`)
+	mustRun(t, s, `ALTER TABLE rp ADD COLUMN c text`)
+	mustRun(t, s, `INSERT INTO rp VALUES (4, 'a', 'new')`)
+	expectRows(t, s, `SELECT id, d, c FROM rp ORDER BY id`, "1|a|NULL", "2|b|NULL", "3|c|NULL", "4|a|new")
+	expectRows(t, s, `SELECT id, c FROM rp WHERE d = 'b'`, "2|NULL")
+}
