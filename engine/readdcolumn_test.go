@@ -84,3 +84,19 @@ func TestReaddDroppedColumnPartitioned(t *testing.T) {
 	expectRows(t, s, `SELECT id, d, c FROM rp ORDER BY id`, "1|a|NULL", "2|b|NULL", "3|c|NULL", "4|a|new")
 	expectRows(t, s, `SELECT id, c FROM rp WHERE d = 'b'`, "2|NULL")
 }
+
+// A snapshot from before the drop of a column added again with another
+// type cannot show the old values under the new type: 0A000 for that
+// column, its other columns read.
+func TestReaddDroppedColumnOtherTypeSnapshot(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, `CREATE TABLE ro (id int, c text)`)
+	mustRun(t, s, `INSERT INTO ro VALUES (1, 'x')`)
+	mustRun(t, s, `ALTER TABLE ro DROP COLUMN c`)
+	mustRun(t, s, `ALTER TABLE ro ADD COLUMN c bigint`)
+	if _, err := run(t, s, `SELECT c FROM lakesoul.snapshot('ro', version => 0)`); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("snapshot before the drop, c: %v, want 0A000", err)
+	}
+	expectRows(t, s, `SELECT id FROM lakesoul.snapshot('ro', version => 0)`, "1")
+	expectRows(t, s, `SELECT id, c FROM ro`, "1|NULL")
+}
