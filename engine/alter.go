@@ -21,7 +21,9 @@ import (
 // widening only), ALTER COLUMN SET/DROP DEFAULT and SET/RESET (options). Nothing is rewritten: files keep
 // the schema they were written with and the reader maps them onto the table's
 // current schema (missing columns read as NULL, dropped ones are ignored,
-// narrower types are widened).
+// narrower types are widened) — except for ADD COLUMN of a dropped column's
+// name, which first rewrites the files without the dropped values
+// (readdedColumns).
 func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt) (pgwire.Statement, error) {
 	if role, ok := ownerCmd(n); ok && n.Objtype == pg_query.ObjectType_OBJECT_VIEW {
 		return s.planOwnerTo("VIEW", role, func(ctx context.Context) error { return s.relationExists(ctx, n.Relation) })
@@ -54,10 +56,21 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 	if slices.ContainsFunc(n.Cmds, func(c *pg_query.Node) bool { return rowsCmd(c.GetAlterTableCmd()) }) {
 		return s.planAlterRows(n), nil // alterrows.go: defaults, NOT NULL and CHECKs over existing rows
 	}
-	return s.ddl("ALTER TABLE", func(ctx context.Context) error {
+	rewrote := "" // the table whose files were rewritten for a re-added column
+	ddl := s.ddl("ALTER TABLE", func(ctx context.Context) error {
 		t, err := s.alterTarget(ctx, n)
 		if t == nil || err != nil {
 			return err
+		}
+		if name, ok := droppedAndAdded(n); ok {
+			// The files are rewritten before the DDL, while the column
+			// still exists: they would keep its values.
+			return sqlerr.Unsupported(fmt.Sprintf("dropping and adding column %q in one ALTER TABLE", name),
+				"two ALTER TABLE statements (in one transaction block if they must commit together)")
+		}
+		if len(readdedColumns(t, n)) > 0 && rewrote != t.ID {
+			// The column was dropped after the files were checked.
+			return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access due to a concurrent DROP COLUMN on %q", t.Name)
 		}
 		// A new default's names are bound now, with the creator's
 		// search_path and rights (storedrefs.go).
@@ -98,7 +111,84 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 			return err
 		}
 		return s.cat.AlterTable(ctx, &nt)
-	}), nil
+	})
+	return &funcStmt{tag: "ALTER TABLE", run: func(ctx context.Context, args []any) (string, [][]any, error) {
+		t, err := s.alterTarget(ctx, n)
+		if err != nil || t == nil || len(readdedColumns(t, n)) == 0 {
+			return ddl.run(ctx, args)
+		}
+		// Files written before the column was dropped hold its values
+		// under the name: they are rewritten without it first, in the
+		// same transaction as the ADD COLUMN, so the new column is new.
+		return s.inOwnBlock(ctx, "ALTER TABLE", func(ctx context.Context) error {
+			if err := s.rewriteCurrentColumns(ctx, t); err != nil {
+				return err
+			}
+			rewrote = t.ID
+			defer func() { rewrote = "" }()
+			_, _, err := ddl.run(ctx, args)
+			return err
+		})
+	}}, nil
+}
+
+// readdedColumns are the columns n adds whose names t lists as dropped:
+// files written before the drop may hold values under those names.
+func readdedColumns(t *catalog.Table, n *pg_query.AlterTableStmt) []string {
+	dropped := strings.Split(t.Properties[droppedColumnProperty], ",")
+	var out []string
+	for _, c := range n.Cmds {
+		cmd := c.GetAlterTableCmd()
+		if cmd.GetSubtype() != pg_query.AlterTableType_AT_AddColumn {
+			continue
+		}
+		if name := cmd.Def.GetColumnDef().GetColname(); slices.Contains(dropped, name) && findField(t, name) < 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// droppedAndAdded finds a column name n both drops and adds.
+func droppedAndAdded(n *pg_query.AlterTableStmt) (string, bool) {
+	dropped := map[string]bool{}
+	for _, c := range n.Cmds {
+		cmd := c.GetAlterTableCmd()
+		switch cmd.GetSubtype() {
+		case pg_query.AlterTableType_AT_DropColumn:
+			dropped[cmd.Name] = true
+		case pg_query.AlterTableType_AT_AddColumn:
+			if name := cmd.Def.GetColumnDef().GetColname(); dropped[name] {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// rewriteCurrentColumns rewrites every partition of t into new files
+// holding exactly t's current columns (merge-on-read applied), replacing
+// all of the partition's files: afterwards no live file holds a
+// dropped column. Inside a transaction block the new files commit with it.
+func (s *Session) rewriteCurrentColumns(ctx context.Context, t *catalog.Table) error {
+	rel := &pg_query.RangeVar{Schemaname: t.Namespace, Relname: t.Name, Inh: true, Relpersistence: "p", Location: -1}
+	d, err := s.dmlTarget(ctx, rel, nil, nil)
+	if err != nil {
+		return err
+	}
+	// A partition whose rows are all deleted may still have files holding
+	// the dropped values (under CDC delete markers): replaced too.
+	d.rewriteAll = true
+	var targets []*pg_query.Node
+	for _, f := range d.t.Schema.Fields() {
+		targets = append(targets, resTarget(f.Name, colRef(d.alias, f.Name)))
+	}
+	st, err := s.planRewrite(ctx, d, "ALTER TABLE", targets, d.t.Schema.Fields(), false, nil, nil)
+	if err != nil {
+		return err
+	}
+	_, _, err = st.(*funcStmt).run(ctx, nil)
+	return err
 }
 
 // droppedColumnProperty is LakeSoul's property listing dropped column names.
@@ -121,12 +211,19 @@ func applyAlterCmd(t *catalog.Table, fields []arrow.Field, cmd *pg_query.AlterTa
 		if err := systemColumnConflict(cd.Colname); err != nil { // systemcols.go
 			return nil, err
 		}
-		// Old files may still hold a dropped column's values, or another
-		// column's under its former name: a new column of that name would
-		// read them back.
-		if slices.Contains(strings.Split(t.Properties[droppedColumnProperty], ","), cd.Colname) {
-			return nil, sqlerr.Unsupported(fmt.Sprintf("re-adding dropped column name %q", cd.Colname), "a new column name")
+		// A dropped column's name is free again once no live file holds
+		// it (planAlterTable rewrote them in this transaction); files of
+		// older snapshots still hold the dropped values under it.
+		if d := t.Properties[droppedColumnProperty]; d != "" {
+			names := slices.DeleteFunc(strings.Split(d, ","), func(n string) bool { return n == cd.Colname })
+			if len(names) == 0 {
+				delete(t.Properties, droppedColumnProperty)
+			} else {
+				t.Properties[droppedColumnProperty] = strings.Join(names, ",")
+			}
 		}
+		// Another column's files may hold its values under a former name:
+		// a new column of that name would read them back.
 		if slices.Contains(fileNames(&catalog.Table{Schema: arrow.NewSchema(fields, nil)}, -1), cd.Colname) {
 			return nil, sqlerr.Unsupported(fmt.Sprintf("adding column %q, a former name of a renamed column", cd.Colname), "a new column name")
 		}

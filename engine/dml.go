@@ -42,6 +42,9 @@ type dmlTarget struct {
 	// with is the statement's WITH clause (WITH … UPDATE/DELETE): the
 	// query that computes the rows it writes carries it.
 	with *pg_query.WithClause
+	// rewriteAll: a copy-on-write change replaces every partition's files,
+	// those of partitions without a row too (rewriteCurrentColumns).
+	rewriteAll bool
 }
 
 // keyedWhere reports whether where reads only key and partition columns of
@@ -523,7 +526,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 				cleanup()
 				return "", nil, err
 			}
-			if n == 0 {
+			if n == 0 && !d.rewriteAll {
 				continue
 			}
 			total += n

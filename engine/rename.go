@@ -31,7 +31,8 @@ import (
 // not names, so primary-key columns rename too; range-partition columns do
 // not (their name is part of every partition desc and directory). A name a
 // column's files may still carry — a former name of another column, or a
-// dropped column's — is not reused, or old files would read back under it.
+// dropped column's until ADD COLUMN rewrote the files (alter.go) — is not
+// reused, or old files would read back under it.
 //
 // Views naming a renamed table or view are rewritten to name it by its new name
 // (keeping the old name as the alias their column references use), and

@@ -382,7 +382,12 @@ func mapColumns(fsch *arrow.Schema, scan *Scan, path string, need func(c int) bo
 		var to arrow.DataType
 		if ft := fsch.Field(fc).Type; !arrow.TypeEqual(ft, tf.Type) {
 			if !CanWiden(ft, tf.Type) {
-				return nil, nil, nil, fmt.Errorf("read %s: column %s has type %s in the file, %s in the table", path, tf.Name, ft, tf.Type)
+				// Only a file of an older snapshot can hold a column that
+				// was dropped and added again with another type (the
+				// current files were rewritten without it).
+				return nil, nil, nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+					Message: fmt.Sprintf("could not read column %q of file %q: it has type %s in the file, %s in the table", tf.Name, path, ft, tf.Type),
+					Hint:    "The file is from before the column was dropped and added again with another type: read that snapshot's other columns."}
 			}
 			to, needWiden = tf.Type, true
 		}

@@ -381,6 +381,15 @@ var diffScripts = [][]string{
 		`UPDATE diff.alt SET v = 'c' WHERE v IS NULL`, `ALTER TABLE diff.alt ALTER COLUMN v SET NOT NULL`,
 		`ALTER TABLE diff.alt ADD PRIMARY KEY (id)`, `INSERT INTO diff.alt (id, v) VALUES (3, NULL)`, `INSERT INTO diff.alt (id, v) VALUES (0, 'x')`,
 		`SELECT id, v, f, n, s FROM diff.alt ORDER BY id`},
+	// Issue 35: a dropped column added again is a new column (goose Down/Up):
+	// keyed and append tables, another type with a default, in a block, twice.
+	{`CREATE TABLE diff.rad (id int, c text, v int, PRIMARY KEY (id))`, `INSERT INTO diff.rad VALUES (1, 'x', 10), (2, 'y', 20)`,
+		`ALTER TABLE diff.rad DROP COLUMN c`, `INSERT INTO diff.rad VALUES (3, 30)`, `ALTER TABLE diff.rad ADD COLUMN c text`,
+		`SELECT id, v, c FROM diff.rad ORDER BY id`, `UPDATE diff.rad SET v = 11 WHERE id = 1`, `INSERT INTO diff.rad VALUES (4, 40, 'd')`,
+		`ALTER TABLE diff.rad DROP COLUMN c`, `ALTER TABLE diff.rad ADD COLUMN c bigint DEFAULT 7`, `SELECT * FROM diff.rad ORDER BY id`},
+	{`CREATE TABLE diff.rad2 (id int, c text)`, `INSERT INTO diff.rad2 VALUES (1, 'x'), (2, 'y')`, `BEGIN`,
+		`ALTER TABLE diff.rad2 DROP COLUMN c`, `ALTER TABLE diff.rad2 ADD COLUMN c text`, `INSERT INTO diff.rad2 VALUES (3, 'z')`,
+		`SELECT * FROM diff.rad2 ORDER BY id`, `COMMIT`, `SELECT * FROM diff.rad2 ORDER BY id`},
 	// Without a column list the values fill the first columns, the rest take their defaults.
 	{`CREATE TABLE diff.ins3 (id int, v text DEFAULT 'd', w int)`, `INSERT INTO diff.ins3 VALUES (1)`,
 		`INSERT INTO diff.ins3 VALUES (2, 'x'), (3, DEFAULT)`, `INSERT INTO diff.ins3 SELECT 4, 'y'`, `INSERT INTO diff.ins3 VALUES (5, 'a', 1, 2)`,

@@ -224,7 +224,7 @@ func sameRowSet(t *testing.T, what string, got, want []string) {
 // primary-key table after full and partial-column upserts and UPDATEs, many
 // files per bucket and then compacted; an append table after UPDATE and
 // DELETE (copy-on-write); range partitions read whole and by a partition
-// filter; columns added and dropped; every column type CREATE TABLE takes
+// filter; columns added and dropped, and a dropped one added again; every column type CREATE TABLE takes
 // that LakeSoul's Arrow schema carries; a CDC table (the Python reader
 // returns delete markers: LakeSoul's own behaviour, README "LakeSoul
 // compatibility"); merge operators (LakeSoul's readers merge by UseLast
@@ -271,6 +271,14 @@ func TestLakeSoulPythonReads(t *testing.T) {
 		`INSERT INTO eng.ev (id, c) VALUES (1, 1.25)`,
 		`ALTER TABLE eng.ev DROP COLUMN k`,
 		`INSERT INTO eng.ev (id, v) VALUES (4, 4)`,
+		// A dropped column added again: a new column, its old values gone
+		// from the files LakeSoul's reader takes it from by name.
+		`CREATE TABLE eng.rd (id bigint PRIMARY KEY, k text, v int) WITH (hash_bucket_num = 2)`,
+		`INSERT INTO eng.rd VALUES (1, 'a', 1), (2, 'b', 2)`,
+		`ALTER TABLE eng.rd DROP COLUMN k`,
+		`INSERT INTO eng.rd VALUES (3, 3)`,
+		`ALTER TABLE eng.rd ADD COLUMN k text`,
+		`INSERT INTO eng.rd VALUES (4, 4, 'd')`,
 		`CREATE TABLE eng.cdc (id bigint PRIMARY KEY, v text, op text) WITH (hash_bucket_num = 2, cdc_column = 'op')`,
 		`INSERT INTO eng.cdc (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')`,
 		`UPDATE eng.cdc SET v = 'C' WHERE id = 3`,
@@ -316,6 +324,7 @@ func TestLakeSoulPythonReads(t *testing.T) {
 	compare("append table after UPDATE and DELETE", "ap", "", nil)
 	compare("every column type", "ty", "", nil)
 	compare("added and dropped columns", "ev", "", nil)
+	compare("a dropped column added again", "rd", "", nil)
 
 	// CDC: LakeSoul's Python reader merges by key and returns the delete
 	// markers with their op; without them it is the server's answer.

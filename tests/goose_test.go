@@ -14,8 +14,9 @@ import (
 // TestGoose runs goose's migrations as an application does at each start:
 // Up (its version table made first, a SERIAL key and a default now()), Up
 // again at a second start (nothing to do), Status, a Go migration in a
-// transaction with untyped parameters, Down of it and Up again; the schema and rows are
-// what the migrations made.
+// transaction with untyped parameters, Down of it and Up again, down past a
+// migration that adds a column (its Down drops it) and Up again; the schema
+// and rows are what the migrations made.
 func TestGoose(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
@@ -89,9 +90,9 @@ ALTER TABLE users DROP COLUMN logins;
 			t.Errorf("migration %d: %s", s.Source.Version, s.State)
 		}
 	}
-	// Down of the Go migration and Up again. (Down of 00003 then Up
-	// re-adds a dropped column's name to a table whose files hold it:
-	// 0A000, README's Known limits.)
+	// Down of the Go migration and Up again; then down to 2 (00003's Down
+	// drops logins) and Up again (its Up adds logins back: a new column,
+	// every row 0 before the Go migration runs again).
 	if _, err := p.Down(ctx); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
@@ -100,6 +101,22 @@ ALTER TABLE users DROP COLUMN logins;
 	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("Up again: %v", err)
+	}
+	if _, err := p.DownTo(ctx, 2); err != nil {
+		t.Fatalf("DownTo 2: %v", err)
+	}
+	if v, _ := p.GetDBVersion(ctx); v != 2 {
+		t.Errorf("version after DownTo 2 %d, want 2", v)
+	}
+	if _, err := p.UpTo(ctx, 3); err != nil {
+		t.Fatalf("UpTo 3 after DownTo 2: %v", err)
+	}
+	var sum int
+	if err := db.QueryRowContext(ctx, "SELECT sum(logins) FROM users").Scan(&sum); err != nil || sum != 0 {
+		t.Errorf("logins added again: sum %d %v, want 0 (no dropped values)", sum, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("Up after DownTo 2: %v", err)
 	}
 	rows, err := db.QueryContext(ctx, "SELECT email, logins FROM users ORDER BY id")
 	if err != nil {
