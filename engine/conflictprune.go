@@ -53,8 +53,8 @@ func conflictKeyInput(t *catalog.Table, src *pg_query.Node, target []string) *pr
 			if j >= len(items) {
 				return nil
 			}
-			if items[j].GetAExpr() != nil {
-				return nil // arithmetic: folded only for dates, stored otherwise
+			if !storedAsCompared(items[j], fieldFamily(t.Schema.Field(idx[0]))) {
+				return nil
 			}
 			a, ok := argOf(items[j])
 			if !ok {
@@ -65,6 +65,57 @@ func conflictKeyInput(t *catalog.Table, src *pg_query.Node, target []string) *pr
 		in.terms = append(in.terms, term)
 	}
 	return in
+}
+
+// storedAsCompared says whether VALUES item n of a key column of family
+// fam is stored as the value the pruning compares: an integer literal or a
+// parameter (bare, or either cast to an integer type) for integer columns,
+// a string literal or a parameter (bare, or either cast to text) for text columns,
+// a string literal that is integer input for integer columns. A fraction
+// (7.6 is stored in an integer column as 8 but compares equal to no
+// integer), a typed literal, arithmetic or a parameter declared of another
+// type are not.
+func storedAsCompared(n *pg_query.Node, fam colFamily) bool {
+	if n.GetParamRef() != nil {
+		return true
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		if tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 {
+			return false
+		}
+		switch typeNameString(tc.TypeName) {
+		case "int2", "int4", "int8", "smallint", "integer", "int", "bigint":
+			if fam != famInt {
+				return false
+			}
+		case "text":
+			if fam != famText {
+				return false
+			}
+		default:
+			return false
+		}
+		// A parameter or a constant cast to the column's own type.
+		return tc.Arg.GetParamRef() != nil || tc.Arg.GetAConst() != nil && storedAsCompared(tc.Arg, fam)
+	}
+	c := n.GetAConst()
+	if c == nil || c.Isnull {
+		return false
+	}
+	switch {
+	case c.GetIval() != nil:
+		return fam == famInt
+	case c.GetFval() != nil:
+		_, err := pgParseInt(c.GetFval().Fval)
+		return fam == famInt && err == nil
+	case c.GetSval() != nil:
+		if fam == famInt {
+			_, err := pgParseInt(c.GetSval().Sval) // integer input, as the INSERT reads it
+			return err == nil
+		}
+		return fam == famText
+	}
+	return false
 }
 
 // conflictPrunable says whether a key column's stored value is the value

@@ -29,6 +29,10 @@ func TestConflictProbeReadsOneBucket(t *testing.T) {
 		{"INSERT INTO probe_kv VALUES ('7', 1) ON CONFLICT (id) DO NOTHING", nil, 1},
 		{"INSERT INTO probe_kv (id, v) VALUES (7, 1), (8, 1) ON CONFLICT (id) DO NOTHING", nil, -1},
 		{"INSERT INTO probe_kv VALUES (6 + 1, 1) ON CONFLICT (id) DO NOTHING", nil, 0},
+		// Fractions are stored rounded (7.6 → 8) but equal no integer.
+		{"INSERT INTO probe_kv VALUES (7.6, 1) ON CONFLICT (id) DO NOTHING", nil, 0},
+		{"INSERT INTO probe_kv VALUES (7.4::numeric, 1) ON CONFLICT (id) DO NOTHING", nil, 0},
+		{"INSERT INTO probe_kv VALUES ($1::numeric, 1) ON CONFLICT (id) DO NOTHING", []any{"7.6"}, 0},
 		{"INSERT INTO probe_kv SELECT 7, 1 ON CONFLICT (id) DO NOTHING", nil, 0},
 	} {
 		stmts, err := s.Parse(ctx, c.sql, nil)
