@@ -675,6 +675,11 @@ func (s *Session) noteWrite() {
 // a row's primary-key or partition column.
 const keyUpdateMessage = "updating primary-key or partition column"
 
+// affectTwiceMessage ends the message of a statement that would write one
+// row twice (lakesoul_affect_once, duckfuncs.go); the statement's name
+// begins it, as in PostgreSQL.
+const affectTwiceMessage = "command cannot affect row a second time"
+
 // sameKey guards an assignment of e to key or partition column col of the
 // target (alias): the row keeps the value it has, and a different value
 // fails the statement when it runs (lakesoul_same_key, duckfuncs.go).

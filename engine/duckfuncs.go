@@ -38,7 +38,15 @@ import (
 // an update of the key (0A000, keyUpdateMessage): the statement may name
 // key columns in SET (ORMs set every column, and EXCLUDED.id in ON CONFLICT
 // is the key it matched), but a row cannot move to another key.
+//
+// lakesoul_affect_once(again, val, cmd) is val, or fails with PostgreSQL's
+// cardinality violation (21000, affectTwiceMessage) when again holds: the
+// row val is written to was already written by the same statement cmd
+// ("ON CONFLICT DO UPDATE", "MERGE"), which PostgreSQL refuses rather than
+// pick one of the writes.
 var duckMacros = []string{
+	`CREATE MACRO lakesoul_affect_once(again, val, cmd) AS
+		CASE WHEN again THEN error(cmd || ' ` + affectTwiceMessage + `') ELSE val END`,
 	`CREATE MACRO lakesoul_same_key(new, old, col) AS
 		CASE WHEN new IS NOT DISTINCT FROM old THEN old
 		ELSE error('` + keyUpdateMessage + ` "' || col || '" is not supported') END`,

@@ -29,6 +29,7 @@ const (
 	InvalidTextRepresentation  = "22P02"
 	InvalidDatetimeFormat      = "22007"
 	DatatypeMismatch           = "42804"
+	CardinalityViolation       = "21000"
 	NotNullViolation           = "23502"
 	UniqueViolation            = "23505"
 	CheckViolation             = "23514"

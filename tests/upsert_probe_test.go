@@ -24,8 +24,8 @@ import (
 // row or a lost update. Left out, as they differ from PostgreSQL with or
 // without the probe: 'k ' into char(n) keys (trailing-space semantics),
 // 'k   ' into varchar(2) (PostgreSQL cuts the spaces beyond the length)
-// and 'kkk' (22001 there), VALUES mixing integers and strings (0A000),
-// and one statement updating a row twice (no 21000).
+// and 'kkk' (22001 there) and VALUES mixing integers and strings (0A000).
+// One statement updating a row twice is TestAffectRowTwice's.
 func TestUpsertKeyProbe(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
