@@ -36,6 +36,7 @@ var engineErrorCodes = map[string]string{
 	"cannot call json":                                     sqlerr.InvalidParameterValue,
 	"key must not be null":                                 "22004",
 	keyUpdateMessage:                                       sqlerr.FeatureNotSupported,
+	"value too long for type":                              sqlerr.StringDataRightTruncation,
 	"ON CONFLICT DO UPDATE " + affectTwiceMessage:          sqlerr.CardinalityViolation,
 	"MERGE " + affectTwiceMessage:                          sqlerr.CardinalityViolation,
 }

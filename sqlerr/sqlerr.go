@@ -27,6 +27,7 @@ const (
 	FeatureNotSupported        = "0A000"
 	InvalidParameterValue      = "22023"
 	InvalidTextRepresentation  = "22P02"
+	StringDataRightTruncation  = "22001"
 	InvalidDatetimeFormat      = "22007"
 	DatatypeMismatch           = "42804"
 	CardinalityViolation       = "21000"
