@@ -388,7 +388,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 
 // stringConv converts text (and, in binary COPY, the binary form of text
 // types, which is the same bytes) into a string column, checking UTF-8,
-// uuid syntax and varchar/bpchar lengths.
+// uuid syntax and varchar/bpchar lengths as an assignment does (see
+// lakeWriteCast).
 func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 	pt, _ := f.Metadata.GetValue(schema.MetaPGType)
 	maxLen := -1
@@ -398,6 +399,7 @@ func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 		}
 	}
 	isUUID := pt == "uuid"
+	isChar := strings.HasPrefix(pt, "bpchar")
 	return func(c *copyColumn, v []byte) error {
 		if isUUID {
 			if binaryUUID && len(v) == 16 {
@@ -412,16 +414,30 @@ func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 		if !c.asciiBlock && !utf8.Valid(v) {
 			return invalidUTF8()
 		}
+		if isChar {
+			v = bytes.TrimRight(v, " ") // padding (lakesoul_char_assign)
+		}
 		if maxLen >= 0 && len(v) > maxLen {
 			if n := utf8.RuneCount(v); n > maxLen {
-				if trimmed := bytes.TrimRight(v, " "); strings.HasPrefix(pt, "bpchar") && len(trimmed) < len(v) && utf8.RuneCount(trimmed) <= maxLen {
-					return c.appendBytes(trimmed)
+				// Beyond the length only spaces, which are cut.
+				if trimmed := bytes.TrimRight(v, " "); utf8.RuneCount(trimmed) <= maxLen {
+					return c.appendBytes(v[:runePrefix(v, maxLen)])
 				}
-				return sqlerr.New("22001", "value too long for type %s(%d)", pgTypeName(f), maxLen)
+				return sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type %s(%d)", pgTypeName(f), maxLen)
 			}
 		}
 		return c.appendBytes(v)
 	}, nil
+}
+
+// runePrefix is the length in bytes of the first n characters of UTF-8 b.
+func runePrefix(b []byte, n int) int {
+	i := 0
+	for ; n > 0 && i < len(b); n-- {
+		_, size := utf8.DecodeRune(b[i:])
+		i += size
+	}
+	return i
 }
 
 // isASCII reports whether b holds only bytes below 0x80, 8 at a time.

@@ -13,6 +13,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
+	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
@@ -157,15 +158,42 @@ func caseWhen(cond, then, els *pg_query.Node) *pg_query.Node {
 	return n
 }
 
-// castedSelect wraps a query producing the given table columns (in order) so
-// each is cast to its lake type; the result feeds Session.collect.
-func castedSelect(inner string, fields []arrow.Field) string {
+// declaredField is t's own column f (with the PostgreSQL type it is
+// declared with, which lakeWriteCast needs), or f when t has none of its
+// name; the fields of a write's record schema carry no such metadata.
+func declaredField(t *catalog.Table, f arrow.Field) arrow.Field {
+	if idx := t.Schema.FieldIndices(f.Name); len(idx) > 0 {
+		return t.Schema.Field(idx[0])
+	}
+	return f
+}
+
+// charAssigned wraps a query yielding whole rows of t (named as its
+// columns) so that its varchar(n) and char(n) columns hold what assigning
+// them stores (lakeWriteCast), as RETURNING must show the values stored.
+func charAssigned(inner string, t *catalog.Table) string {
+	var repl []string
+	for _, f := range t.Schema.Fields() {
+		if oid, mod := schema.PGTypeOf(f); (oid == schema.OIDVarchar || oid == schema.OIDBPChar) && mod >= 4 {
+			repl = append(repl, lakeWriteCast(quoteIdent(f.Name), f)+" AS "+quoteIdent(f.Name))
+		}
+	}
+	if len(repl) == 0 {
+		return inner
+	}
+	return fmt.Sprintf("SELECT * REPLACE (%s) FROM (%s) AS __src", strings.Join(repl, ", "), inner)
+}
+
+// castedSelect wraps a query producing the given columns of table t (in
+// order) so each is cast to its lake type as the table declares it
+// (declaredField); the result feeds Session.collect.
+func castedSelect(inner string, t *catalog.Table, fields []arrow.Field) string {
 	q := "SELECT "
 	for i, f := range fields {
 		if i > 0 {
 			q += ", "
 		}
-		q += lakeWriteCast(fmt.Sprintf("__src.c%d", i), f) + " AS " + quoteIdent(f.Name)
+		q += lakeWriteCast(fmt.Sprintf("__src.c%d", i), declaredField(t, f)) + " AS " + quoteIdent(f.Name)
 	}
 	q += " FROM (" + inner + ") AS __src("
 	for i := range fields {
@@ -304,7 +332,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 	if err != nil {
 		return nil, err
 	}
-	query := castedSelect(q.sql, fields)
+	query := castedSelect(q.sql, d.t, fields)
 	sch := arrow.NewSchema(fields, nil)
 	params := d.ret.statementParams(q.params)
 	var write func(ctx context.Context, args []any) (string, [][]any, error)
@@ -325,7 +353,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 			n, err = s.writeQuery(ctx, d.t, query, dargs[:len(q.params)], sch, true)
 		} else {
 			n, rows, err = d.ret.run(ctx, s, dargs,
-				func() error { return d.ret.add(ctx, s, q.sql, dargs[:len(q.params)]) },
+				func() error { return d.ret.add(ctx, s, charAssigned(q.sql, d.t), dargs[:len(q.params)]) },
 				func() (int64, error) { return s.writeQuery(ctx, d.t, d.ret.source(fields, exprs), nil, sch, true) })
 		}
 		if err != nil {
@@ -453,7 +481,7 @@ func (s *Session) planRewrite(ctx context.Context, d *dmlTarget, tag string, tar
 	if dropMatched {
 		keep = " WHERE NOT __m." + rewriteMatch
 	}
-	query := castedSelect(fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m%s", rewriteMatch, src, keep), fields)
+	query := castedSelect(fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m%s", rewriteMatch, src, keep), t, fields)
 	matchedRows := fmt.Sprintf("SELECT * EXCLUDE (%s) FROM %s AS __m WHERE __m.%s", rewriteMatch, src, rewriteMatch)
 	// The key and range columns of the matching rows (rmw.go).
 	var keyFields []arrow.Field
@@ -674,6 +702,11 @@ func (s *Session) noteWrite() {
 // keyUpdateMessage begins the message of an assignment that would change
 // a row's primary-key or partition column.
 const keyUpdateMessage = "updating primary-key or partition column"
+
+// affectTwiceMessage ends the message of a statement that would write one
+// row twice (lakesoul_affect_once, duckfuncs.go); the statement's name
+// begins it, as in PostgreSQL.
+const affectTwiceMessage = "command cannot affect row a second time"
 
 // sameKey guards an assignment of e to key or partition column col of the
 // target (alias): the row keeps the value it has, and a different value

@@ -36,6 +36,15 @@ var engineErrorCodes = map[string]string{
 	"cannot call json":                                     sqlerr.InvalidParameterValue,
 	"key must not be null":                                 "22004",
 	keyUpdateMessage:                                       sqlerr.FeatureNotSupported,
+	"value too long for type":                              sqlerr.StringDataRightTruncation,
+	"ON CONFLICT DO UPDATE " + affectTwiceMessage:          sqlerr.CardinalityViolation,
+	"MERGE " + affectTwiceMessage:                          sqlerr.CardinalityViolation,
+}
+
+// engineErrorHints are PostgreSQL's hints to engine errors, by message.
+var engineErrorHints = map[string]string{
+	"ON CONFLICT DO UPDATE " + affectTwiceMessage: "Ensure that no rows proposed for insertion within the same command have duplicate constrained values.",
+	"MERGE " + affectTwiceMessage:                 "Ensure that not more than one source row matches any one target row.",
 }
 
 // engineError finds an engine error in a DuckDB message: its SQLSTATE and
@@ -351,7 +360,7 @@ func mapDuckDBError(err error) *sqlerr.Error {
 		if i := strings.IndexByte(m, '\n'); i >= 0 {
 			m = m[:i]
 		}
-		return &sqlerr.Error{Code: c, Message: m, Err: err}
+		return &sqlerr.Error{Code: c, Message: m, Hint: engineErrorHints[m], Err: err}
 	}
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]

@@ -38,7 +38,27 @@ import (
 // an update of the key (0A000, keyUpdateMessage): the statement may name
 // key columns in SET (ORMs set every column, and EXCLUDED.id in ON CONFLICT
 // is the key it matched), but a row cannot move to another key.
+//
+// lakesoul_affect_once(again, val, cmd) is val, or fails with PostgreSQL's
+// cardinality violation (21000, affectTwiceMessage) when again holds: the
+// row val is written to was already written by the same statement cmd
+// ("ON CONFLICT DO UPDATE", "MERGE"), which PostgreSQL refuses rather than
+// pick one of the writes.
+//
+// lakesoul_char_assign(v, n, typ, pad) is v assigned to typ(n), typ being
+// "character varying" or "character" (pad): a value longer than n
+// characters fails (22001) unless the characters beyond n are spaces,
+// which are cut; a character value loses its trailing spaces (char(n)
+// compares and keys without them; they are padding). v is evaluated once.
 var duckMacros = []string{
+	`CREATE MACRO lakesoul_char_assign(v, n, typ, pad) AS list_transform([v], lambda x:
+		CASE WHEN x IS NULL THEN NULL
+		WHEN length(x) > n AND length(rtrim(x, ' ')) > n THEN error('value too long for type ' || typ || '(' || n || ')')
+		WHEN pad THEN rtrim(x, ' ')
+		WHEN length(x) > n THEN left(x, n)
+		ELSE x END)[1]`,
+	`CREATE MACRO lakesoul_affect_once(again, val, cmd) AS
+		CASE WHEN again THEN error(cmd || ' ` + affectTwiceMessage + `') ELSE val END`,
 	`CREATE MACRO lakesoul_same_key(new, old, col) AS
 		CASE WHEN new IS NOT DISTINCT FROM old THEN old
 		ELSE error('` + keyUpdateMessage + ` "' || col || '" is not supported') END`,

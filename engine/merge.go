@@ -12,6 +12,10 @@ import (
 	"github.com/lakesoul-go/lakesoul/writer"
 )
 
+// frameDefaults is PostgreSQL's FRAMEOPTION_DEFAULTS: a window without a
+// frame clause (RANGE UNBOUNDED PRECEDING to CURRENT ROW).
+const frameDefaults = 0x00002 | 0x00020 | 0x00400
+
 // planMerge plans MERGE INTO a primary-key table without rewriting files.
 //
 // The source is left-joined to the target's current rows; for each source row
@@ -20,7 +24,9 @@ import (
 // writes the new row, DELETE (CDC tables only) writes the old row as a
 // delete marker, DO NOTHING writes nothing. All rows go to the table in one
 // MergeCommit, so a MERGE is atomic. A target row is "matched" when its key
-// is present (keys of stored rows are never NULL).
+// is present (keys of stored rows are never NULL). A target row that two
+// source rows would UPDATE or DELETE fails the statement (21000), as in
+// PostgreSQL, whichever order the rows come in.
 func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOIDs []uint32) (pgwire.Statement, error) {
 	if n.WithClause != nil {
 		return nil, sqlerr.Unsupported("MERGE with WITH", "MERGE INTO t USING source ON … WHEN …")
@@ -48,6 +54,9 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 	type clause struct {
 		guard *pg_query.Node
 		vals  map[string]*pg_query.Node // column → value; nil map = DO NOTHING
+		// modifies: the action changes the matched target row (UPDATE,
+		// DELETE), which one MERGE may do once per row.
+		modifies bool
 	}
 	var clauses []clause
 	keyCols := slices.Concat(t.RangeCols, t.PKCols)
@@ -66,6 +75,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 		switch w.CommandType {
 		case pg_query.CmdType_CMD_NOTHING:
 		case pg_query.CmdType_CMD_UPDATE:
+			c.modifies = true
 			c.vals = map[string]*pg_query.Node{}
 			for _, f := range t.Schema.Fields() {
 				c.vals[f.Name] = colRef(d.alias, f.Name)
@@ -116,6 +126,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				return nil, sqlerr.Unsupported("MERGE … DELETE on a table without a CDC column",
 					"DELETE … WHERE, or a CDC table (WITH (cdc_column = …)) whose deletes are markers")
 			}
+			c.modifies = true
 			c.vals = map[string]*pg_query.Node{}
 			for _, f := range t.Schema.Fields() {
 				c.vals[f.Name] = colRef(d.alias, f.Name)
@@ -142,16 +153,33 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 	boolConst := func(b bool) *pg_query.Node {
 		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: b}}}}}
 	}
+	// PostgreSQL's 21000: a target row that the actions of two source rows
+	// would change (the rows are numbered per matched target row: its key).
+	modifies := caseOf(func(c clause) *pg_query.Node { return boolConst(c.modifies) }, boolConst(false))
+	var targetKey []*pg_query.Node
+	for _, k := range keyCols {
+		targetKey = append(targetKey, colRef(d.alias, k))
+	}
+	changes := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("sum")},
+		[]*pg_query.Node{caseWhen(modifies, pg_query.MakeAConstIntNode(1, -1), pg_query.MakeAConstIntNode(0, -1))}, -1)
+	changes.GetFuncCall().Over = &pg_query.WindowDef{PartitionClause: targetKey, FrameOptions: frameDefaults, Location: -1}
+	again := pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{modifies,
+		pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(">")},
+			changes, pg_query.MakeAConstIntNode(1, -1), -1)}, -1)
 	var targets []*pg_query.Node
 	var fields []arrow.Field
-	for _, f := range t.Schema.Fields() {
+	for i, f := range t.Schema.Fields() {
 		name := f.Name
-		targets = append(targets, resTarget(name, caseOf(func(c clause) *pg_query.Node {
+		val := caseOf(func(c clause) *pg_query.Node {
 			if v := c.vals[name]; v != nil {
 				return v
 			}
 			return null
-		}, null)))
+		}, null)
+		if i == 0 {
+			val = makeCall("lakesoul_affect_once", again, val, pg_query.MakeAConstStrNode("MERGE", -1))
+		}
+		targets = append(targets, resTarget(name, val))
 		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
 	}
 	where := caseOf(func(c clause) *pg_query.Node { return boolConst(c.vals != nil) }, boolConst(false))

@@ -158,7 +158,8 @@ func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string
 			" AS "+quoteIdent(f.Name))
 		cols = append(cols, f.Name)
 	}
-	where := ""
+	// A proposal affects its row when it inserts it or its WHERE holds.
+	affected := "true"
 	if oc.WhereClause != nil {
 		rewriteConflictRefs(oc.WhereClause, t, alias, target)
 		duckJSONCasts(oc.WhereClause)
@@ -166,9 +167,37 @@ func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string
 		if err != nil {
 			return "", nil, err
 		}
-		where = fmt.Sprintf(" WHERE __old.__exists IS NULL OR (%s) IS TRUE", w)
+		affected = fmt.Sprintf("(__old.__exists IS NULL OR (%s) IS TRUE)", w)
 	}
-	q := fmt.Sprintf("SELECT %s FROM (%s) AS __new LEFT JOIN (SELECT *, true AS __exists FROM %s) AS __old ON %s%s",
-		strings.Join(exprs, ", "), inserted, scan, strings.Join(on, " AND "), where)
+	inserted, again := numberProposals(t, inserted, written)
+	q := fmt.Sprintf("SELECT %s FROM (%s) AS __new LEFT JOIN (SELECT *, true AS __exists FROM %s) AS __old ON %s"+
+		" WHERE lakesoul_affect_once(%s AND %s, %s, 'ON CONFLICT DO UPDATE')",
+		strings.Join(exprs, ", "), inserted, scan, strings.Join(on, " AND "), affected, again, affected)
 	return q, cols, nil
+}
+
+// numberProposals numbers the rows an INSERT … ON CONFLICT DO UPDATE
+// proposes (the query inserted, yielding the columns written) within their
+// key, in the order the statement lists them, and gives the condition under
+// which a proposal's row is proposed again later in the statement. That is
+// PostgreSQL's 21000: a proposal that inserted or updated its row, followed
+// by another for the same key, would affect the row a second time. A
+// proposal without a complete key affects no row (it fails as a NULL key).
+func numberProposals(t *catalog.Table, inserted string, written []string) (numbered, again string) {
+	var keys, complete []string
+	for _, k := range slices.Concat(t.RangeCols, t.PKCols) {
+		if !slices.Contains(written, k) {
+			return inserted, "false" // a key column left NULL: no row is affected
+		}
+		keys = append(keys, quoteIdent(k))
+	}
+	for _, k := range t.PKCols {
+		complete = append(complete, "__new."+quoteIdent(k)+" IS NOT NULL")
+	}
+	part := strings.Join(keys, ", ")
+	numbered = fmt.Sprintf("SELECT *, count(*) OVER (PARTITION BY %s) AS __proposals,"+
+		" row_number() OVER (PARTITION BY %s ORDER BY __listed) AS __proposal"+
+		" FROM (SELECT *, row_number() OVER () AS __listed FROM (%s) AS __in) AS __in", part, part, inserted)
+	again = fmt.Sprintf("(%s AND __new.__proposal < __new.__proposals)", strings.Join(complete, " AND "))
+	return numbered, again
 }

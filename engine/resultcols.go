@@ -157,14 +157,26 @@ func duckTypeSQL(ti duckdb.TypeInfo) (string, bool) {
 // lakeWriteCast is the DuckDB expression writing expr into lake column f:
 // a cast to the column's type, through uuid or json for columns declared
 // so (PostgreSQL refuses text that is no uuid or json; a uuid is stored in
-// its canonical spelling, a jsonb value in jsonb's canonical text).
+// its canonical spelling, a jsonb value in jsonb's canonical text), and
+// through PostgreSQL's assignment to varchar(n) and char(n)
+// (lakesoul_char_assign: 22001 for a longer value unless the excess is
+// spaces; a char(n) value is stored without trailing spaces, which char(n)
+// does not tell apart). Every SQL write path casts its values here.
 func lakeWriteCast(expr string, f arrow.Field) string {
 	if dims := schema.VectorDims(f); dims > 0 {
 		return vectorWriteCast(expr, dims)
 	}
-	oid, _ := schema.PGTypeOf(f)
+	oid, mod := schema.PGTypeOf(f)
 	if _, text := f.Type.(*arrow.StringType); text {
 		switch oid {
+		case schema.OIDVarchar, schema.OIDBPChar:
+			if mod >= 4 {
+				return fmt.Sprintf("lakesoul_char_assign(CAST(%s AS VARCHAR), %d, '%s', %t)",
+					expr, mod-4, pgTypeName(f), oid == schema.OIDBPChar)
+			}
+			if oid == schema.OIDBPChar { // bpchar without a length
+				return "rtrim(CAST(" + expr + " AS VARCHAR), ' ')"
+			}
 		case schema.OIDUUID:
 			return "CAST(CAST(" + expr + " AS UUID) AS VARCHAR)"
 		case schema.OIDJSON:

@@ -21,11 +21,10 @@ import (
 // trailing spaces into text, varchar(n), char(n) and uuid keys — each
 // statement must leave the same rows (or fail with the same SQLSTATE) on
 // both, so a probe that pruned a conflicting row away shows as a second
-// row or a lost update. Left out, as they differ from PostgreSQL with or
-// without the probe: 'k ' into char(n) keys (trailing-space semantics),
-// 'k   ' into varchar(2) (PostgreSQL cuts the spaces beyond the length)
-// and 'kkk' (22001 there), VALUES mixing integers and strings (0A000),
-// and one statement updating a row twice (no 21000).
+// row or a lost update. Left out, as it differs from PostgreSQL with or
+// without the probe: VALUES mixing integers and strings (0A000). One
+// statement updating a row twice is TestAffectRowTwice's, trailing spaces
+// and lengths of varchar(n) and char(n) TestCharAssignment's.
 func TestUpsertKeyProbe(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
