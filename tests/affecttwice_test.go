@@ -26,15 +26,7 @@ func TestAffectRowTwice(t *testing.T) {
 	srv := sharedServer(t)
 	ctx := testCtx(t)
 	lake := srv.connect(t)
-	cat := srv.catalogConn(t)
-	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS twice_ref", "CREATE DATABASE twice_ref")
-	cfg := cat.Config().Copy()
-	cfg.Database = "twice_ref"
-	ref, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close(context.Background())
+	ref := srv.referenceDB(t, "twice_ref")
 	mustExec(t, ctx, ref, "CREATE SCHEMA twice")
 	mustExec(t, ctx, lake, "CREATE SCHEMA twice")
 

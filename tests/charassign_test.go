@@ -22,15 +22,7 @@ func TestCharAssignment(t *testing.T) {
 	srv := sharedServer(t)
 	ctx := testCtx(t)
 	lake := srv.connect(t)
-	cat := srv.catalogConn(t)
-	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS charasg_ref", "CREATE DATABASE charasg_ref")
-	cfg := cat.Config().Copy()
-	cfg.Database = "charasg_ref"
-	ref, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close(context.Background())
+	ref := srv.referenceDB(t, "charasg_ref")
 	mustExec(t, ctx, ref, "CREATE SCHEMA charasg")
 	mustExec(t, ctx, lake, "CREATE SCHEMA charasg")
 

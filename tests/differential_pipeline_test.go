@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,15 +38,7 @@ func TestDifferentialPipelines(t *testing.T) {
 	srv := sharedServer(t)
 	ctx := testCtx(t)
 	lake := srv.connect(t)
-	cat := srv.catalogConn(t)
-	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS pipref", "CREATE DATABASE pipref")
-	cfg := cat.Config().Copy()
-	cfg.Database = "pipref"
-	ref, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close(context.Background())
+	ref := srv.referenceDB(t, "pipref")
 	for _, c := range []*pgx.Conn{lake, ref} {
 		mustExec(t, ctx, c, "CREATE SCHEMA pl")
 	}

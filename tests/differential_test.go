@@ -511,15 +511,7 @@ func TestDifferential(t *testing.T) {
 	lake := srv.connect(t)
 
 	// The reference: a scratch database on the catalog cluster.
-	cat := srv.catalogConn(t)
-	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS diffref", "CREATE DATABASE diffref")
-	cfg := cat.Config().Copy()
-	cfg.Database = "diffref"
-	ref, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close(context.Background())
+	ref := srv.referenceDB(t, "diffref")
 	mustExec(t, ctx, ref, "CREATE SCHEMA diff", "SET TimeZone = 'UTC'")
 	mustExec(t, ctx, lake, "CREATE SCHEMA diff")
 	for _, q := range diffSetup {

@@ -23,15 +23,7 @@ func TestNumericResultsEveryProtocol(t *testing.T) {
 	s, addr := flightServerT(t)
 	ctx := testCtx(t)
 	lake := s.connect(t)
-	cat := s.catalogConn(t)
-	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS numref", "CREATE DATABASE numref")
-	cfg := cat.Config().Copy()
-	cfg.Database = "numref"
-	ref, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close(context.Background())
+	ref := s.referenceDB(t, "numref")
 	setup := []string{
 		"CREATE SCHEMA nr",
 		"CREATE TABLE nr.t (id int, k int, x numeric(15,2), q bigint, PRIMARY KEY (id))",

@@ -418,6 +418,25 @@ func (s *server) catalogConnAs(t *testing.T, role string) *pgx.Conn {
 	return c
 }
 
+// referenceDB creates database name afresh on the catalog's PostgreSQL
+// cluster and connects to it: the reference for tests that run the same
+// text on lakesoul and on PostgreSQL itself. The connection closes with the
+// test.
+func (s *server) referenceDB(t *testing.T, name string) *pgx.Conn {
+	t.Helper()
+	ctx := testCtx(t)
+	cat := s.catalogConn(t)
+	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS "+name, "CREATE DATABASE "+name)
+	cfg := cat.Config().Copy()
+	cfg.Database = name
+	ref, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("connect to the reference database %s: %v", name, err)
+	}
+	t.Cleanup(func() { ref.Close(context.Background()) })
+	return ref
+}
+
 // pgCode is the SQLSTATE of err, or "" when err carries none.
 func pgCode(err error) string {
 	var pe *pgconn.PgError

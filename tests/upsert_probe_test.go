@@ -30,15 +30,7 @@ func TestUpsertKeyProbe(t *testing.T) {
 	srv := sharedServer(t)
 	ctx := testCtx(t)
 	lake := srv.connect(t)
-	cat := srv.catalogConn(t)
-	mustExec(t, ctx, cat, "DROP DATABASE IF EXISTS probe_ref", "CREATE DATABASE probe_ref")
-	cfg := cat.Config().Copy()
-	cfg.Database = "probe_ref"
-	ref, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close(context.Background())
+	ref := srv.referenceDB(t, "probe_ref")
 	mustExec(t, ctx, ref, "CREATE SCHEMA probe")
 	mustExec(t, ctx, lake, "CREATE SCHEMA probe")
 
