@@ -416,7 +416,9 @@ func seriesType(args []pgType) pgType {
 
 // scanRel types lakesoul_scan('<handle>'): its table's declared columns.
 func (ty *typer) scanRel(fc *pg_query.FuncCall) typeRel {
-	if len(fc.Args) != 1 {
+	if len(fc.Args) != 1 || ty.s == nil {
+		// Typed without a session (a statement without lake tables): no
+		// handle is the session's, and the gate refuses the call.
 		return typeRel{}
 	}
 	handle, ok := stringValue(fc.Args[0])

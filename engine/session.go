@@ -216,6 +216,11 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 	if err != nil {
 		return nil, s.fail(parseError(err))
 	}
+	for _, raw := range tree.Stmts {
+		if err := s.refuseInternalCalls(raw.Stmt); err != nil { // duckgate.go
+			return nil, s.fail(err)
+		}
+	}
 	if len(tree.Stmts) > 1 {
 		// The statements of a simple query are planned when they run:
 		// after the earlier ones took effect (CREATE TABLE t; INSERT INTO
