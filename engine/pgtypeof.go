@@ -8,10 +8,12 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
-// pg_typeof of a lake table's column is the column's PostgreSQL type, as
-// format_type names it (text[], character varying[], bigint), not DuckDB's
-// name for the type DuckDB reads it as (varchar[]): the call becomes that
-// name. Other arguments keep DuckDB's answer.
+// pg_typeof of an expression the typer types is the PostgreSQL type it
+// infers (the type the result columns are described with), as format_type
+// names it (text[], character varying[], double precision, numeric), not
+// DuckDB's name for the type DuckDB computes it in (varchar[], double,
+// decimal(18,2)): the call becomes that name. An expression the typer
+// cannot type keeps DuckDB's answer.
 
 // loadTypeNames reads format_type's name of every type of pg_catalog from
 // the catalog.
@@ -33,15 +35,25 @@ func loadTypeNames(ctx context.Context, pool *pgxpool.Pool) (map[uint32]string, 
 	return names, rows.Err()
 }
 
-// pgTypeof replaces pg_typeof(col) of a lake column whose type the typer
-// took from the table's schema by the type's name.
+// pgTypeof replaces pg_typeof(expr) by the name of the type the typer
+// inferred for expr.
 func (rw *pgRewriter) pgTypeof(n *pg_query.Node, fc *pg_query.FuncCall) {
-	if fc.Args[0].GetColumnRef() == nil {
-		return
-	}
-	name, ok := rw.s.e.typeNames[rw.ti.typeAt(fc.Args[0]).oid]
+	arg := fc.Args[0]
+	name, ok := rw.s.e.typeNames[rw.ti.typeAt(arg).oid]
 	if !ok {
 		return
 	}
-	n.Node = pg_query.MakeAConstStrNode(name, fc.Location).Node
+	if arg.GetColumnRef() != nil {
+		n.Node = pg_query.MakeAConstStrNode(name, fc.Location).Node
+		return
+	}
+	// The argument is still evaluated, as PostgreSQL evaluates it: an
+	// aggregate in it keeps the query an aggregate (one row), and its
+	// errors stay errors.
+	isNull := &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+		Arg: arg, Nulltesttype: pg_query.NullTestType_IS_NULL, Location: -1}}}
+	ce := pg_query.MakeCaseExprNode(nil, []*pg_query.Node{
+		pg_query.MakeCaseWhenNode(isNull, pg_query.MakeAConstStrNode(name, -1), -1)}, fc.Location)
+	ce.GetCaseExpr().Defresult = pg_query.MakeAConstStrNode(name, -1)
+	n.Node = ce.Node
 }

@@ -327,6 +327,12 @@ var diffCorpus = []string{
 	`SELECT pg_typeof(doc)::text, pg_typeof(raw)::text, pg_typeof(uid)::text, pg_typeof(ts)::text, pg_typeof(code)::text
 		FROM diff.docs WHERE id = 1`,
 	`SELECT pg_typeof(salary)::text, pg_typeof(hired)::text, pg_typeof(updated)::text, pg_typeof(rating)::text FROM diff.emp WHERE id = 1`,
+	// pg_typeof of expressions over lake columns: PostgreSQL's type names.
+	`SELECT pg_typeof(salary * 2)::text, pg_typeof(salary / 3)::text, pg_typeof(rating * 2)::text, pg_typeof(name || 'x')::text,
+		pg_typeof(id / 2)::text, pg_typeof(id + 1.5)::text, pg_typeof(hired + 1)::text, pg_typeof(upper(dept))::text,
+		pg_typeof(salary > 1)::text, pg_typeof(coalesce(rating, 0))::text FROM diff.emp WHERE id = 1`,
+	`SELECT pg_typeof(avg(salary))::text, pg_typeof(sum(salary))::text, pg_typeof(sum(id))::text, pg_typeof(count(*))::text,
+		pg_typeof(avg(id))::text, pg_typeof(max(name))::text, pg_typeof(avg(rating))::text FROM diff.emp`,
 	// Issue 35 item 8: catalog facts.
 	`SELECT table_name, column_name, data_type, udt_name, is_nullable, is_identity, identity_generation
 		FROM information_schema.columns WHERE table_schema = 'diff' AND table_name IN ('gen', 'arr', 'arrv')
