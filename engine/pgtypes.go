@@ -122,6 +122,9 @@ type typeInfo struct {
 	of map[*pg_query.Node]pgType
 	// output are the top-level result columns, when they could be told.
 	output []namedType
+	// rowScale: some expression is numeric of per-value display scale
+	// (numericresult.go has columns to render).
+	rowScale bool
 }
 
 // typeAt returns the type of an expression node (unknown if never seen).
@@ -550,6 +553,7 @@ func (ty *typer) expr(n *pg_query.Node, sc *typeScope) pgType {
 	}
 	t := ty.exprUncached(n, sc)
 	ty.info.of[n] = t
+	ty.info.rowScale = ty.info.rowScale || t.rowScale
 	return t
 }
 
