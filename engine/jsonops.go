@@ -55,10 +55,6 @@ func noOperator(op string, l, r pgType) error {
 		Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
 }
 
-// comparisonOperators are the btree operators: on jsonb they compare in
-// jsonb's order (pgjson.SortKey).
-var comparisonOperators = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
-
 // jsonbCompared reports whether a comparison of operands of types l and r
 // is jsonb's: both jsonb, or one jsonb and the other an untyped literal.
 func jsonbCompared(l, r pgType) bool {
@@ -115,7 +111,7 @@ func (rw *pgRewriter) jsonOperator(n *pg_query.Node, a *pg_query.A_Expr) error {
 	}
 	op := operatorName(a)
 	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
-	if jsonbCompared(l, r) && comparisonOperators[op] {
+	if jsonbCompared(l, r) && comparisons[op] { // btree operators: jsonb's order (pgjson.SortKey)
 		a.Lexpr, a.Rexpr = jsonbKey(a.Lexpr), jsonbKey(a.Rexpr)
 		return nil
 	}
