@@ -23,9 +23,10 @@ import (
 
 // Limits of PostgreSQL's numeric (numeric.c).
 const (
-	minSigDigits    = 16   // NUMERIC_MIN_SIG_DIGITS
-	maxDisplayScale = 1000 // NUMERIC_MAX_DISPLAY_SCALE
-	decDigits       = 4    // DEC_DIGITS: decimal digits per base-10000 digit
+	minSigDigits    = 16     // NUMERIC_MIN_SIG_DIGITS
+	maxDisplayScale = 1000   // NUMERIC_MAX_DISPLAY_SCALE
+	maxDScale       = 0x3FFF // NUMERIC_DSCALE_MAX: the most a stored value has
+	decDigits       = 4      // DEC_DIGITS: decimal digits per base-10000 digit
 )
 
 // ErrDivisionByZero is a division by zero (SQLSTATE 22012).
@@ -103,9 +104,14 @@ func Sub(a, b Value) Value {
 	return Value{Unscaled: new(big.Int).Sub(a.rescaled(s), b.rescaled(s)), Scale: s}
 }
 
-// Mul is a × b.
+// Mul is a × b: exact, rounded only past the largest scale a numeric
+// stores (numeric_mul).
 func Mul(a, b Value) Value {
-	return Value{Unscaled: new(big.Int).Mul(a.Unscaled, b.Unscaled), Scale: min(a.Scale+b.Scale, maxDisplayScale)}
+	v := Value{Unscaled: new(big.Int).Mul(a.Unscaled, b.Unscaled), Scale: a.Scale + b.Scale}
+	if v.Scale > maxDScale {
+		return roundTo(v, maxDScale)
+	}
+	return v
 }
 
 // Div is a / b at PostgreSQL's result scale (DivScale), rounded half away
