@@ -109,7 +109,7 @@ func Sub(a, b Value) Value {
 func Mul(a, b Value) Value {
 	v := Value{Unscaled: new(big.Int).Mul(a.Unscaled, b.Unscaled), Scale: a.Scale + b.Scale}
 	if v.Scale > maxDScale {
-		return roundTo(v, maxDScale)
+		return Round(v, maxDScale)
 	}
 	return v
 }
@@ -209,7 +209,7 @@ func Variance(sumX, sumX2 Value, n int64, sample, sqrt bool) (v Value, ok bool) 
 	rscale := sumX.Scale * 2
 	sq := Mul(sumX, sumX)
 	nx2 := Mul(vN, sumX2)
-	nx2 = roundTo(nx2, rscale)
+	nx2 = Round(nx2, rscale)
 	num := Sub(nx2, sq)
 	if num.Unscaled.Sign() <= 0 {
 		return Value{Unscaled: new(big.Int), Scale: 0}, true
@@ -227,10 +227,7 @@ func Variance(sumX, sumX2 Value, n int64, sample, sqrt bool) (v Value, ok bool) 
 
 // Round is v at scale s ≥ 0: rounded half away from zero, or with zeros
 // appended.
-func Round(v Value, s int) Value { return roundTo(v, s) }
-
-// roundTo is v rounded half away from zero to scale s.
-func roundTo(v Value, s int) Value {
+func Round(v Value, s int) Value {
 	if s >= v.Scale {
 		return Value{Unscaled: v.rescaled(s), Scale: s}
 	}
