@@ -112,6 +112,11 @@ func (s *Session) planAlterTable(ctx context.Context, n *pg_query.AlterTableStmt
 		}
 		return s.cat.AlterTable(ctx, &nt)
 	})
+	if !slices.ContainsFunc(n.Cmds, func(c *pg_query.Node) bool {
+		return c.GetAlterTableCmd().GetSubtype() == pg_query.AlterTableType_AT_AddColumn
+	}) {
+		return ddl, nil // re-adds no column: the table is read once, by the DDL
+	}
 	return &funcStmt{tag: "ALTER TABLE", run: func(ctx context.Context, args []any) (string, [][]any, error) {
 		t, err := s.alterTarget(ctx, n)
 		if err != nil || t == nil || len(readdedColumns(t, n)) == 0 {

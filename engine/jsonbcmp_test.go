@@ -21,6 +21,8 @@ func TestJSONBComparesAsJSONB(t *testing.T) {
 		`SELECT id FROM jb WHERE j >= '[1, "x"]' ORDER BY id`:                            {"1", "2", "3", "5"},
 		`SELECT id FROM jb ORDER BY j, id`:                                               {"5", "3", "2", "1", "4"},
 		`SELECT id FROM jb ORDER BY j DESC, id`:                                          {"4", "1", "2", "3", "5"},
+		`SELECT j, count(*) FROM jb GROUP BY 1 ORDER BY 1`:                               {"[1, \"x\"]|1", "{\"a\": 1}|1", "{\"a\": 3}|1", "{\"a\": 1, \"b\": 2}|1", "NULL|1"},
+		`SELECT id, j FROM jb ORDER BY 2, 1`:                                             {"5|[1, \"x\"]", "3|{\"a\": 1}", "2|{\"a\": 3}", "1|{\"a\": 1, \"b\": 2}", "4|NULL"},
 		`SELECT id FROM jb ORDER BY n DESC`:                                              {"2", "5", "4", "3", "1"},
 		`SELECT id FROM jb WHERE j IN ('{"a":1}'::jsonb, '{"b":2,"a":1.0}') ORDER BY id`: {"1", "3"},
 		`SELECT id FROM jb WHERE j NOT IN ('{"a":1}', '[1,"x"]') ORDER BY id`:            {"1", "2"},

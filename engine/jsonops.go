@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
@@ -55,10 +56,6 @@ func noOperator(op string, l, r pgType) error {
 		Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
 }
 
-// comparisonOperators are the btree operators: on jsonb they compare in
-// jsonb's order (pgjson.SortKey).
-var comparisonOperators = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
-
 // jsonbCompared reports whether a comparison of operands of types l and r
 // is jsonb's: both jsonb, or one jsonb and the other an untyped literal.
 func jsonbCompared(l, r pgType) bool {
@@ -89,19 +86,46 @@ func (rw *pgRewriter) jsonbIn(a *pg_query.A_Expr) {
 }
 
 // jsonbSort makes the sort keys of sel that are jsonb expressions sort in
-// jsonb's order. A SELECT DISTINCT or a set operation sorts by its output
-// columns, which it cannot do by a computed key; those keep DuckDB's order.
+// jsonb's order; a key naming a result column by position sorts by that
+// column's expression. A SELECT DISTINCT or a set operation sorts by its
+// output columns, which it cannot do by a computed key; those keep
+// DuckDB's order.
 func (rw *pgRewriter) jsonbSort(sel *pg_query.SelectStmt) {
 	if len(sel.DistinctClause) > 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
 		return
 	}
 	for _, sb := range sel.SortClause {
 		by := sb.GetSortBy()
-		if by == nil || by.Node == nil || by.Node.GetAConst() != nil || rw.ti.typeAt(by.Node).oid != schema.OIDJSONB {
+		if by == nil || by.Node == nil {
 			continue
 		}
-		by.Node = jsonbKey(by.Node)
+		key := by.Node
+		if by.Node.GetAConst() != nil {
+			if key = positionTarget(sel, by.Node); key == nil {
+				continue
+			}
+		}
+		if rw.ti.typeAt(key).oid != schema.OIDJSONB {
+			continue
+		}
+		by.Node = jsonbKey(proto.Clone(key).(*pg_query.Node))
 	}
+}
+
+// positionTarget is the expression of the result column of sel that n, an
+// ORDER BY position, names; nil for other constants and where a * before
+// it leaves the position unknown here.
+func positionTarget(sel *pg_query.SelectStmt, n *pg_query.Node) *pg_query.Node {
+	k, ok := intConst(n)
+	if !ok || k < 1 || int(k) > len(sel.TargetList) {
+		return nil
+	}
+	for _, t := range sel.TargetList[:k] {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && isStar(cr) {
+			return nil
+		}
+	}
+	return sel.TargetList[k-1].GetResTarget().GetVal()
 }
 
 // jsonOperator rewrites a json/jsonb operator expression n.
@@ -115,7 +139,7 @@ func (rw *pgRewriter) jsonOperator(n *pg_query.Node, a *pg_query.A_Expr) error {
 	}
 	op := operatorName(a)
 	l, r := rw.ti.typeAt(a.Lexpr), rw.ti.typeAt(a.Rexpr)
-	if jsonbCompared(l, r) && comparisonOperators[op] {
+	if jsonbCompared(l, r) && comparisons[op] { // btree operators: jsonb's order (pgjson.SortKey)
 		a.Lexpr, a.Rexpr = jsonbKey(a.Lexpr), jsonbKey(a.Rexpr)
 		return nil
 	}

@@ -48,7 +48,7 @@ import (
 // through to its result (passThrough).
 func (rw *pgRewriter) numericResults(stmt *pg_query.Node) {
 	top := stmt.GetSelectStmt()
-	if top == nil {
+	if top == nil || !rw.ti.rowScale { // nothing to render: no walks
 		return
 	}
 	inner, ok := rw.passThrough(stmt, top)

@@ -122,6 +122,9 @@ type typeInfo struct {
 	of map[*pg_query.Node]pgType
 	// output are the top-level result columns, when they could be told.
 	output []namedType
+	// rowScale: some expression is numeric of per-value display scale
+	// (numericresult.go has columns to render).
+	rowScale bool
 }
 
 // typeAt returns the type of an expression node (unknown if never seen).
@@ -550,6 +553,7 @@ func (ty *typer) expr(n *pg_query.Node, sc *typeScope) pgType {
 	}
 	t := ty.exprUncached(n, sc)
 	ty.info.of[n] = t
+	ty.info.rowScale = ty.info.rowScale || t.rowScale
 	return t
 }
 
@@ -573,8 +577,7 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 				return typeOf(schema.OIDInt8)
 			}
 			if plain, ok, _ := plainNumericText(c.GetFval().Fval); ok {
-				_, frac, _ := strings.Cut(plain, ".")
-				return numericScaled(len(frac))
+				return digitsScaled(plain)
 			}
 			return typeOf(schema.OIDNumeric)
 		case c.GetBoolval() != nil:
@@ -603,12 +606,7 @@ func (ty *typer) exprUncached(n *pg_query.Node, sc *typeScope) pgType {
 				arg.typmod = -1
 				return arg
 			case arg.literal:
-				if sv := x.TypeCast.Arg.GetAConst().GetSval(); sv != nil {
-					if plain, ok, _ := plainNumeric(sv.Sval); ok {
-						_, frac, _ := strings.Cut(plain, ".")
-						return numericScaled(len(frac))
-					}
-				}
+				return literalNumeric(x.TypeCast.Arg)
 			}
 		}
 		return t
@@ -799,11 +797,17 @@ func (ty *typer) operator(a *pg_query.A_Expr, sc *typeScope) pgType {
 func literalNumeric(n *pg_query.Node) pgType {
 	if sv := n.GetAConst().GetSval(); sv != nil {
 		if plain, ok, _ := plainNumeric(sv.Sval); ok {
-			_, frac, _ := strings.Cut(plain, ".")
-			return numericScaled(len(frac))
+			return digitsScaled(plain)
 		}
 	}
 	return typeOf(schema.OIDNumeric)
+}
+
+// digitsScaled is numeric with the display scale of plain, a numeric's
+// plain spelling (plainNumeric): its digits after the point.
+func digitsScaled(plain string) pgType {
+	_, frac, _ := strings.Cut(plain, ".")
+	return numericScaled(len(frac))
 }
 
 // operatorName is an operator's name without its schema.

@@ -232,23 +232,23 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 		}
 		return out, nil
 	}
-	var out []pgwire.Statement
-	for _, raw := range tree.Stmts { // none or one
-		if s.failed && !isTxEnd(raw.Stmt) {
-			return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
-				"current transaction is aborted, commands ignored until end of transaction block")
-		}
-		cacheable := planCacheable(raw.Stmt) // before plan, which may rewrite the tree
-		st, err := s.plan(ctx, raw.Stmt, paramOIDs)
-		if err != nil {
-			return nil, s.fail(err)
-		}
-		if q, ok := st.(*duckQuery); ok && cacheable && !s.boundViews {
-			s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
-		}
-		return s.preparedStmt(ctx, text, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw.Stmt), renames: changesNames(raw.Stmt)}, gen)
+	if len(tree.Stmts) == 0 {
+		return nil, nil
 	}
-	return out, nil
+	raw := tree.Stmts[0].Stmt
+	if s.failed && !isTxEnd(raw) {
+		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
+			"current transaction is aborted, commands ignored until end of transaction block")
+	}
+	cacheable := planCacheable(raw) // before plan, which may rewrite the tree
+	st, err := s.plan(ctx, raw, paramOIDs)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	if q, ok := st.(*duckQuery); ok && cacheable && !s.boundViews {
+		s.plans.put(key, &cachedPlan{q: q, refs: s.bound})
+	}
+	return s.preparedStmt(ctx, text, &trackedStmt{Statement: st, s: s, writes: statementWrites(raw), renames: changesNames(raw)}, gen)
 }
 
 // preparedStmt makes t, planned from text at gen, plan itself again when

@@ -23,9 +23,10 @@ import (
 
 // Limits of PostgreSQL's numeric (numeric.c).
 const (
-	minSigDigits    = 16   // NUMERIC_MIN_SIG_DIGITS
-	maxDisplayScale = 1000 // NUMERIC_MAX_DISPLAY_SCALE
-	decDigits       = 4    // DEC_DIGITS: decimal digits per base-10000 digit
+	minSigDigits    = 16     // NUMERIC_MIN_SIG_DIGITS
+	maxDisplayScale = 1000   // NUMERIC_MAX_DISPLAY_SCALE
+	maxDScale       = 0x3FFF // NUMERIC_DSCALE_MAX: the most a stored value has
+	decDigits       = 4      // DEC_DIGITS: decimal digits per base-10000 digit
 )
 
 // ErrDivisionByZero is a division by zero (SQLSTATE 22012).
@@ -103,9 +104,14 @@ func Sub(a, b Value) Value {
 	return Value{Unscaled: new(big.Int).Sub(a.rescaled(s), b.rescaled(s)), Scale: s}
 }
 
-// Mul is a × b.
+// Mul is a × b: exact, rounded only past the largest scale a numeric
+// stores (numeric_mul).
 func Mul(a, b Value) Value {
-	return Value{Unscaled: new(big.Int).Mul(a.Unscaled, b.Unscaled), Scale: min(a.Scale+b.Scale, maxDisplayScale)}
+	v := Value{Unscaled: new(big.Int).Mul(a.Unscaled, b.Unscaled), Scale: a.Scale + b.Scale}
+	if v.Scale > maxDScale {
+		return Round(v, maxDScale)
+	}
+	return v
 }
 
 // Div is a / b at PostgreSQL's result scale (DivScale), rounded half away
@@ -203,7 +209,7 @@ func Variance(sumX, sumX2 Value, n int64, sample, sqrt bool) (v Value, ok bool) 
 	rscale := sumX.Scale * 2
 	sq := Mul(sumX, sumX)
 	nx2 := Mul(vN, sumX2)
-	nx2 = roundTo(nx2, rscale)
+	nx2 = Round(nx2, rscale)
 	num := Sub(nx2, sq)
 	if num.Unscaled.Sign() <= 0 {
 		return Value{Unscaled: new(big.Int), Scale: 0}, true
@@ -221,10 +227,7 @@ func Variance(sumX, sumX2 Value, n int64, sample, sqrt bool) (v Value, ok bool) 
 
 // Round is v at scale s ≥ 0: rounded half away from zero, or with zeros
 // appended.
-func Round(v Value, s int) Value { return roundTo(v, s) }
-
-// roundTo is v rounded half away from zero to scale s.
-func roundTo(v Value, s int) Value {
+func Round(v Value, s int) Value {
 	if s >= v.Scale {
 		return Value{Unscaled: v.rescaled(s), Scale: s}
 	}

@@ -16,11 +16,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // operands span signs, zero, scales 0–6, magnitudes from 10⁻⁹ to 10¹⁵
 // and first base-10000 digits below, equal to and above each other's
-// (the cases select_div_scale distinguishes).
+// (the cases select_div_scale distinguishes), and one of scale 600,
+// whose square's scale is beyond the 1000 that caps a division's.
 var operands = []string{
 	"0", "0.00", "1", "-1", "2", "3", "7", "10", "-10", "1.5", "1.50", "2.50", "9999", "10000", "10001", "12345.678",
 	"0.5", "0.05", "0.0001", "0.00005", "-0.000123", "0.000000001", "123456789012345", "99999999.99", "24.17",
-	"1478493", "37734107.00", "3.333333", "-42.000100", "5000.5", "0.9999",
+	"1478493", "37734107.00", "3.333333", "-42.000100", "5000.5", "0.9999", "0." + strings.Repeat("0", 599) + "7",
 }
 
 // TestArithmeticMatchesPostgreSQL computes every operator over every pair
