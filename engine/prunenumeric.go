@@ -3,7 +3,6 @@ package engine
 import (
 	"math"
 	"math/big"
-	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -27,40 +26,14 @@ import (
 // (exactFor), so these bounds only ever remove rows no comparison keeps.
 
 // numericText reads PostgreSQL numeric input without special values
-// (NaN, Infinity): surrounding spaces, a sign, digits with an optional
-// point, an optional exponent. false for anything else.
+// (NaN, Infinity) as the rewriter does (plainNumericText). false for
+// anything else.
 func numericText(s string) (*big.Rat, bool) {
-	s = strings.Trim(s, " \t\n\r\f\v")
-	mant, exp := s, ""
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mant, exp = s[:i], s[i+1:]
-	}
-	body := strings.TrimLeft(mant, "+-")
-	if len(mant)-len(body) > 1 || body == "" || body == "." {
+	plain, ok, err := plainNumericText(s)
+	if !ok || err != nil {
 		return nil, false
 	}
-	dots := 0
-	for _, r := range body {
-		switch {
-		case r == '.':
-			dots++
-		case r < '0' || r > '9':
-			return nil, false
-		}
-	}
-	if dots > 1 {
-		return nil, false
-	}
-	if exp != "" {
-		e := strings.TrimLeft(exp, "+-")
-		if len(exp)-len(e) > 1 || e == "" || len(e) > 4 || strings.Trim(e, "0123456789") != "" {
-			return nil, false
-		}
-	} else if strings.ContainsAny(s, "eE") {
-		return nil, false
-	}
-	r, ok := new(big.Rat).SetString(s)
-	return r, ok
+	return new(big.Rat).SetString(plain)
 }
 
 // numericLiteral is a numeric-typed constant: a literal with a point or an

@@ -27,7 +27,9 @@ import (
 // before it started, on this server or any other. A statement never joins
 // a query already sent. The shared query runs on its own goroutine, so a
 // statement cancelled while it waits returns at once and the others keep
-// their query.
+// their query; when the last of its statements has left, the query is
+// cancelled (sent) or dropped (not yet sent), as a statement's own query
+// would be.
 
 // snapFlights are the coalesced queries in flight, by key; safe for
 // concurrent use.
@@ -44,13 +46,16 @@ type snapKey struct {
 }
 
 // snapFlight is one shared query: its statements wait on done, then read
-// out and err.
+// out and err. waiters is how many statements wait (under snapFlights.mu);
+// cancel cancels ctx.
 type snapFlight struct {
-	list func(ctx context.Context) ([]catalog.PartitionFiles, error)
-	ctx  context.Context
-	done chan struct{}
-	out  []catalog.PartitionFiles
-	err  error
+	list    func(ctx context.Context) ([]catalog.PartitionFiles, error)
+	ctx     context.Context
+	cancel  context.CancelFunc
+	waiters int
+	done    chan struct{}
+	out     []catalog.PartitionFiles
+	err     error
 }
 
 // testHookSnapshotFlight, when set, runs in a shared query's goroutine
@@ -65,7 +70,8 @@ var (
 // do returns the answer of a query for key sent after do was called: a
 // new one when none is running, else the one that will be sent when the
 // running one ends. list is the query; the first statement of a flight
-// supplies it, run with its context's values but not its cancellation.
+// supplies it, run with its context's values; it is cancelled when every
+// statement waiting on it has been.
 func (fs *snapFlights) do(ctx context.Context, key string, list func(ctx context.Context) ([]catalog.PartitionFiles, error)) ([]catalog.PartitionFiles, error) {
 	fs.mu.Lock()
 	if fs.m == nil {
@@ -79,7 +85,8 @@ func (fs *snapFlights) do(ctx context.Context, key string, list func(ctx context
 	queued := k.running
 	f := k.next
 	if f == nil {
-		f = &snapFlight{list: list, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+		f = &snapFlight{list: list, done: make(chan struct{})}
+		f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		if queued {
 			k.next = f
 		} else {
@@ -87,6 +94,7 @@ func (fs *snapFlights) do(ctx context.Context, key string, list func(ctx context
 			fs.start(key, k, f)
 		}
 	}
+	f.waiters++
 	fs.mu.Unlock()
 	if queued && testHookSnapshotJoined != nil {
 		testHookSnapshotJoined(key)
@@ -100,8 +108,23 @@ func (fs *snapFlights) do(ctx context.Context, key string, list func(ctx context
 		// shared, as the snapshot cache shares them.
 		return slices.Clone(f.out), nil
 	case <-ctx.Done():
+		fs.leave(k, f)
 		return nil, ctx.Err()
 	}
+}
+
+// leave takes a cancelled statement off f, a flight of k: the last one to
+// leave drops f when it has not been sent, else cancels its query.
+func (fs *snapFlights) leave(k *snapKey, f *snapFlight) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f.waiters--; f.waiters > 0 {
+		return
+	}
+	if k.next == f {
+		k.next = nil
+	}
+	f.cancel()
 }
 
 // start runs f's query on a goroutine; when it ends, the key's next flight
@@ -109,6 +132,7 @@ func (fs *snapFlights) do(ctx context.Context, key string, list func(ctx context
 func (fs *snapFlights) start(key string, k *snapKey, f *snapFlight) {
 	safego.Go(func() {
 		f.out, f.err = f.run()
+		f.cancel()
 		if testHookSnapshotFlight != nil {
 			testHookSnapshotFlight(key)
 		}

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
@@ -167,5 +170,90 @@ func TestSnapshotQueryNotJoinedLate(t *testing.T) {
 	}
 	if err := <-second; err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSnapshotFlightCancelledWhenLeft: a shared snapshot query is
+// cancelled once every statement waiting on it has been (as each
+// statement's own query was), not while one still waits; a query queued
+// behind it whose statements all left is never sent.
+func TestSnapshotFlightCancelledWhenLeft(t *testing.T) {
+	var fs snapFlights
+	var sent atomic.Int32
+	started, release := make(chan context.Context, 4), make(chan struct{})
+	list := func(ctx context.Context) ([]catalog.PartitionFiles, error) {
+		sent.Add(1)
+		started <- ctx
+		select {
+		case <-release:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	joined := make(chan struct{}, 4)
+	testHookSnapshotJoined = func(string) { joined <- struct{}{} }
+	defer func() { testHookSnapshotJoined = nil }()
+	wait := func(ctx context.Context, queued bool) chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := fs.do(ctx, "k", list)
+			errc <- err
+		}()
+		if queued {
+			<-joined
+		}
+		return errc
+	}
+
+	// a's query runs; b and c wait for the next one.
+	a := wait(context.Background(), false)
+	<-started
+	ctxB, cancelB := context.WithCancel(context.Background())
+	ctxC, cancelC := context.WithCancel(context.Background())
+	b, c := wait(ctxB, true), wait(ctxC, true)
+	release <- struct{}{}
+	if err := <-a; err != nil {
+		t.Fatal(err)
+	}
+	query := <-started // b's and c's
+	// d waits for the query after b's and c's.
+	ctxD, cancelD := context.WithCancel(context.Background())
+	d := wait(ctxD, true)
+
+	cancelB()
+	if err := <-b; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled statement: %v", err)
+	}
+	if query.Err() != nil {
+		t.Fatal("the shared query was cancelled while a statement still waits on it")
+	}
+	cancelD()
+	if err := <-d; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled statement: %v", err)
+	}
+	cancelC()
+	if err := <-c; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled statement: %v", err)
+	}
+	select {
+	case <-query.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shared query still runs after every statement waiting on it was cancelled")
+	}
+	// The key is forgotten once the query ends; d's query was never sent.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		fs.mu.Lock()
+		n := len(fs.m)
+		fs.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the key's state outlived its flights")
+		}
+	}
+	if n := sent.Load(); n != 2 {
+		t.Errorf("%d queries sent, want 2 (d left before its query was sent)", n)
 	}
 }

@@ -142,22 +142,11 @@ func (s *Scan) rowGroupCount(ctx context.Context, f catalog.DataFile) (int, erro
 	}
 	fo := &fileOpen{ctx: ctx, store: s.Store, f: f}
 	defer fo.close()
-	if s.Meta != nil {
-		fm, err := s.fileMeta(fo)
-		if err != nil {
-			return 0, err
-		}
-		return fm.md.NumRowGroups(), nil
-	}
-	obj, err := fo.open()
+	fm, err := s.footer(fo)
 	if err != nil {
 		return 0, err
 	}
-	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(s.Mem)))
-	if err != nil {
-		return 0, footerError(f.Path, obj, obj.Size(), err)
-	}
-	return pf.NumRowGroups(), nil
+	return fm.md.NumRowGroups(), nil
 }
 
 // footerError is the error of a footer that does not parse: the storage's
@@ -212,6 +201,12 @@ func (s *Scan) fileMeta(fo *fileOpen) (*fileMeta, error) {
 	if s.Meta == nil && s.keys == nil && s.index == nil && (!s.Table.HasPK() || s.mergeAlways) {
 		return nil, nil
 	}
+	return s.footer(fo)
+}
+
+// footer is fo's footer: from the scan's metadata cache, else parsed (and
+// added to the cache when the scan has one).
+func (s *Scan) footer(fo *fileOpen) (*fileMeta, error) {
 	size, err := fo.size()
 	if err != nil {
 		return nil, err

@@ -4,9 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 )
 
@@ -64,9 +61,10 @@ func (s *Scan) FileRows(ctx context.Context) (rows int64, exact bool, err error)
 		g.Start(func() {
 			defer func() { <-sem }()
 			defer c.fo.close()
-			n, err := s.footerRows(c.fo)
-			c.rows = n
-			if err != nil {
+			fm, err := s.footer(c.fo)
+			if err == nil {
+				c.rows = fm.md.NumRows
+			} else {
 				mu.Lock()
 				if ferr == nil {
 					ferr = err
@@ -109,32 +107,4 @@ func (s *Scan) cachedRows(fo *fileOpen) (int64, bool) {
 		return fm.md.NumRows, true
 	}
 	return 0, false
-}
-
-// footerRows is the row count in fo's footer: from Meta, where it is
-// added when missing, or parsed when the scan has no Meta.
-func (s *Scan) footerRows(fo *fileOpen) (int64, error) {
-	var k fileKey
-	if s.Meta != nil {
-		size, err := fo.size()
-		if err != nil {
-			return 0, err
-		}
-		k = fileKey{path: fo.f.Path, size: size}
-		if fm := s.Meta.get(k); fm != nil {
-			return fm.md.NumRows, nil
-		}
-	}
-	obj, err := fo.open()
-	if err != nil {
-		return 0, err
-	}
-	pf, err := file.NewParquetReader(obj, file.WithReadProps(parquet.NewReaderProperties(nil)))
-	if err != nil {
-		return 0, footerError(fo.f.Path, obj, obj.Size(), err)
-	}
-	if s.Meta != nil {
-		s.Meta.add(newFileMeta(k, pf.MetaData(), obj.Size()))
-	}
-	return pf.NumRows(), nil
 }
