@@ -68,13 +68,15 @@ func conflictKeyInput(t *catalog.Table, src *pg_query.Node, target []string) *pr
 }
 
 // storedAsCompared says whether VALUES item n of a key column of family
-// fam is stored as the value the pruning compares: an integer literal or a
-// parameter (bare, or either cast to an integer type) for integer columns,
-// a string literal or a parameter (bare, or either cast to text) for text columns,
-// a string literal that is integer input for integer columns. A fraction
-// (7.6 is stored in an integer column as 8 but compares equal to no
-// integer), a typed literal, arithmetic or a parameter declared of another
-// type are not.
+// fam is stored as the value the pruning compares: for integer columns an
+// integer literal or a string literal that is integer input, for text
+// columns a string literal, and for both a parameter, or either cast to a
+// type of the column's family (castFamilies). A fraction (7.6 is stored in
+// an integer column as 8 but compares equal to no integer), arithmetic, or
+// a cast to another type are not. A parameter's value is checked where it
+// is bound (argValue admits only integers and strings). Pruning arguments
+// do not carry assignment semantics; this is the gate that keeps the probe
+// to values for which comparison and assignment agree.
 func storedAsCompared(n *pg_query.Node, fam colFamily) bool {
 	if n.GetParamRef() != nil {
 		return true
@@ -83,16 +85,7 @@ func storedAsCompared(n *pg_query.Node, fam colFamily) bool {
 		if tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 {
 			return false
 		}
-		switch typeNameString(tc.TypeName) {
-		case "int2", "int4", "int8", "smallint", "integer", "int", "bigint":
-			if fam != famInt {
-				return false
-			}
-		case "text":
-			if fam != famText {
-				return false
-			}
-		default:
+		if castFamilies[typeNameString(tc.TypeName)] != fam { // prune.go
 			return false
 		}
 		// A parameter or a constant cast to the column's own type.
