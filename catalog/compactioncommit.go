@@ -3,8 +3,10 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // CompactionClaimLostCode is the SQLSTATE lakesoul.compaction_commit raises
@@ -30,6 +32,9 @@ type jsonDiscard struct {
 // a commit whose claim token ended with it cannot be re-sent (the token is
 // gone and the call would answer LSC01), so each re-send first looks the
 // commit ids up: rows for them exist only if the transaction committed.
+// A re-send answered LSC01 looks them up again: the first send's
+// transaction may have committed after that look-up, while the re-send
+// waited for the job row it held.
 func (c *Catalog) CommitCompaction(ctx context.Context, token *uuid.UUID, intent *WriteIntent, tableID string,
 	parts []PartitionCommit, discards map[string][]string, bucketNum int) (map[string]int, error) {
 	payload := make([]jsonPartition, len(parts))
@@ -63,6 +68,7 @@ func (c *Catalog) CommitCompaction(ctx context.Context, token *uuid.UUID, intent
 				return out, err
 			}
 		}
+		resent := sent
 		sent = true
 		out := make(map[string]int, len(parts))
 		err := owner.run(ctx, func(q querier) error {
@@ -80,6 +86,15 @@ func (c *Catalog) CommitCompaction(ctx context.Context, token *uuid.UUID, intent
 			}
 			return rows.Err()
 		})
+		if err != nil && resent && isClaimLost(err) {
+			// The token is gone: the first send may have ended it by
+			// committing after the look-up above (its transaction held the
+			// job row this call waited on). Only the commit rows tell.
+			out, landed, lerr := owner.landedVersions(ctx, tableID, parts)
+			if lerr != nil || landed {
+				return out, lerr
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -127,6 +142,12 @@ func (c *Catalog) landedVersions(ctx context.Context, tableID string, parts []Pa
 		}
 	}
 	return out, true, nil
+}
+
+// isClaimLost reports whether err is lakesoul.compaction_commit's LSC01.
+func isClaimLost(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == CompactionClaimLostCode
 }
 
 // lookupError is a failed look-up of a commit's outcome. It hides the

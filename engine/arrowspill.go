@@ -2,9 +2,7 @@ package engine
 
 import (
 	"bufio"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,14 +33,10 @@ type ArrowSpill struct {
 
 // NewArrowSpill creates an empty spill of batches of schema sc.
 func (e *Engine) NewArrowSpill(sc *arrow.Schema) (*ArrowSpill, error) {
-	f, err := os.CreateTemp(e.results.dir, "lakesoul-arrow-*")
-	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(e.results.dir, 0o700) == nil {
-		f, err = os.CreateTemp(e.results.dir, "lakesoul-arrow-*")
-	}
+	f, err := e.createSpillFile("lakesoul-arrow-*")
 	if err != nil {
-		return nil, sqlerr.From(err)
+		return nil, err
 	}
-	_ = os.Remove(f.Name())
 	s := &ArrowSpill{space: &e.results, f: f}
 	s.bw = bufio.NewWriterSize(reservingWriter{s}, 64<<10)
 	s.w = ipc.NewWriter(s.bw, ipc.WithSchema(sc))

@@ -155,6 +155,9 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 	}
 	// PostgreSQL's 21000: a target row that the actions of two source rows
 	// would change (the rows are numbered per matched target row: its key).
+	// Without an UPDATE or DELETE action no row can be changed twice, and
+	// the statement computes no window for it.
+	guard := slices.ContainsFunc(clauses, func(c clause) bool { return c.modifies })
 	modifies := caseOf(func(c clause) *pg_query.Node { return boolConst(c.modifies) }, boolConst(false))
 	var targetKey []*pg_query.Node
 	for _, k := range keyCols {
@@ -176,7 +179,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 			}
 			return null
 		}, null)
-		if i == 0 {
+		if i == 0 && guard {
 			val = makeCall("lakesoul_affect_once", again, val, pg_query.MakeAConstStrNode("MERGE", -1))
 		}
 		targets = append(targets, resTarget(name, val))

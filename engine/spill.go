@@ -72,17 +72,27 @@ type spillWriter struct {
 
 // newSpill creates an empty spill file.
 func (e *Engine) newSpill() (*spillWriter, error) {
-	f, err := os.CreateTemp(e.results.dir, "lakesoul-result-*")
+	f, err := e.createSpillFile("lakesoul-result-*")
+	if err != nil {
+		return nil, err
+	}
+	return &spillWriter{space: &e.results, f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// createSpillFile creates an empty file (named by pattern, as
+// os.CreateTemp) in the temp space's directory, creating the directory if
+// it is gone. The file is unlinked at once: the space is given back when it
+// is closed, or by the kernel whatever ends the process.
+func (e *Engine) createSpillFile(pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(e.results.dir, pattern)
 	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(e.results.dir, 0o700) == nil {
-		f, err = os.CreateTemp(e.results.dir, "lakesoul-result-*")
+		f, err = os.CreateTemp(e.results.dir, pattern)
 	}
 	if err != nil {
 		return nil, sqlerr.From(err)
 	}
-	// Unlinked at once: the space is given back when the file is closed,
-	// or by the kernel whatever ends the process.
 	_ = os.Remove(f.Name())
-	return &spillWriter{space: &e.results, f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return f, nil
 }
 
 // keepsCatalogText tells catalogPortal to hand over its values as the
