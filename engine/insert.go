@@ -225,7 +225,7 @@ func (s *Session) planInsert(ctx context.Context, n *pg_query.InsertStmt, paramO
 		var cols []string
 		for attempt := 0; ; attempt++ {
 			var q string
-			if q, cols, err = s.conflictQuery(t, alias, handle, inserted, written, target, oc); err != nil {
+			if q, cols, err = s.conflictQuery(t, alias, handle, inserted, written, target, oc, singleValuesRow(src)); err != nil {
 				return nil, err
 			}
 			query = q

@@ -107,9 +107,11 @@ func rewriteConflictRefs(n *pg_query.Node, t *catalog.Table, alias string, inser
 
 // conflictQuery wraps the casted INSERT query (which yields the columns
 // `written`) into the ON CONFLICT query; it returns the query text and the
-// columns it yields (all table columns for DO UPDATE).
+// columns it yields (all table columns for DO UPDATE). oneProposal says the
+// source is a single row (VALUES of one row), which needs no numbering of
+// proposals for the 21000 check — the common single-row upsert.
 func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string, written []string, target []string,
-	oc *pg_query.OnConflictClause) (string, []string, error) {
+	oc *pg_query.OnConflictClause, oneProposal bool) (string, []string, error) {
 	keyCols := slices.Concat(t.RangeCols, t.PKCols)
 	var on []string
 	for _, k := range keyCols {
@@ -169,7 +171,10 @@ func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string
 		}
 		affected = fmt.Sprintf("(__old.__exists IS NULL OR (%s) IS TRUE)", w)
 	}
-	inserted, again := numberProposals(t, inserted, written)
+	again := "false" // one proposal cannot propose its key again
+	if !oneProposal {
+		inserted, again = numberProposals(t, inserted, written)
+	}
 	q := fmt.Sprintf("SELECT %s FROM (%s) AS __new LEFT JOIN (SELECT *, true AS __exists FROM %s) AS __old ON %s"+
 		" WHERE lakesoul_affect_once(%s AND %s, %s, 'ON CONFLICT DO UPDATE')",
 		strings.Join(exprs, ", "), inserted, scan, strings.Join(on, " AND "), affected, again, affected)
@@ -200,4 +205,10 @@ func numberProposals(t *catalog.Table, inserted string, written []string) (numbe
 		" FROM (SELECT *, row_number() OVER () AS __listed FROM (%s) AS __in) AS __in", part, part, inserted)
 	again = fmt.Sprintf("(%s AND __new.__proposal < __new.__proposals)", strings.Join(complete, " AND "))
 	return numbered, again
+}
+
+// singleValuesRow says whether an INSERT's source is VALUES of one row.
+func singleValuesRow(src *pg_query.Node) bool {
+	sel := src.GetSelectStmt()
+	return sel != nil && len(sel.ValuesLists) == 1 && len(sel.FromClause) == 0 && sel.WithClause == nil
 }
