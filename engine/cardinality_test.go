@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,6 @@ import (
 	"testing"
 
 	pqfile "github.com/apache/arrow-go/v18/parquet/file"
-
-	"github.com/lakesoul-go/lakesoul/catalog"
-	"github.com/lakesoul-go/lakesoul/internal/pgtest"
-	"github.com/lakesoul-go/lakesoul/pgwire"
 )
 
 // tableKinds are the two kinds of lake table, as CREATE TABLE suffixes of
@@ -48,24 +43,12 @@ func footerCounts(t *testing.T, dir string) (files int, rows, rowGroups int64) {
 	return files, rows, rowGroups
 }
 
-// newWarehouseSession is a session on a fresh catalog and its warehouse
-// directory.
-func newWarehouseSession(t *testing.T) (s pgwire.Session, wh string) {
-	t.Helper()
-	wh = filepath.Join(t.TempDir(), "wh")
-	dsn := pgtest.DSN(t)
-	if err := catalog.MigrateUp(context.Background(), dsn); err != nil {
-		t.Fatal(err)
-	}
-	return sessionOn(t, dsn, wh), wh
-}
-
 // DuckDB plans lake scans with the rows in their files' footers (the
 // cardinality lakesoul_scan reports): an upper bound for a keyed table
 // (every version of a key counts), exact for an append table. Knowing it,
 // DuckDB builds a join's hash table on the small side.
 func TestScanCardinality(t *testing.T) {
-	ps, wh := newWarehouseSession(t)
+	ps, wh := newSessionIn(t)
 	for _, kind := range tableKinds {
 		name := "t_" + kind.name
 		mustRun(t, ps, `CREATE TABLE `+name+` (k bigint, v bigint`+kind.ddl)
@@ -106,7 +89,7 @@ func TestScanCardinality(t *testing.T) {
 // every file, row group and row the footers hold is considered and read,
 // and the merge returns each key once.
 func TestExplainAnalyzeCounts(t *testing.T) {
-	s, wh := newWarehouseSession(t)
+	s, wh := newSessionIn(t)
 	for _, kind := range tableKinds {
 		name := "t_" + kind.name
 		mustRun(t, s, `CREATE TABLE `+name+` (k bigint, v bigint`+kind.ddl)
