@@ -132,8 +132,8 @@ func runOLTP(ctx context.Context, o Options) error {
 	pgbench := *pgbenchPath
 	if pgbench == "" {
 		var err error
-		if pgbench, err = findPgbench(); err != nil {
-			return err
+		if pgbench, err = FindPgbench(); err != nil {
+			return fmt.Errorf("oltp: %w; or --pgbench PATH", err)
 		}
 	}
 	upsertFile := filepath.Join(o.Dir, "oltp-upsert.sql")
@@ -304,9 +304,9 @@ func benchPostgresDB(ctx context.Context, catalogURL, name string) (string, erro
 	return cfg.ConnString(), nil
 }
 
-// findPgbench finds PostgreSQL's pgbench next to the server binaries, in
+// FindPgbench finds PostgreSQL's pgbench next to the server binaries, in
 // Debian's versioned directories, or on PATH.
-func findPgbench() (string, error) {
+func FindPgbench() (string, error) {
 	var dirs []string
 	if bin, err := pgcluster.FindBinDir(""); err == nil {
 		dirs = append(dirs, bin)
@@ -321,7 +321,7 @@ func findPgbench() (string, error) {
 	if p, err := exec.LookPath("pgbench"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("oltp: pgbench not found (it comes with PostgreSQL's server package; or --pgbench PATH)")
+	return "", errors.New("pgbench not found (it comes with PostgreSQL's server package)")
 }
 
 func fileExists(p string) bool {

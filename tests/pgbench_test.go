@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lakesoul-go/lakesoul/pgcluster"
+	"github.com/lakesoul-go/lakesoul/bench"
 )
 
 // pgbenchTables creates pgbench's four tables as lake tables (README:
@@ -28,7 +28,10 @@ var pgbenchTables = []string{
 // sum(bbalance) = sum(tbalance) = sum(delta) — as on PostgreSQL.
 func TestPgbenchTPCB(t *testing.T) {
 	requirePG(t)
-	pgbench := findPgbench(t)
+	pgbench, err := bench.FindPgbench()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := startServerT(t, filepath.Join(testBaseDir(t), "data"), "pgbench-pw")
 	defer s.stopT(t)
 	ctx := testCtx(t)
@@ -56,32 +59,4 @@ func TestPgbenchTPCB(t *testing.T) {
 	if a != d || b != d || tl != d {
 		t.Fatalf("TPC-B invariant broken: sum(abalance) %d, sum(bbalance) %d, sum(tbalance) %d, sum(delta) %d", a, b, tl, d)
 	}
-}
-
-// findPgbench finds PostgreSQL's pgbench: next to the server binaries, in
-// Debian's versioned directories, or on PATH (scripts/test installs it with
-// the server).
-func findPgbench(t *testing.T) string {
-	t.Helper()
-	var dirs []string
-	if bin, err := pgcluster.FindBinDir(""); err == nil {
-		dirs = append(dirs, bin)
-	}
-	versioned, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	dirs = append(dirs, versioned...)
-	for _, d := range dirs {
-		if p := filepath.Join(d, "pgbench"); fileExists(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	t.Fatal("pgbench not found (it comes with PostgreSQL's server package)")
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
