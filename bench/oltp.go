@@ -171,12 +171,12 @@ func runOLTP(ctx context.Context, o Options) error {
 	if want["postgres"] {
 		systems = append(systems, oltpSystem{name: "postgres", host: pgCfg.Host, port: strconv.Itoa(int(pgCfg.Port)),
 			user: pgCfg.User, pass: pgCfg.Password, db: pgCfg.Database, tables: func(s int) []string {
-				return append(pgbenchTableSQL(s, false), "VACUUM ANALYZE")
+				return append(PgbenchTableSQL(s, false), "VACUUM ANALYZE")
 			}})
 	}
 	if want["lakesoul"] {
 		systems = append(systems, oltpSystem{name: "lakesoul", host: host, port: port, user: "lakesoul", pass: "bench",
-			db: "lakesoul", tables: func(s int) []string { return pgbenchTableSQL(s, true) }})
+			db: "lakesoul", tables: func(s int) []string { return PgbenchTableSQL(s, true) }})
 	}
 	for _, sys := range systems {
 		fmt.Fprintf(o.Log, "oltp: %s: pgbench's tables, scale %d\n", sys.name, *pgbenchScale)
@@ -243,11 +243,11 @@ func runOLTP(ctx context.Context, o Options) error {
 	return nil
 }
 
-// pgbenchTableSQL creates pgbench's four tables and fills them for scale s
+// PgbenchTableSQL creates pgbench's four tables and fills them for scale s
 // as `pgbench -i -s s` would; keyed makes them lake tables with the keys
 // and buckets of README's pgbench section (the same keys as pgbench -i's
 // primary keys on heap tables).
-func pgbenchTableSQL(s int, keyed bool) []string {
+func PgbenchTableSQL(s int, keyed bool) []string {
 	with := func(b int) string {
 		if keyed && b > 1 {
 			return fmt.Sprintf(" WITH (hash_bucket_num = %d)", b)

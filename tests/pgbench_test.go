@@ -10,18 +10,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/bench"
 )
 
-// pgbenchTables creates pgbench's four tables as lake tables (README:
-// pgbench) and loads them for scale 1, as `pgbench -i` would.
-var pgbenchTables = []string{
-	"CREATE TABLE pgbench_branches (bid int PRIMARY KEY, bbalance int, filler char(88))",
-	"CREATE TABLE pgbench_tellers (tid int PRIMARY KEY, bid int, tbalance int, filler char(84)) WITH (hash_bucket_num = 2)",
-	"CREATE TABLE pgbench_accounts (aid int PRIMARY KEY, bid int, abalance int, filler char(84)) WITH (hash_bucket_num = 4)",
-	"CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, filler char(22))",
-	"INSERT INTO pgbench_branches VALUES (1, 0, '')",
-	"INSERT INTO pgbench_tellers SELECT g, 1, 0, '' FROM generate_series(1, 10) g",
-	"INSERT INTO pgbench_accounts SELECT g, 1, 0, '' FROM generate_series(1, 100000) g",
-}
-
 // TestPgbenchTPCB runs pgbench's default TPC-B script against lakesoul serve
 // with several clients: every transaction either commits whole or not at
 // all, and the four sums pgbench's invariant names agree — sum(abalance) =
@@ -36,7 +24,9 @@ func TestPgbenchTPCB(t *testing.T) {
 	defer s.stopT(t)
 	ctx := testCtx(t)
 	c := s.connect(t)
-	mustExec(t, ctx, c, pgbenchTables...)
+	// pgbench's tables as lake tables (README: pgbench), loaded for
+	// scale 1 as `pgbench -i` would.
+	mustExec(t, ctx, c, bench.PgbenchTableSQL(1, true)...)
 	cmd := exec.CommandContext(ctx, pgbench, "-n", "-c", "4", "-j", "2", "-T", "20", "-M", "simple",
 		"-h", "127.0.0.1", "-p", fmt.Sprint(s.port), "-U", adminRole, database)
 	cmd.Env = append(os.Environ(), "PGPASSWORD=pgbench-pw", "PGSSLMODE=disable")
