@@ -109,7 +109,7 @@ func runClients(ctx context.Context, o Options) error {
 	}
 	// Rounds: every client once per round, so that a load on the shared
 	// machine that comes and goes falls on all of them alike.
-	names := strings.Split(*systems, ",")
+	names := splitList(*systems)
 	type tally struct {
 		runs, serverCPU, clientCPU []float64
 		last                       clientResult
@@ -120,8 +120,6 @@ func runClients(ctx context.Context, o Options) error {
 	var firstSystem string
 	for round := range *reads {
 		for i, system := range names {
-			system = strings.TrimSpace(system)
-			names[i] = system
 			cfg["client"] = system
 			arg, _ := json.Marshal(cfg)
 			stopProfile, err := startReadProfile(*profiles, fmt.Sprintf("%s-%d", system, round+1))

@@ -42,7 +42,7 @@ func runCommitsRMW(ctx context.Context, o Options, writerCounts []int, seconds f
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
 	lakeURL := fmt.Sprintf("postgres://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr())
-	pgURL, err := rmwPostgresDB(ctx, srv.CatalogURL())
+	pgURL, err := benchPostgresDB(ctx, srv.CatalogURL(), "bench_rmw_pg")
 	if err != nil {
 		return err
 	}
@@ -94,26 +94,6 @@ func runCommitsRMW(ctx context.Context, o Options, writerCounts []int, seconds f
 		}
 	}
 	return nil
-}
-
-// rmwPostgresDB creates the PostgreSQL peer's database on the catalog's
-// server and returns its URL.
-func rmwPostgresDB(ctx context.Context, catalogURL string) (string, error) {
-	admin, err := pgx.Connect(ctx, catalogURL)
-	if err != nil {
-		return "", err
-	}
-	defer admin.Close(ctx)
-	_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS bench_rmw_pg")
-	if _, err := admin.Exec(ctx, "CREATE DATABASE bench_rmw_pg"); err != nil {
-		return "", err
-	}
-	cfg, err := pgx.ParseConfig(catalogURL)
-	if err != nil {
-		return "", err
-	}
-	cfg.Database = "bench_rmw_pg"
-	return cfg.ConnString(), nil
 }
 
 // rmwResult is one rmw configuration's measurement.

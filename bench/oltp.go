@@ -132,8 +132,8 @@ func runOLTP(ctx context.Context, o Options) error {
 	pgbench := *pgbenchPath
 	if pgbench == "" {
 		var err error
-		if pgbench, err = findPgbench(); err != nil {
-			return err
+		if pgbench, err = FindPgbench(); err != nil {
+			return fmt.Errorf("oltp: %w; or --pgbench PATH", err)
 		}
 	}
 	upsertFile := filepath.Join(o.Dir, "oltp-upsert.sql")
@@ -171,12 +171,12 @@ func runOLTP(ctx context.Context, o Options) error {
 	if want["postgres"] {
 		systems = append(systems, oltpSystem{name: "postgres", host: pgCfg.Host, port: strconv.Itoa(int(pgCfg.Port)),
 			user: pgCfg.User, pass: pgCfg.Password, db: pgCfg.Database, tables: func(s int) []string {
-				return append(pgbenchTableSQL(s, false), "VACUUM ANALYZE")
+				return append(PgbenchTableSQL(s, false), "VACUUM ANALYZE")
 			}})
 	}
 	if want["lakesoul"] {
 		systems = append(systems, oltpSystem{name: "lakesoul", host: host, port: port, user: "lakesoul", pass: "bench",
-			db: "lakesoul", tables: func(s int) []string { return pgbenchTableSQL(s, true) }})
+			db: "lakesoul", tables: func(s int) []string { return PgbenchTableSQL(s, true) }})
 	}
 	for _, sys := range systems {
 		fmt.Fprintf(o.Log, "oltp: %s: pgbench's tables, scale %d\n", sys.name, *pgbenchScale)
@@ -243,11 +243,11 @@ func runOLTP(ctx context.Context, o Options) error {
 	return nil
 }
 
-// pgbenchTableSQL creates pgbench's four tables and fills them for scale s
+// PgbenchTableSQL creates pgbench's four tables and fills them for scale s
 // as `pgbench -i -s s` would; keyed makes them lake tables with the keys
 // and buckets of README's pgbench section (the same keys as pgbench -i's
 // primary keys on heap tables).
-func pgbenchTableSQL(s int, keyed bool) []string {
+func PgbenchTableSQL(s int, keyed bool) []string {
 	with := func(b int) string {
 		if keyed && b > 1 {
 			return fmt.Sprintf(" WITH (hash_bucket_num = %d)", b)
@@ -304,9 +304,9 @@ func benchPostgresDB(ctx context.Context, catalogURL, name string) (string, erro
 	return cfg.ConnString(), nil
 }
 
-// findPgbench finds PostgreSQL's pgbench next to the server binaries, in
+// FindPgbench finds PostgreSQL's pgbench next to the server binaries, in
 // Debian's versioned directories, or on PATH.
-func findPgbench() (string, error) {
+func FindPgbench() (string, error) {
 	var dirs []string
 	if bin, err := pgcluster.FindBinDir(""); err == nil {
 		dirs = append(dirs, bin)
@@ -321,7 +321,7 @@ func findPgbench() (string, error) {
 	if p, err := exec.LookPath("pgbench"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("oltp: pgbench not found (it comes with PostgreSQL's server package; or --pgbench PATH)")
+	return "", errors.New("pgbench not found (it comes with PostgreSQL's server package)")
 }
 
 func fileExists(p string) bool {

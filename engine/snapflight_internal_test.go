@@ -66,6 +66,9 @@ func TestSnapshotQueriesCoalesce(t *testing.T) {
 	if _, err := lock.Exec(ctx, "LOCK TABLE public.partition_info IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
+	var joined atomic.Int32
+	testHookSnapshotJoined = func(string) { joined.Add(1) }
+	defer func() { testHookSnapshotJoined = nil }()
 	var wg sync.WaitGroup
 	errs := make([]error, len(sessions))
 	got := make([]rowsOf, len(sessions))
@@ -76,19 +79,17 @@ func TestSnapshotQueriesCoalesce(t *testing.T) {
 			got[i], errs[i] = internalQuery(ctx, ss, fmt.Sprintf("SELECT v FROM flight_kv WHERE id = %d", i+1))
 		}()
 	}
-	// Wait until the count of catalog backends waiting for the lock with
-	// a snapshot query has stayed the same for a second.
-	waiting, stable := -1, time.Now()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		var n int
+	// Wait until every statement is accounted for: waiting for the lock in
+	// a catalog backend with a snapshot query, or joined to the flight after
+	// one (not until a count has held for a while: on a busy machine the
+	// later statements may not have started by then).
+	waiting := 0
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if err := s.e.cat.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%live_files_cached%'`).Scan(&n); err != nil {
+			WHERE wait_event_type = 'Lock' AND query LIKE '%live_files_cached%'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if n != waiting {
-			waiting, stable = n, time.Now()
-		}
-		if waiting > 0 && time.Since(stable) > time.Second {
+		if waiting+int(joined.Load()) >= len(sessions) || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -96,6 +97,9 @@ func TestSnapshotQueriesCoalesce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
+	if n := waiting + int(joined.Load()); n < len(sessions) {
+		t.Errorf("%d of %d statements reached the snapshot query or its flight", n, len(sessions))
+	}
 	if waiting != 1 {
 		t.Errorf("%d catalog backends ran snapshot queries for 6 concurrent statements on one table, want 1", waiting)
 	}

@@ -1,11 +1,8 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"strings"
 	"testing"
 )
 
@@ -17,17 +14,7 @@ import (
 // server's peak RSS and the live files of pgbench_accounts per bucket.
 func TestBenchOLTP(t *testing.T) {
 	requirePG(t)
-	ctx := testCtx(t)
-	cmd := exec.CommandContext(ctx, lakesoulBin, "bench", "oltp", "--clients", "1,3", "--duration", "2", "--windows", "2")
-	cmd.Dir = t.TempDir()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if log := stderr.String(); len(log) > 4000 {
-		t.Logf("stderr (end):\n%s", log[len(log)-4000:])
-	} else {
-		t.Logf("stderr:\n%s", log)
-	}
+	lines, err := runBench(t, "oltp", "--clients", "1,3", "--duration", "2", "--windows", "2")
 	if err != nil {
 		t.Fatalf("bench oltp: %v", err)
 	}
@@ -52,7 +39,7 @@ func TestBenchOLTP(t *testing.T) {
 		CatalogPSSMB float64   `json:"catalog_peak_pss_mb"`
 	}
 	seen := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range lines {
 		var r row
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("not a JSON row: %q: %v", line, err)

@@ -9,6 +9,24 @@ import (
 	"testing"
 )
 
+// runBench runs `lakesoul bench args...` in a temporary directory, logs the
+// end of its stderr and returns its stdout's lines (JSON rows) and how it
+// exited.
+func runBench(t *testing.T, args ...string) ([]string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(testCtx(t), lakesoulBin, append([]string{"bench"}, args...)...)
+	cmd.Dir = t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if log := stderr.String(); len(log) > 4000 {
+		t.Logf("stderr (end):\n%s", log[len(log)-4000:])
+	} else {
+		t.Logf("stderr:\n%s", log)
+	}
+	return strings.Split(strings.TrimSpace(stdout.String()), "\n"), err
+}
+
 // tpchTestSystems are `bench tpch`'s systems (its default --systems).
 var tpchTestSystems = []string{"lakesoul-keyed", "lakesoul-append", "duckdb-parquet", "duckdb", "postgres"}
 
@@ -20,17 +38,7 @@ var tpchTestSystems = []string{"lakesoul-keyed", "lakesoul-append", "duckdb-parq
 // query and system, and a geometric mean per system.
 func TestBenchTPCH(t *testing.T) {
 	requirePG(t)
-	ctx := testCtx(t)
-	cmd := exec.CommandContext(ctx, lakesoulBin, "bench", "tpch", "--scale", "0.01", "--runs", "1")
-	cmd.Dir = t.TempDir()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if log := stderr.String(); len(log) > 4000 {
-		t.Logf("stderr (end):\n%s", log[len(log)-4000:])
-	} else {
-		t.Logf("stderr:\n%s", log)
-	}
+	lines, err := runBench(t, "tpch", "--scale", "0.01", "--runs", "1")
 	if err != nil {
 		t.Errorf("bench tpch: %v", err)
 	}
@@ -49,7 +57,7 @@ func TestBenchTPCH(t *testing.T) {
 		Ratio       *float64           `json:"ratio_to_duckdb-parquet"`
 	}
 	seen := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range lines {
 		var r row
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("not a JSON row: %q: %v", line, err)

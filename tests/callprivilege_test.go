@@ -52,22 +52,29 @@ func TestCallsOnAnUnreadableTableAreRefused(t *testing.T) {
 	before := history()
 	offered := 0
 	for _, p := range procs {
-		refused := false
+		exists, refused := false, false
+		var others []string
 		for _, shape := range shapes {
 			for _, tbl := range []string{f.tag + "_sb.secret", f.bobTableID} {
 				call := "CALL lakesoul." + p + "(" + fmt.Sprintf(shape, tbl) + ")"
 				_, err := f.alice.Exec(ctx, call)
 				switch code := pgCode(err); {
 				case err == nil:
+					exists = true
 					t.Errorf("alice: %s succeeded on bob's table", call)
 				case code == "42883" && strings.Contains(err.Error(), "procedure lakesoul."+p+" does not exist"):
 				case code == "42P01" || code == "42501":
-					refused = true
+					exists, refused = true, true
+				default:
+					exists = true
+					others = append(others, code)
 				}
 			}
 		}
 		if refused {
 			offered++
+		} else if exists {
+			t.Errorf("CALL lakesoul.%s: offered, but no argument shape was refused with 42P01 or 42501 (%v)", p, others)
 		}
 	}
 	// rollback, cleanup, drop_partition, compact, import at least.

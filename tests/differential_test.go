@@ -342,8 +342,8 @@ var diffCorpus = []string{
 		WHERE n.nspname = 'diff' AND c.relname IN ('gen', 'arr', 'arrv') AND a.attnum > 0 ORDER BY 1, a.attnum`,
 }
 
-// diffScripts are statement sequences whose command tags (or SQLSTATEs)
-// must be PostgreSQL's, statement by statement (issue 14, items 1, 3, 4, 5
+// diffScripts are statement sequences whose command tags and rows (or
+// SQLSTATEs) must be PostgreSQL's, statement by statement (issue 14, items 1, 3, 4, 5
 // and 9); they run after the corpus, in order, on both sides.
 var diffScripts = [][]string{
 	// A target row joined to several FROM rows counts once.
@@ -685,7 +685,7 @@ func paramResult(ctx context.Context, c *pgx.Conn, q string, args []string) (str
 }
 
 // compareScripts runs diffScripts on both sides and compares each
-// statement's command tag, or SQLSTATE when it fails.
+// statement's command tag and rows, or SQLSTATE when it fails.
 func compareScripts(t *testing.T, ctx context.Context, lake, ref *pgx.Conn) {
 	t.Helper()
 	outcome := func(c *pgx.Conn, q string) string {
@@ -693,7 +693,7 @@ func compareScripts(t *testing.T, ctx context.Context, lake, ref *pgx.Conn) {
 		if err != nil {
 			return "ERROR " + pgCode(err)
 		}
-		return results[len(results)-1].CommandTag.String()
+		return resultText(results)
 	}
 	for _, script := range diffScripts {
 		for _, q := range script {

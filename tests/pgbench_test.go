@@ -7,20 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lakesoul-go/lakesoul/pgcluster"
+	"github.com/lakesoul-go/lakesoul/bench"
 )
-
-// pgbenchTables creates pgbench's four tables as lake tables (README:
-// pgbench) and loads them for scale 1, as `pgbench -i` would.
-var pgbenchTables = []string{
-	"CREATE TABLE pgbench_branches (bid int PRIMARY KEY, bbalance int, filler char(88))",
-	"CREATE TABLE pgbench_tellers (tid int PRIMARY KEY, bid int, tbalance int, filler char(84)) WITH (hash_bucket_num = 2)",
-	"CREATE TABLE pgbench_accounts (aid int PRIMARY KEY, bid int, abalance int, filler char(84)) WITH (hash_bucket_num = 4)",
-	"CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, filler char(22))",
-	"INSERT INTO pgbench_branches VALUES (1, 0, '')",
-	"INSERT INTO pgbench_tellers SELECT g, 1, 0, '' FROM generate_series(1, 10) g",
-	"INSERT INTO pgbench_accounts SELECT g, 1, 0, '' FROM generate_series(1, 100000) g",
-}
 
 // TestPgbenchTPCB runs pgbench's default TPC-B script against lakesoul serve
 // with several clients: every transaction either commits whole or not at
@@ -28,12 +16,17 @@ var pgbenchTables = []string{
 // sum(bbalance) = sum(tbalance) = sum(delta) — as on PostgreSQL.
 func TestPgbenchTPCB(t *testing.T) {
 	requirePG(t)
-	pgbench := findPgbench(t)
+	pgbench, err := bench.FindPgbench()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := startServerT(t, filepath.Join(testBaseDir(t), "data"), "pgbench-pw")
 	defer s.stopT(t)
 	ctx := testCtx(t)
 	c := s.connect(t)
-	mustExec(t, ctx, c, pgbenchTables...)
+	// pgbench's tables as lake tables (README: pgbench), loaded for
+	// scale 1 as `pgbench -i` would.
+	mustExec(t, ctx, c, bench.PgbenchTableSQL(1, true)...)
 	cmd := exec.CommandContext(ctx, pgbench, "-n", "-c", "4", "-j", "2", "-T", "20", "-M", "simple",
 		"-h", "127.0.0.1", "-p", fmt.Sprint(s.port), "-U", adminRole, database)
 	cmd.Env = append(os.Environ(), "PGPASSWORD=pgbench-pw", "PGSSLMODE=disable")
@@ -56,32 +49,4 @@ func TestPgbenchTPCB(t *testing.T) {
 	if a != d || b != d || tl != d {
 		t.Fatalf("TPC-B invariant broken: sum(abalance) %d, sum(bbalance) %d, sum(tbalance) %d, sum(delta) %d", a, b, tl, d)
 	}
-}
-
-// findPgbench finds PostgreSQL's pgbench: next to the server binaries, in
-// Debian's versioned directories, or on PATH (scripts/test installs it with
-// the server).
-func findPgbench(t *testing.T) string {
-	t.Helper()
-	var dirs []string
-	if bin, err := pgcluster.FindBinDir(""); err == nil {
-		dirs = append(dirs, bin)
-	}
-	versioned, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	dirs = append(dirs, versioned...)
-	for _, d := range dirs {
-		if p := filepath.Join(d, "pgbench"); fileExists(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	t.Fatal("pgbench not found (it comes with PostgreSQL's server package)")
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -71,7 +71,7 @@ func TestUpsertKeyProbe(t *testing.T) {
 				}
 			}
 			check := fmt.Sprintf("SELECT id::text, v FROM %s WHERE v <> 0 ORDER BY 1", table)
-			if got, want := probeRows(ctx, lake, check), probeRows(ctx, ref, check); got != want {
+			if got, want := checkRows(t, ctx, lake, check), checkRows(t, ctx, ref, check); got != want {
 				t.Errorf("key %s, expression %s: lakesoul rows %q, postgres %q", typ, e, got, want)
 			}
 		}
@@ -107,29 +107,17 @@ func TestUpsertKeyProbe(t *testing.T) {
 		}
 		table := strings.Fields(c.create)[2]
 		check := fmt.Sprintf("SELECT * FROM %s ORDER BY 1, 2", table)
-		if got, want := probeRows(ctx, lake, check), probeRows(ctx, ref, check); got != want {
+		if got, want := checkRows(t, ctx, lake, check), checkRows(t, ctx, ref, check); got != want {
 			t.Errorf("%s: lakesoul rows %q, postgres %q", c.sql, got, want)
 		}
 	}
 }
 
+// probeOutcome is a statement's SQLSTATE or its command tag and rows.
 func probeOutcome(ctx context.Context, c *pgx.Conn, q string) string {
 	results, err := c.PgConn().Exec(ctx, q).ReadAll()
 	if err != nil {
 		return "ERROR " + pgCode(err)
 	}
-	r := results[len(results)-1]
-	var rows []string
-	for _, row := range r.Rows {
-		var f []string
-		for _, v := range row {
-			f = append(f, string(v))
-		}
-		rows = append(rows, strings.Join(f, "|"))
-	}
-	return r.CommandTag.String() + " " + strings.Join(rows, ";")
-}
-
-func probeRows(ctx context.Context, c *pgx.Conn, q string) string {
-	return probeOutcome(ctx, c, q)
+	return resultText(results)
 }

@@ -122,6 +122,9 @@ func TestPgvectorGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		if built < 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d segments of vecgo_emb built, want 2", built)
+			}
 			continue
 		}
 		var plan []string
