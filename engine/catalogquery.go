@@ -38,6 +38,9 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 	if f, alias, ok := s.tempFunctionCall(stmt); ok {
 		return s.planTempFunctionSelect(ctx, stmt, f, alias) // tempfunc.go
 	}
+	if st, ok, err := s.planAdvisory(ctx, stmt, paramOIDs); ok { // advisory.go
+		return st, err
+	}
 	if st, ok, err := s.planPgNotify(stmt); ok { // listen.go
 		return st, err
 	}

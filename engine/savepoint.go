@@ -136,6 +136,11 @@ func (s *Session) releaseSavepoint(ctx context.Context, name string) error {
 	}
 	sp := s.savepoints[i]
 	s.savepoints = s.savepoints[:i]
+	if s.advisory != nil {
+		if err := s.advisory.Release(ctx, sp.seq); err != nil { // advisory.go
+			return err
+		}
+	}
 	if sp.ddl && s.ddlTx != nil {
 		return s.ddlTx.held.Release(ctx, sp.seq)
 	}
@@ -149,6 +154,12 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 	}
 	sp := s.savepoints[i]
 	s.savepoints = s.savepoints[:i+1] // the savepoint stays, later ones go
+	if s.advisory != nil {
+		// Transaction locks taken after it are released (advisory.go).
+		if err := s.advisory.RollbackTo(ctx, sp.seq); err != nil {
+			return err
+		}
+	}
 	s.dropBuffered()                  // all buffered rows came after it
 	keep := stagedPaths(sp.staged)
 	var gone []catalog.PartitionCommit

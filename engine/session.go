@@ -126,6 +126,9 @@ type Session struct {
 	// (serializable.go).
 	snap    *blockSnapshot
 	readSet []readEntry
+	// advisory holds the session's advisory locks (advisory.go); nil
+	// until the first.
+	advisory *catalog.AdvisoryLocks
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -146,6 +149,9 @@ func (s *Session) TxStatus() byte {
 // Close implements pgwire.Session.
 func (s *Session) Close() {
 	s.closeListener()
+	if s.advisory != nil {
+		s.advisory.Close() // PostgreSQL releases the session's locks
+	}
 	s.closeCursors(true)
 	s.discardStaged(context.Background())
 	s.endSnapshot(context.Background())
@@ -218,6 +224,9 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 	}
 	for _, raw := range tree.Stmts {
 		if err := s.refuseInternalCalls(raw.Stmt); err != nil { // duckgate.go
+			return nil, s.fail(err)
+		}
+		if err := refuseAdvisoryElsewhere(raw.Stmt); err != nil { // advisory.go
 			return nil, s.fail(err)
 		}
 	}

@@ -62,6 +62,7 @@ func (s *Session) defaultSettings(params map[string]string) settings {
 	set("search_path", `"$user", public`)
 	set("extra_float_digits", "1")
 	set("statement_timeout", "0")
+	set("lock_timeout", "0")
 	set(idleInTransactionSetting, formatMillisSetting(s.e.cfg.IdleInTransactionTimeout)) // sessionlimits.go
 	// The current transaction's characteristics follow the defaults
 	// (txmode.go): PostgreSQL's, or the startup parameters'.
@@ -311,6 +312,9 @@ func (s *Session) planTransaction(n *pg_query.TransactionStmt) (pgwire.Statement
 // DDL commit together, or not at all; a failed block rolls back. It returns
 // the command tag.
 func (s *Session) commitBlock(ctx context.Context) (string, error) {
+	// The block's advisory transaction locks end with it, whatever its
+	// outcome (advisory.go).
+	defer s.endBlockAdvisory(ctx)
 	if s.failed {
 		// COMMIT of a failed block rolls back, as in PostgreSQL.
 		s.rollbackBlock(ctx)
@@ -367,6 +371,7 @@ func (s *Session) commitBlock(ctx context.Context) (string, error) {
 func (s *Session) rollbackBlock(ctx context.Context) {
 	s.inBlock, s.implicit, s.failed, s.wroteInBlock = false, false, false, false
 	s.blockNotifies, s.blockListens = nil, nil
+	s.endBlockAdvisory(ctx) // advisory.go
 	s.endSnapshot(ctx) // txsnapshot.go
 	s.endTempTransaction(ctx, false)
 	s.endBlockSettings(false)

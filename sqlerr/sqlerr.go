@@ -30,6 +30,7 @@ const (
 	StringDataRightTruncation  = "22001"
 	InvalidDatetimeFormat      = "22007"
 	DatatypeMismatch           = "42804"
+	IndeterminateDatatype      = "42P18"
 	CardinalityViolation       = "21000"
 	NotNullViolation           = "23502"
 	UniqueViolation            = "23505"

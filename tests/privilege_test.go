@@ -149,17 +149,24 @@ func TestUserSettingsDoNotLeak(t *testing.T) {
 	}
 }
 
-// TestCommitLocksAreTheServers: users cannot take advisory locks (which
-// would block other workspaces' commits) nor call the server's lock
-// wrappers; the catalog views that list tables follow row-level security.
+// TestCommitLocksAreTheServers: the advisory locks users take are not in
+// the catalog database, where the commit protocol's are (so no key blocks
+// another workspace's commits); users cannot call the server's lock
+// wrappers nor take locks on the catalog database by other means; the
+// catalog views that list tables follow row-level security.
 func TestCommitLocksAreTheServers(t *testing.T) {
 	f := newPrivilegeFixture(t, "pv4")
 	ctx := testCtx(t)
+	cat := f.s.catalogConn(t)
+	mustExec(t, ctx, f.alice, "BEGIN",
+		"SELECT pg_advisory_lock(7300120301), pg_advisory_lock_shared(hashtextextended('x', 0)), pg_advisory_xact_lock(1, 2), pg_try_advisory_xact_lock_shared(7)")
+	wantRows(t, "alice's advisory locks by database", queryStrings(t, ctx, cat,
+		"SELECT d.datname, count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "+
+			"WHERE l.locktype = 'advisory' AND (l.objid = 7300120301 % 4294967296 OR l.classid = 1 AND l.objid = 2 OR l.objid = 7) "+
+			"GROUP BY 1 ORDER BY 1"), []string{"postgres|3"})
+	mustExec(t, ctx, f.bob, "INSERT INTO "+f.tag+"_sb.secret VALUES (3, 'three')")
+	mustExec(t, ctx, f.alice, "ROLLBACK", "SELECT pg_advisory_unlock_all()")
 	for _, q := range []string{
-		"SELECT pg_try_advisory_lock(1)",
-		"SELECT pg_try_advisory_lock_shared(hashtextextended('x', 0))",
-		"SELECT pg_advisory_xact_lock(1, 2)",
-		"SELECT pg_try_advisory_xact_lock_shared(7)",
 		"SELECT lakesoul.xact_lock(1)",
 		"SELECT lakesoul.partition_lock('" + f.bobTableID + "', '-5')",
 		"SELECT query_to_xml('SELECT pg_advisory_lock(1)', true, false, '')",
