@@ -160,7 +160,7 @@ func (s *Session) rollbackToSavepoint(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	s.dropBuffered()                  // all buffered rows came after it
+	s.dropBuffered() // all buffered rows came after it
 	keep := stagedPaths(sp.staged)
 	var gone []catalog.PartitionCommit
 	for _, w := range s.staged {

@@ -372,7 +372,7 @@ func (s *Session) rollbackBlock(ctx context.Context) {
 	s.inBlock, s.implicit, s.failed, s.wroteInBlock = false, false, false, false
 	s.blockNotifies, s.blockListens = nil, nil
 	s.endBlockAdvisory(ctx) // advisory.go
-	s.endSnapshot(ctx) // txsnapshot.go
+	s.endSnapshot(ctx)      // txsnapshot.go
 	s.endTempTransaction(ctx, false)
 	s.endBlockSettings(false)
 	s.endBlockTempFuncs(false)
