@@ -97,34 +97,13 @@ type advisoryTarget struct {
 
 // advisoryTargets returns the calls of a statement of the answered form.
 func advisoryTargets(stmt *pg_query.Node) ([]advisoryTarget, bool) {
-	sel := stmt.GetSelectStmt()
-	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) > 0 || sel.WhereClause != nil ||
-		len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.WindowClause) > 0 || sel.WithClause != nil ||
-		len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 ||
-		len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 || sel.IntoClause != nil || len(sel.TargetList) == 0 {
+	calls, ok := sessionFuncTargets(stmt, func(fc *pg_query.FuncCall) bool { return advisoryFunc(fc) != "" }) // setconfig.go
+	if !ok {
 		return nil, false
 	}
-	out := make([]advisoryTarget, 0, len(sel.TargetList))
-	for _, t := range sel.TargetList {
-		rt := t.GetResTarget()
-		fc := rt.GetVal().GetFuncCall()
-		if fc == nil {
-			return nil, false
-		}
-		fn := advisoryFunc(fc)
-		if fn == "" || fc.AggStar || fc.AggDistinct || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.FuncVariadic {
-			return nil, false
-		}
-		for _, a := range fc.Args {
-			if callsAdvisory(a) || a.GetNamedArgExpr() != nil {
-				return nil, false
-			}
-		}
-		name := rt.Name
-		if name == "" {
-			name = fn
-		}
-		out = append(out, advisoryTarget{name: name, fn: fn, args: fc.Args})
+	out := make([]advisoryTarget, len(calls))
+	for i, c := range calls {
+		out[i] = advisoryTarget{name: c.name, fn: advisoryFunc(c.fc), args: c.fc.Args}
 	}
 	return out, true
 }
@@ -328,39 +307,22 @@ func hasParamRef(n *pg_query.Node) bool {
 	return found
 }
 
-// evalKeyExprs evaluates key expressions as one query of their own
-// (planned as any query the session sends, so a catalog function, a cast
-// or a lake table's OID resolves as everywhere), each cast to its key's
-// type.
+// evalKeyExprs evaluates key expressions (evalStandalone), each cast to
+// its key's type.
 func (s *Session) evalKeyExprs(ctx context.Context, exprs []*pg_query.Node, slots [][2]int, targets []advisoryTarget) ([]evaluatedKey, error) {
-	sel := &pg_query.SelectStmt{}
-	for n, e := range exprs {
-		typ := "int8"
+	types := make([]string, len(exprs))
+	for n := range exprs {
+		types[n] = "int8"
 		if len(targets[slots[n][0]].args) == 2 {
-			typ = "int4"
+			types[n] = "int4"
 		}
-		sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(
-			&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: e, Location: -1,
-				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(typ)}, Typemod: -1}}}}, -1))
 	}
-	st, err := s.planSelect(ctx, &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, nil)
+	vals, err := s.evalStandalone(ctx, exprs, types) // setconfig.go
 	if err != nil {
 		return nil, err
-	}
-	portal, err := st.Bind(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer portal.Close()
-	var rows rowsCollector
-	if _, _, err := portal.Execute(ctx, 0, &rows); err != nil {
-		return nil, err
-	}
-	if len(rows) != 1 || len(rows[0]) != len(exprs) {
-		return nil, fmt.Errorf("advisory lock keys: %d rows of %d values", len(rows), len(exprs))
 	}
 	out := make([]evaluatedKey, len(exprs))
-	for i, v := range rows[0] {
+	for i, v := range vals {
 		if v == nil {
 			out[i].null = true
 			continue

@@ -41,6 +41,9 @@ func (s *Session) planSelect(ctx context.Context, stmt *pg_query.Node, paramOIDs
 	if st, ok, err := s.planAdvisory(ctx, stmt, paramOIDs); ok { // advisory.go
 		return st, err
 	}
+	if st, ok, err := s.planSetConfig(ctx, stmt, paramOIDs); ok { // setconfig.go
+		return st, err
+	}
 	if st, ok, err := s.planPgNotify(stmt); ok { // listen.go
 		return st, err
 	}

@@ -13,8 +13,8 @@ import (
 // search_path, transaction_isolation, … are its connection's) nor DuckDB
 // knows the session's values, so a call with a constant name is replaced by
 // the value as a text literal when the statement is planned; the result
-// column keeps the name current_setting. (A prepared statement keeps the
-// value it was planned with.) On the catalog PostgreSQL other names are its
+// column keeps the name current_setting. (A prepared statement is planned
+// again when a setting changed since: settingsChanged.) On the catalog PostgreSQL other names are its
 // own; DuckDB's settings are not the session's and name server paths, so on
 // lake queries (DuckDB) other names are unknown, as PostgreSQL answers for a
 // parameter it does not have (42704, NULL with missing_ok), and a name that is

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,12 +67,16 @@ type Config struct {
 
 // Engine is shared by all sessions.
 type Engine struct {
-	cfg   Config
-	cat   *catalog.Catalog
-	store objstore.Store
-	log   *slog.Logger
-	duck  *sql.DB
-	scans *scanRegistry
+	// settingNames are PostgreSQL's configuration parameters
+	// (knownSetting), loaded once.
+	settingNamesOnce sync.Once
+	settingNames     map[string]bool
+	cfg              Config
+	cat              *catalog.Catalog
+	store            objstore.Store
+	log              *slog.Logger
+	duck             *sql.DB
+	scans            *scanRegistry
 	// snaps caches resolved file lists by partition head (snapcache.go).
 	snaps *snapshotCache
 	// snapFlights coalesces concurrent statements' snapshot queries

@@ -229,6 +229,9 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 		if err := refuseAdvisoryElsewhere(raw.Stmt); err != nil { // advisory.go
 			return nil, s.fail(err)
 		}
+		if err := refuseSetConfigElsewhere(raw.Stmt); err != nil { // setconfig.go
+			return nil, s.fail(err)
+		}
 	}
 	if len(tree.Stmts) > 1 {
 		// The statements of a simple query are planned when they run:

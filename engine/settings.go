@@ -153,6 +153,9 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	if readOnlySettings[name] {
 		return nil, sqlerr.New("55P02", "parameter %q cannot be changed", n.Name)
 	}
+	if !s.knownSetting(name) {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", n.Name)
+	}
 	var value string
 	switch n.Kind {
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
@@ -380,6 +383,28 @@ func (s *Session) rollbackBlock(ctx context.Context) {
 	s.discardStaged(ctx)
 	s.endSavepoints(ctx, nil)
 	_ = s.endBlockDDL(ctx, false, nil)
+}
+
+// knownSetting reports whether SET accepts name: a setting the session
+// keeps, a custom one ("prefix.name"), or one of PostgreSQL's configuration
+// parameters, as the catalog's PostgreSQL lists them (a SET of one the
+// session does not keep only records its value for SHOW). Should the list
+// not load, every name is accepted.
+func (s *Session) knownSetting(name string) bool {
+	if _, ok := s.settings[name]; ok || strings.Contains(name, ".") {
+		return true
+	}
+	s.e.settingNamesOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		names, err := s.e.cat.SettingNames(ctx)
+		if err != nil {
+			s.e.log.Warn("configuration parameter names not loaded; SET accepts every name", "err", err)
+			return
+		}
+		s.e.settingNames = names
+	})
+	return s.e.settingNames == nil || s.e.settingNames[name]
 }
 
 // validateSetting checks and normalises a value given to SET.

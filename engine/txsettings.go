@@ -37,6 +37,18 @@ func (s *Session) changeSetting() {
 	}
 }
 
+// settingsChanged is called wherever a setting's value changes (SET, SET
+// LOCAL, set_config, the block's end, ROLLBACK TO, RESET ALL): plans made
+// before may depend on the values — current_setting folds them in when a
+// statement is planned (currentsetting.go), the search path and time zone
+// decide names and literals — so the kept plans are dropped (plancache.go)
+// and the session's prepared statements are planned again at their next use
+// (replan.go, nameGen).
+func (s *Session) settingsChanged() {
+	s.plans.clear()
+	s.nameGen++
+}
+
 // assignSetting is a SET (local false) or SET LOCAL of name, both already
 // validated, inside or outside a block.
 func (s *Session) assignSetting(ctx context.Context, name string, v setting, local bool) {
@@ -57,7 +69,7 @@ func (s *Session) assignSetting(ctx context.Context, name string, v setting, loc
 	}
 	s.changeSetting()
 	s.settings[name] = v
-	s.plans.clear() // plans may depend on settings (plancache.go)
+	s.settingsChanged()
 }
 
 // resetAllSettings is RESET ALL: every setting SET to its default.
@@ -65,7 +77,7 @@ func (s *Session) resetAllSettings() {
 	s.changeSetting()
 	s.blockSet.local = nil
 	s.settings = s.defaultSettings(nil)
-	s.plans.clear()
+	s.settingsChanged()
 }
 
 // endBlockSettings ends the block for the settings: at COMMIT (committed)
@@ -78,7 +90,7 @@ func (s *Session) endBlockSettings(committed bool) {
 	switch {
 	case !committed && b.before != nil:
 		s.settings = b.before
-		s.plans.clear()
+		s.settingsChanged()
 	case committed && len(b.local) > 0:
 		for name, p := range b.local {
 			if p.existed {
@@ -87,7 +99,7 @@ func (s *Session) endBlockSettings(committed bool) {
 				delete(s.settings, name)
 			}
 		}
-		s.plans.clear()
+		s.settingsChanged()
 	}
 	s.resetTx()
 }
@@ -107,5 +119,5 @@ func (s *Session) restoreSettings(sp settingsSavepoint) {
 	s.changeSetting()
 	s.settings = maps.Clone(sp.settings)
 	s.blockSet.local = maps.Clone(sp.local)
-	s.plans.clear()
+	s.settingsChanged()
 }

@@ -33,6 +33,7 @@ const (
 	IndeterminateDatatype      = "42P18"
 	CardinalityViolation       = "21000"
 	NotNullViolation           = "23502"
+	NullValueNotAllowed        = "22004"
 	UniqueViolation            = "23505"
 	CheckViolation             = "23514"
 	GeneratedAlways            = "428C9"

@@ -282,3 +282,93 @@ func TestAdvisoryCallsOutsideTheirSelect(t *testing.T) {
 		"SELECT pg_try_advisory_lock(7300120201), pg_try_advisory_lock(7300, 120201)"), []string{"true|true"})
 	mustExec(t, ctx, other, "SELECT pg_advisory_unlock_all()")
 }
+
+// TestSetConfigAsPostgreSQL: set_config is SET [LOCAL] for the session —
+// what it sets is what current_setting, SHOW and later statements see, a
+// block's ROLLBACK undoes it, is_local lasts until the block ends — on
+// lakesoul serve as on PostgreSQL (extended and simple protocol). Before,
+// it ran on a pooled catalog connection whose transaction was rolled back:
+// it answered the value and changed nothing.
+func TestSetConfigAsPostgreSQL(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	ref := srv.referenceDB(t, "setconfig_ref")
+	pw, err := srv.adminPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lakeCfg, err := pgx.ParseConfig(srv.dsn(adminRole, pw, database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT set_config('app.tenant', '42', false)", nil},
+		{"SELECT current_setting('app.tenant')", nil},
+		{"SHOW app.tenant", nil},
+		{"BEGIN", nil},
+		{"SELECT set_config('app.tenant', '7', true) AS v, set_config('app.user', 'ann', false)", nil},
+		{"SELECT current_setting('app.tenant'), current_setting('app.user')", nil},
+		{"COMMIT", nil},
+		{"SELECT current_setting('app.tenant'), current_setting('app.user')", nil},
+		{"BEGIN", nil},
+		{"SELECT set_config('app.user', 'bob', false)", nil},
+		{"SAVEPOINT s", nil},
+		{"SELECT set_config('app.user', 'cid', false)", nil},
+		{"ROLLBACK TO SAVEPOINT s", nil},
+		{"SELECT current_setting('app.user')", nil},
+		{"ROLLBACK", nil},
+		{"SELECT current_setting('app.user')", nil},
+		{"SELECT set_config('app.local', 'x', true)", nil},
+		{"SELECT set_config($1, $2, $3)", []any{"app.param", "p1", false}},
+		{"SELECT current_setting('app.param')", nil},
+		{"SELECT pg_catalog.set_config('app.expr', 'a' || 'b', 1 > 2)", nil},
+		{"SELECT current_setting('app.expr')", nil},
+		{"SELECT set_config('statement_timeout', '5s', false)", nil},
+		{"SHOW statement_timeout", nil},
+		{"SELECT set_config('statement_timeout', '0', false)", nil},
+		{"SELECT set_config('TimeZone', 'Europe/Paris', false)", nil},
+		{"SELECT current_setting('TimeZone')", nil},
+		{"SELECT set_config('TimeZone', 'UTC', false)", nil},
+		{"SELECT set_config('search_path', 'pg_catalog, public', false)", nil},
+		{"SHOW search_path", nil},
+		{"SELECT set_config('search_path', '\"$user\", public', false)", nil},
+		{"SELECT set_config('app.tenant', '43', false), set_config('app.user', 'dan', false)", nil},
+		{"SELECT current_setting('app.tenant') || current_setting('app.user')", nil},
+		{"SELECT set_config('no_such_setting', '1', false)", nil},
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		lake := dialNoticeConn(t, ctx, lakeCfg, mode)
+		pg := dialNoticeConn(t, ctx, ref.Config(), mode)
+		for i, st := range script {
+			want := outcome(ctx, pg, st.sql, st.args...)
+			got := outcome(ctx, lake, st.sql, st.args...)
+			if got != want {
+				t.Errorf("mode %v step %d: %s\n got: %s\nwant: %s", mode, i, st.sql, got, want)
+			}
+		}
+	}
+	// Anywhere but a SELECT of its own, set_config is refused, not lost.
+	c := srv.connect(t)
+	mustExec(t, ctx, c, "CREATE SCHEMA setcfg", "CREATE TABLE setcfg.t (id int PRIMARY KEY)", "INSERT INTO setcfg.t VALUES (1)")
+	for _, q := range []string{
+		"SELECT set_config('app.w', 'x', false) FROM setcfg.t",
+		"SELECT id FROM setcfg.t WHERE set_config('app.w', 'x', false) = 'x'",
+		"SELECT count(*) FROM pg_class WHERE set_config('app.w', 'x', false) IS NOT NULL",
+		"SELECT (SELECT set_config('app.w', 'x', false))",
+		"WITH s AS (SELECT set_config('app.w', 'x', false)) SELECT * FROM s",
+		"SELECT set_config('app.w', 'x', false) UNION ALL SELECT 'y'",
+		"SELECT upper(set_config('app.w', 'x', false))",
+		"UPDATE setcfg.t SET id = id WHERE set_config('app.w', 'x', false) IS NOT NULL",
+		"EXPLAIN SELECT set_config('app.w', 'x', false)",
+		"SELECT set_config('app.w', 'x', false), pg_advisory_lock(1)",
+	} {
+		if _, err := c.Exec(ctx, q); pgCode(err) != "0A000" {
+			t.Errorf("%s: %v, want 0A000", q, err)
+		}
+	}
+	wantRows(t, "nothing set", queryStrings(t, ctx, c, "SELECT coalesce(current_setting('app.w', true), '<none>')"), []string{"<none>"})
+}
