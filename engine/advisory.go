@@ -62,31 +62,8 @@ func advisoryFunc(fc *pg_query.FuncCall) string {
 	return ""
 }
 
-// callsAdvisory reports whether stmt calls an advisory-lock function.
-func callsAdvisory(stmt *pg_query.Node) bool {
-	found := false
-	walk(stmt, func(n *pg_query.Node) {
-		if fc := n.GetFuncCall(); fc != nil && advisoryFunc(fc) != "" {
-			found = true
-		}
-	})
-	return found
-}
-
 var errAdvisoryForm = sqlerr.Unsupported("advisory-lock functions inside a query or statement",
 	"call them in a SELECT of their own: SELECT pg_advisory_lock(key) [, …] — without FROM, WHERE or other clauses")
-
-// refuseAdvisoryElsewhere refuses a statement that calls an advisory-lock
-// function in any form but the one answered (see above).
-func refuseAdvisoryElsewhere(stmt *pg_query.Node) error {
-	if !callsAdvisory(stmt) {
-		return nil
-	}
-	if _, ok := advisoryTargets(stmt); !ok {
-		return errAdvisoryForm
-	}
-	return nil
-}
 
 // advisoryTarget is one result column of an advisory-lock SELECT.
 type advisoryTarget struct {
@@ -114,14 +91,12 @@ func advisoryTargets(stmt *pg_query.Node) ([]advisoryTarget, bool) {
 type keyArg func(params []any) (key int64, null bool, err error)
 
 // planAdvisory plans a SELECT of advisory-lock calls; ok is false when stmt
-// calls none.
+// is not one.
 func (s *Session) planAdvisory(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (st pgwire.Statement, ok bool, err error) {
-	if !callsAdvisory(stmt) {
-		return nil, false, nil
-	}
+	// Any other statement calling one was refused at Parse (refuseCalls).
 	targets, form := advisoryTargets(stmt)
 	if !form {
-		return nil, true, errAdvisoryForm
+		return nil, false, nil
 	}
 	params := append([]uint32(nil), paramOIDs...)
 	cols := make([]pgwire.Column, len(targets))

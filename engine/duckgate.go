@@ -313,32 +313,22 @@ func (s *Session) checkDuckCall(fc *pg_query.FuncCall, inFrom bool) error {
 	return undefinedFunction(fc)
 }
 
-// refuseInternalCalls refuses a statement the client wrote that calls one
-// of the functions the engine created in DuckDB for its own rewrites: the
-// gate admits them in what the engine renders, so they are refused where the
-// client's text is parsed, before any rewrite adds such calls. The engine
-// names those helpers lakesoul_* (internalFuncPrefix); the other functions
-// it registers stand in for PostgreSQL's or pgvector's (repeat, lpad,
-// l2_distance, …) and stay callable.
-func (s *Session) refuseInternalCalls(stmt *pg_query.Node) error {
-	var found *pg_query.FuncCall
-	walk(stmt, func(n *pg_query.Node) {
-		fc := n.GetFuncCall()
-		if fc == nil || found != nil || len(fc.Funcname) == 0 || len(fc.Funcname) > 2 {
-			return
-		}
-		if len(fc.Funcname) == 2 && fc.Funcname[0].GetString_().GetSval() != "pg_catalog" {
-			return
-		}
-		name := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
-		if s.e.engineFuncs[name] && strings.HasPrefix(name, internalFuncPrefix) {
-			found = fc
-		}
-	})
-	if found != nil {
-		return undefinedFunction(found)
+// isInternalCall reports whether fc calls one of the functions the engine
+// created in DuckDB for its own rewrites: the gate admits them in what the
+// engine renders, so they are refused where the client's text is parsed
+// (refuseCalls), before any rewrite adds such calls. The engine names those
+// helpers lakesoul_* (internalFuncPrefix); the other functions it registers
+// stand in for PostgreSQL's or pgvector's (repeat, lpad, l2_distance, …) and
+// stay callable.
+func (s *Session) isInternalCall(fc *pg_query.FuncCall) bool {
+	if len(fc.Funcname) == 0 || len(fc.Funcname) > 2 {
+		return false
 	}
-	return nil
+	if len(fc.Funcname) == 2 && fc.Funcname[0].GetString_().GetSval() != "pg_catalog" {
+		return false
+	}
+	name := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
+	return s.e.engineFuncs[name] && strings.HasPrefix(name, internalFuncPrefix)
 }
 
 // internalFuncPrefix begins the name of every function the engine creates

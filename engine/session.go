@@ -223,13 +223,7 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 		return nil, s.fail(parseError(err))
 	}
 	for _, raw := range tree.Stmts {
-		if err := s.refuseInternalCalls(raw.Stmt); err != nil { // duckgate.go
-			return nil, s.fail(err)
-		}
-		if err := refuseAdvisoryElsewhere(raw.Stmt); err != nil { // advisory.go
-			return nil, s.fail(err)
-		}
-		if err := refuseSetConfigElsewhere(raw.Stmt); err != nil { // setconfig.go
+		if err := s.refuseCalls(raw.Stmt); err != nil { // callcheck.go
 			return nil, s.fail(err)
 		}
 	}

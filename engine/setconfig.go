@@ -31,31 +31,8 @@ const fnSetConfig = "set_config"
 
 func isSetConfig(fc *pg_query.FuncCall) bool { return isCatalogFunc(fc, fnSetConfig) }
 
-// callsSetConfig reports whether stmt calls set_config.
-func callsSetConfig(stmt *pg_query.Node) bool {
-	found := false
-	walk(stmt, func(n *pg_query.Node) {
-		if fc := n.GetFuncCall(); fc != nil && isSetConfig(fc) {
-			found = true
-		}
-	})
-	return found
-}
-
 var errSetConfigForm = sqlerr.Unsupported("set_config inside a query or statement",
 	"call it in a SELECT of its own: SELECT set_config(name, value, is_local) [, …] — or use SET [LOCAL]")
-
-// refuseSetConfigElsewhere refuses a statement calling set_config in any
-// form but the one answered.
-func refuseSetConfigElsewhere(stmt *pg_query.Node) error {
-	if !callsSetConfig(stmt) {
-		return nil
-	}
-	if _, ok := sessionFuncTargets(stmt, isSetConfig); !ok {
-		return errSetConfigForm
-	}
-	return nil
-}
 
 // sessionFuncTarget is one result column of a SELECT of session-function
 // calls.
@@ -106,14 +83,12 @@ func sessionFuncTargets(stmt *pg_query.Node, is func(*pg_query.FuncCall) bool) (
 }
 
 // planSetConfig plans a SELECT of set_config calls; ok is false when stmt
-// calls none.
+// is not one.
 func (s *Session) planSetConfig(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (st pgwire.Statement, ok bool, err error) {
-	if !callsSetConfig(stmt) {
-		return nil, false, nil
-	}
+	// Any other statement calling it was refused at Parse (refuseCalls).
 	targets, form := sessionFuncTargets(stmt, isSetConfig)
 	if !form {
-		return nil, true, errSetConfigForm
+		return nil, false, nil
 	}
 	params := append([]uint32(nil), paramOIDs...)
 	cols := make([]pgwire.Column, len(targets))

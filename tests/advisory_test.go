@@ -372,3 +372,29 @@ func TestSetConfigAsPostgreSQL(t *testing.T) {
 	}
 	wantRows(t, "nothing set", queryStrings(t, ctx, c, "SELECT coalesce(current_setting('app.w', true), '<none>')"), []string{"<none>"})
 }
+
+// TestLargeObjectFunctionsRefused: every large-object function PostgreSQL
+// has (pg_proc's lo_*, loread, lowrite) is 0A000 — before, lo_create and
+// lo_import answered the OID of an object that a rolled-back catalog
+// transaction had already discarded.
+func TestLargeObjectFunctionsRefused(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := srv.connect(t)
+	ref := srv.referenceDB(t, "largeobject_names")
+	calls := queryStrings(t, ctx, ref, "SELECT DISTINCT proname || '(' || "+
+		"coalesce((SELECT string_agg('NULL::' || format_type(a, NULL), ', ') FROM unnest(proargtypes) a), '') || ')' "+
+		"FROM pg_proc WHERE proname ~ '^lo_|^lo(read|write)$' ORDER BY 1")
+	if len(calls) < 18 {
+		t.Fatalf("pg_proc lists %d large-object functions", len(calls))
+	}
+	for _, call := range calls {
+		for _, q := range []string{"SELECT " + call, "SELECT pg_catalog." + call, "SELECT count(*) FROM pg_class WHERE " + call + " IS NULL"} {
+			if _, err := c.Exec(ctx, q); pgCode(err) != "0A000" {
+				t.Errorf("%s: %v, want 0A000", q, err)
+			}
+		}
+	}
+	wantRows(t, "large objects", queryStrings(t, ctx, c, "SELECT count(*) FROM pg_largeobject_metadata"), []string{"0"})
+}
