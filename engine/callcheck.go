@@ -12,9 +12,10 @@ import (
 // kind:
 //   - the engine's own DuckDB helpers (isInternalCall, duckgate.go): 42883,
 //     as PostgreSQL answers for a function it does not have;
-//   - advisory-lock functions and set_config outside a SELECT of their own
-//     (advisory.go, setconfig.go): they act on the session, which only that
-//     form reaches; 0A000;
+//   - advisory-lock functions outside a SELECT of their own, set_config
+//     anywhere but as a result column of a SELECT (advisory.go,
+//     setconfig.go): they act on the session, which only those forms
+//     reach; 0A000;
 //   - large-object functions (largeobject.go): 0A000.
 func (s *Session) refuseCalls(stmt *pg_query.Node) error {
 	var internal *pg_query.FuncCall
@@ -49,7 +50,7 @@ func (s *Session) refuseCalls(stmt *pg_query.Node) error {
 		}
 	}
 	if setConfig {
-		if _, ok := sessionFuncTargets(stmt, isSetConfig); !ok {
+		if _, ok := setConfigTargets(stmt); !ok {
 			return errSetConfigForm
 		}
 	}

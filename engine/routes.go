@@ -117,8 +117,8 @@ var routes = []route{
 	{(*pg_query.Node_VariableSetStmt)(nil), "SET/RESET", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
 		return s.planSet(n.GetVariableSetStmt())
 	}},
-	{(*pg_query.Node_VariableShowStmt)(nil), "SHOW", false, func(s *Session, _ context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
-		return s.planShow(n.GetVariableShowStmt())
+	{(*pg_query.Node_VariableShowStmt)(nil), "SHOW", false, func(s *Session, ctx context.Context, n *pg_query.Node, _ []uint32) (pgwire.Statement, error) {
+		return s.planShow(ctx, n.GetVariableShowStmt())
 	}},
 	{(*pg_query.Node_DeclareCursorStmt)(nil), "DECLARE/FETCH/MOVE/CLOSE", false, func(s *Session, ctx context.Context, n *pg_query.Node, p []uint32) (pgwire.Statement, error) {
 		return s.planDeclare(ctx, n.GetDeclareCursorStmt(), p)

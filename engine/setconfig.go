@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
@@ -20,19 +21,20 @@ import (
 // session would never see it (PostgREST's `set_config('request.jwt.claims',
 // $1, true)` read back by current_setting, pg_dump's `set_config('search_path',
 // '', false)`). It is answered here, as SET [LOCAL] name = value (planSet:
-// the same validation, block and savepoint rules), in one form: a SELECT whose
-// every result column is a set_config call, with no FROM, WHERE or other
-// clause; an argument that is not a constant or a parameter is evaluated
-// first as a query of its own. Invariant: a set_config call in any other
-// statement or position is refused at Parse (0A000), so none runs where
-// its effect would be lost.
+// the same validation, block and savepoint rules), where it is a result
+// column of a SELECT (setConfigTargets): the SELECT runs with each call's
+// arguments in its place, and each row's calls are applied in order —
+// pg_dump's `SELECT set_config(name, '…', false) FROM pg_settings WHERE name =
+// '…'` sets the parameter only when the row exists. Invariant: a set_config
+// call in any other statement or position is refused at Parse (0A000), so
+// none runs where its effect would be lost.
 
 const fnSetConfig = "set_config"
 
 func isSetConfig(fc *pg_query.FuncCall) bool { return isCatalogFunc(fc, fnSetConfig) }
 
 var errSetConfigForm = sqlerr.Unsupported("set_config inside a query or statement",
-	"call it in a SELECT of its own: SELECT set_config(name, value, is_local) [, …] — or use SET [LOCAL]")
+	"call it as a result column of a SELECT: SELECT set_config(name, value, is_local) [FROM …] — or use SET [LOCAL]")
 
 // sessionFuncTarget is one result column of a SELECT of session-function
 // calls.
@@ -82,68 +84,155 @@ func sessionFuncTargets(stmt *pg_query.Node, is func(*pg_query.FuncCall) bool) (
 	return out, true
 }
 
-// planSetConfig plans a SELECT of set_config calls; ok is false when stmt
-// is not one.
+// setConfigTargets returns the positions in stmt's result columns of its
+// set_config calls, when stmt is a SELECT calling set_config only as whole
+// result columns (ok false otherwise).
+func setConfigTargets(stmt *pg_query.Node) (positions []int, ok bool) {
+	sel := stmt.GetSelectStmt()
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
+		return nil, false
+	}
+	nested := false
+	check := func(n *pg_query.Node) {
+		walk(n, func(m *pg_query.Node) {
+			if fc := m.GetFuncCall(); fc != nil && isSetConfig(fc) {
+				nested = true
+			}
+		})
+	}
+	for i, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		fc := rt.GetVal().GetFuncCall()
+		if fc == nil || !isSetConfig(fc) {
+			check(t)
+			continue
+		}
+		if fc.AggStar || fc.AggDistinct || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.FuncVariadic {
+			return nil, false
+		}
+		for _, a := range fc.Args {
+			if a.GetNamedArgExpr() != nil {
+				return nil, false
+			}
+			check(a)
+		}
+		positions = append(positions, i)
+	}
+	// Every other part of the statement.
+	rest := proto.Clone(sel).(*pg_query.SelectStmt)
+	rest.TargetList = nil
+	check(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: rest}})
+	return positions, len(positions) > 0 && !nested
+}
+
+// planSetConfig plans a SELECT with set_config result columns; ok is false
+// when stmt is not one.
 func (s *Session) planSetConfig(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (st pgwire.Statement, ok bool, err error) {
 	// Any other statement calling it was refused at Parse (refuseCalls).
-	targets, form := sessionFuncTargets(stmt, isSetConfig)
+	positions, form := setConfigTargets(stmt)
 	if !form {
 		return nil, false, nil
 	}
-	params := append([]uint32(nil), paramOIDs...)
-	cols := make([]pgwire.Column, len(targets))
-	args := make([][3]textArg, len(targets))
-	for i, t := range targets {
-		if len(t.fc.Args) != 3 {
+	sel := proto.Clone(stmt.GetSelectStmt()).(*pg_query.SelectStmt)
+	isCall := map[int]bool{}
+	for _, p := range positions {
+		isCall[p] = true
+	}
+	// The query that runs: each call's three arguments in its place.
+	var targets []*pg_query.Node
+	var names []string
+	for i, t := range sel.TargetList {
+		if !isCall[i] {
+			targets = append(targets, t)
+			continue
+		}
+		rt := t.GetResTarget()
+		fc := rt.GetVal().GetFuncCall()
+		if len(fc.Args) != 3 {
 			return nil, true, &sqlerr.Error{Code: sqlerr.UndefinedFunction,
-				Message: fmt.Sprintf("function set_config(%s) does not exist", strings.TrimSuffix(strings.Repeat("unknown, ", len(t.fc.Args)), ", ")),
+				Message: fmt.Sprintf("function set_config(%s) does not exist", strings.TrimSuffix(strings.Repeat("unknown, ", len(fc.Args)), ", ")),
 				Hint:    "No function matches the given name and argument types. You might need to add explicit type casts."}
 		}
-		cols[i] = pgwire.Column{Name: t.name, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}
-		for j, a := range t.fc.Args {
-			oid := uint32(schema.OIDText)
+		name := rt.Name
+		if name == "" {
+			name = fnSetConfig
+		}
+		names = append(names, name)
+		for j, a := range fc.Args {
+			typ := "text"
 			if j == 2 {
-				oid = schema.OIDBool
+				typ = "bool"
 			}
-			if args[i][j], err = s.textArgOf(a, oid, &params); err != nil {
-				return nil, true, err
-			}
+			targets = append(targets, pg_query.MakeResTargetNodeWithVal(castAs(a, typ), -1))
 		}
 	}
-	for i, p := range params {
-		if p == 0 {
-			return nil, true, sqlerr.New(sqlerr.IndeterminateDatatype, "could not determine data type of parameter $%d", i+1)
-		}
+	sel.TargetList = targets
+	inner, err := s.planSelect(ctx, &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, paramOIDs)
+	if err != nil {
+		return nil, true, err
 	}
-	return &funcStmt{tag: "SELECT", cols: cols, params: params, run: func(ctx context.Context, p []any) (string, [][]any, error) {
-		row := make([]any, len(targets))
-		for i := range targets {
-			var vals [3]*string
-			for j := range 3 {
-				v, err := args[i][j](ctx, p)
+	innerCols, err := inner.Describe(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	var cols []pgwire.Column
+	for i, c, n := 0, 0, 0; i < len(stmt.GetSelectStmt().TargetList); i++ {
+		if !isCall[i] {
+			cols = append(cols, innerCols[c])
+			c++
+			continue
+		}
+		cols = append(cols, pgwire.Column{Name: names[n], TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1})
+		c += 3
+		n++
+	}
+	return &funcStmt{tag: "SELECT", cols: cols, params: inner.ParamOIDs(), run: func(ctx context.Context, p []any) (string, [][]any, error) {
+		portal, err := inner.Bind(ctx, p)
+		if err != nil {
+			return "", nil, err
+		}
+		var rows rowsCollector
+		_, _, err = portal.Execute(ctx, 0, &rows)
+		portal.Close()
+		if err != nil {
+			return "", nil, err
+		}
+		out := make([][]any, len(rows))
+		for r, row := range rows {
+			vals := make([]any, 0, len(cols))
+			for i, c := 0, 0; i < len(cols); i++ {
+				if !isCall[i] {
+					vals = append(vals, row[c])
+					c++
+					continue
+				}
+				name, value, local := row[c], row[c+1], row[c+2]
+				c += 3
+				if name == nil {
+					return "", nil, sqlerr.New(sqlerr.NullValueNotAllowed, "SET requires parameter name")
+				}
+				var v *string
+				if value != nil {
+					t := paramText(value)
+					v = &t
+				}
+				isLocal := false
+				if local != nil {
+					if b, ok := local.(bool); ok {
+						isLocal = b
+					} else {
+						isLocal, _ = parseBool(paramText(local))
+					}
+				}
+				res, err := s.setConfig(ctx, paramText(name), v, isLocal)
 				if err != nil {
 					return "", nil, err
 				}
-				vals[j] = v
+				vals = append(vals, res)
 			}
-			if vals[0] == nil {
-				return "", nil, sqlerr.New(sqlerr.NullValueNotAllowed, "SET requires parameter name")
-			}
-			local := false
-			if vals[2] != nil {
-				b, ok := parseBool(*vals[2])
-				if !ok {
-					return "", nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", *vals[2])
-				}
-				local = b
-			}
-			v, err := s.setConfig(ctx, *vals[0], vals[1], local)
-			if err != nil {
-				return "", nil, err
-			}
-			row[i] = v
+			out[r] = vals
 		}
-		return "SELECT 1", [][]any{row}, nil
+		return fmt.Sprintf("SELECT %d", len(out)), out, nil
 	}}, true, nil
 }
 
@@ -182,58 +271,6 @@ func (s *Session) setConfig(ctx context.Context, name string, value *string, loc
 	return "", nil
 }
 
-// textArg produces an argument's text when the statement runs (nil: NULL).
-type textArg func(ctx context.Context, params []any) (*string, error)
-
-// textArgOf reads an argument: a constant or a parameter (given type oid
-// here unless the client typed it) directly, anything else as a query of
-// its own when the statement runs.
-func (s *Session) textArgOf(a *pg_query.Node, oid uint32, params *[]uint32) (textArg, error) {
-	arg := a
-	if tc := arg.GetTypeCast(); tc != nil {
-		arg = tc.Arg
-	}
-	switch {
-	case arg.GetParamRef() != nil:
-		num := int(arg.GetParamRef().Number)
-		for len(*params) < num {
-			*params = append(*params, 0)
-		}
-		if (*params)[num-1] == 0 {
-			(*params)[num-1] = oid
-		}
-		return func(_ context.Context, p []any) (*string, error) {
-			if p[num-1] == nil {
-				return nil, nil
-			}
-			v := paramText(p[num-1])
-			return &v, nil
-		}, nil
-	case arg.GetAConst() != nil:
-		c := arg.GetAConst()
-		if c.Isnull {
-			return func(context.Context, []any) (*string, error) { return nil, nil }, nil
-		}
-		v, ok := stringValue(arg)
-		if !ok {
-			break
-		}
-		return func(context.Context, []any) (*string, error) { return &v, nil }, nil
-	}
-	if hasParamRef(a) {
-		return nil, sqlerr.Unsupported("a parameter inside an expression of a set_config argument",
-			"pass the value itself as the parameter: SELECT set_config('name', $1, false)")
-	}
-	return func(ctx context.Context, _ []any) (*string, error) {
-		vals, err := s.evalStandalone(ctx, []*pg_query.Node{a}, []string{"text"})
-		if err != nil || vals[0] == nil {
-			return nil, err
-		}
-		v := paramText(vals[0])
-		return &v, nil
-	}, nil
-}
-
 // evalStandalone evaluates expressions that read no relation as one query
 // of their own, each cast to its type (a pg_catalog type name) — planned
 // as any query the session sends, so a catalog function, a cast or a lake
@@ -241,9 +278,7 @@ func (s *Session) textArgOf(a *pg_query.Node, oid uint32, params *[]uint32) (tex
 func (s *Session) evalStandalone(ctx context.Context, exprs []*pg_query.Node, types []string) ([]any, error) {
 	sel := &pg_query.SelectStmt{}
 	for i, e := range exprs {
-		sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(
-			&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: e, Location: -1,
-				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(types[i])}, Typemod: -1}}}}, -1))
+		sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(castAs(e, types[i]), -1))
 	}
 	st, err := s.planSelect(ctx, &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, nil)
 	if err != nil {
@@ -262,6 +297,18 @@ func (s *Session) evalStandalone(ctx context.Context, exprs []*pg_query.Node, ty
 		return nil, fmt.Errorf("standalone expressions: %d rows for %d values", len(rows), len(exprs))
 	}
 	return rows[0], nil
+}
+
+// castAs is expr::typ for typ text, bool, int4 or int8, with the type
+// named as PostgreSQL's parser names it (text unqualified, the others in
+// pg_catalog), which every route translates.
+func castAs(expr *pg_query.Node, typ string) *pg_query.Node {
+	names := []*pg_query.Node{pg_query.MakeStrNode(typ)}
+	if typ != "text" {
+		names = []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(typ)}
+	}
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: expr, Location: -1,
+		TypeName: &pg_query.TypeName{Names: names, Typemod: -1, Location: -1}}}}
 }
 
 // paramText is a bound value's or a result value's text.

@@ -195,6 +195,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 		return nil, err
 	}
 	tag := "SET"
+	reset := n.Kind == pg_query.VariableSetKind_VAR_RESET || n.Kind == pg_query.VariableSetKind_VAR_SET_DEFAULT
 	if n.Kind == pg_query.VariableSetKind_VAR_RESET {
 		tag = "RESET"
 	}
@@ -217,6 +218,16 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 			}
 			return tag, nil, nil
 		}
+		if reset && !n.IsLocal && !strings.Contains(name, ".") {
+			if _, kept := s.defaultSettings(nil)[name]; !kept {
+				// A parameter the session keeps only because it was SET:
+				// RESET gives SHOW back the catalog's value.
+				s.changeSetting()
+				delete(s.settings, name)
+				s.settingsChanged()
+				return tag, nil, nil
+			}
+		}
 		s.assignSetting(ctx, name, setting{name: canon, value: value}, n.IsLocal) // txsettings.go
 		if strings.HasPrefix(name, "default_transaction_") && !s.inBlock {
 			s.resetTx()
@@ -225,7 +236,7 @@ func (s *Session) planSet(n *pg_query.VariableSetStmt) (pgwire.Statement, error)
 	}}, nil
 }
 
-func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, error) {
+func (s *Session) planShow(ctx context.Context, n *pg_query.VariableShowStmt) (pgwire.Statement, error) {
 	name := strings.ToLower(n.Name)
 	if name == "all" {
 		return s.planShowAll(), nil
@@ -234,7 +245,7 @@ func (s *Session) planShow(n *pg_query.VariableShowStmt) (pgwire.Statement, erro
 		name = "timezone"
 	}
 	if _, ok := s.settings[name]; !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", n.Name)
+		return s.planShowCatalogSetting(ctx, n.Name)
 	}
 	return &funcStmt{
 		tag: "SHOW",
@@ -607,6 +618,37 @@ func (s *Session) timeZone() *time.Location {
 }
 
 // planShowAll answers SHOW ALL: name, setting, description.
+// planShowCatalogSetting is SHOW of a setting the session does not keep:
+// it shows what current_setting and pg_settings show for it — the
+// catalog's value, for the parameters those let users see (the catalog's
+// own addresses and paths they hide are 42704 here too).
+func (s *Session) planShowCatalogSetting(ctx context.Context, name string) (pgwire.Statement, error) {
+	call := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode("current_setting")},
+		Args: []*pg_query.Node{pg_query.MakeAConstStrNode(name, -1)}, Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL, Location: -1}
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+		Name: strings.ToLower(name), Val: &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: call}}, Location: -1}}}}}
+	st, err := s.planCatalogQuery(ctx, &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := st.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &funcStmt{tag: "SHOW", cols: cols, run: func(ctx context.Context, _ []any) (string, [][]any, error) {
+		portal, err := st.Bind(ctx, nil)
+		if err != nil {
+			return "", nil, err
+		}
+		defer portal.Close()
+		var rows rowsCollector
+		if _, _, err := portal.Execute(ctx, 0, &rows); err != nil {
+			return "", nil, err
+		}
+		return "SHOW", rows, nil
+	}}, nil
+}
+
 func (s *Session) planShowAll() pgwire.Statement {
 	text := func(n string) pgwire.Column {
 		return pgwire.Column{Name: n, TypeOID: schema.OIDText, TypeSize: -1, TypeModifier: -1}

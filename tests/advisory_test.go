@@ -339,6 +339,17 @@ func TestSetConfigAsPostgreSQL(t *testing.T) {
 		{"SELECT set_config('app.tenant', '43', false), set_config('app.user', 'dan', false)", nil},
 		{"SELECT current_setting('app.tenant') || current_setting('app.user')", nil},
 		{"SELECT set_config('no_such_setting', '1', false)", nil},
+		{"SELECT set_config(name, '8MB', false) AS s FROM pg_settings WHERE name = 'work_mem'", nil},
+		{"SHOW work_mem", nil},
+		{"SELECT set_config(name, 'x', false) FROM pg_settings WHERE name = 'no_such_setting'", nil},
+		{"RESET work_mem", nil},
+		{"SHOW work_mem", nil},
+		{"SET work_mem = '64MB'", nil},
+		{"SHOW work_mem", nil},
+		{"SELECT current_setting('work_mem')", nil},
+		{"RESET work_mem", nil},
+		{"SHOW no_such_setting", nil},
+		{"SET no_such_setting = 1", nil},
 	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
 		lake := dialNoticeConn(t, ctx, lakeCfg, mode)
@@ -354,8 +365,12 @@ func TestSetConfigAsPostgreSQL(t *testing.T) {
 	// Anywhere but a SELECT of its own, set_config is refused, not lost.
 	c := srv.connect(t)
 	mustExec(t, ctx, c, "CREATE SCHEMA setcfg", "CREATE TABLE setcfg.t (id int PRIMARY KEY)", "INSERT INTO setcfg.t VALUES (1)")
+	// A result column over a lake table: applied for each row, in order.
+	mustExec(t, ctx, c, "INSERT INTO setcfg.t VALUES (2)")
+	wantRows(t, "set_config per row", queryStrings(t, ctx, c,
+		"SELECT id, set_config('app.row', id::text, false) FROM setcfg.t WHERE id = 2"), []string{"2|2"})
+	wantRows(t, "set by the row", queryStrings(t, ctx, c, "SELECT current_setting('app.row')"), []string{"2"})
 	for _, q := range []string{
-		"SELECT set_config('app.w', 'x', false) FROM setcfg.t",
 		"SELECT id FROM setcfg.t WHERE set_config('app.w', 'x', false) = 'x'",
 		"SELECT count(*) FROM pg_class WHERE set_config('app.w', 'x', false) IS NOT NULL",
 		"SELECT (SELECT set_config('app.w', 'x', false))",
