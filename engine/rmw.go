@@ -266,6 +266,9 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 		expect[p.Desc] = r.baseOf(p.Desc)
 		r.descs = append(r.descs, p.Desc)
 	}
+	if testHookRMWCommit != nil {
+		testHookRMWCommit(t)
+	}
 	for {
 		for i := range parts {
 			if t.HasPK() {
@@ -289,6 +292,14 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 		}
 		switch {
 		case catalog.AsPartitionMoved(err) && s.ddlTx == nil && !s.cat.Pinned():
+			// The commits that landed since the snapshot are checked
+			// before the partitions are locked, so the locked commit
+			// checks only those landing meanwhile: writers contending
+			// for a partition hold its lock for their commits, not for
+			// reading each other's files.
+			if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
+				return err
+			}
 			if done, err := s.commitLocked(ctx, t, op, parts, r, expect); done {
 				return err
 			}
@@ -307,29 +318,52 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 			s.releaseIntent(ctx)
 			return err
 		}
-		cur, err := s.cat.PartitionVersions(ctx, t.ID, slices.Collect(maps.Keys(expect)))
-		if err != nil {
-			s.deleteFiles(ctx, parts)
-			s.releaseIntent(ctx)
+		if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
 			return err
-		}
-		for desc, v := range cur {
-			if v == expect[desc] {
-				continue
-			}
-			changed, err := s.rowsChanged(ctx, t, desc, expect[desc], v, r.keys)
-			if err == nil && changed {
-				err = errRowsChanged
-			}
-			if err != nil {
-				s.deleteFiles(ctx, parts)
-				s.releaseIntent(ctx)
-				return err
-			}
-			expect[desc] = v
 		}
 	}
 }
+
+// checkMoved moves expect, the partition versions a read-modify-write
+// commit's rows are known unchanged at, to the partitions' latest versions,
+// reading the commits that landed in between (rowsChanged) without holding
+// any lock; errRowsChanged when one of them changed the statement's rows.
+// On any error the statement's files are deleted and its intent released.
+func (s *Session) checkMoved(ctx context.Context, t *catalog.Table, parts []catalog.PartitionCommit, r *rmwStatement, expect map[string]int) error {
+	fail := func(err error) error {
+		s.deleteFiles(ctx, parts)
+		s.releaseIntent(ctx)
+		return err
+	}
+	cur, err := s.cat.PartitionVersions(ctx, t.ID, slices.Collect(maps.Keys(expect)))
+	if err != nil {
+		return fail(err)
+	}
+	for desc, v := range cur {
+		if v == expect[desc] {
+			continue
+		}
+		changed, err := s.rowsChanged(ctx, t, desc, expect[desc], v, r.keys)
+		if err == nil && changed {
+			err = errRowsChanged
+		}
+		if err != nil {
+			return fail(err)
+		}
+		expect[desc] = v
+	}
+	return nil
+}
+
+// Test hooks, set by tests only: testHookRMWCommit runs before a
+// read-modify-write statement outside a block first tries to commit;
+// testHookLockedCheck gets the number of versions commitLocked finds landed
+// since its expected ones, which it checks while holding the partitions'
+// locks.
+var (
+	testHookRMWCommit   func(t *catalog.Table)
+	testHookLockedCheck func(moved int)
+)
 
 // commitLocked is the second try of a read-modify-write commit outside a
 // block whose partition moved: in one catalog transaction it locks the
@@ -375,6 +409,13 @@ func (s *Session) commitLocked(ctx context.Context, t *catalog.Table, op string,
 	cur, err := cat.PartitionVersions(ctx, t.ID, descs)
 	if err != nil {
 		return fail(err)
+	}
+	if testHookLockedCheck != nil {
+		moved := 0
+		for desc, v := range cur {
+			moved += v - expect[desc]
+		}
+		testHookLockedCheck(moved)
 	}
 	for desc, v := range cur {
 		if v == expect[desc] {
