@@ -269,6 +269,17 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 	if testHookRMWCommit != nil {
 		testHookRMWCommit(t)
 	}
+	if t.HasPK() && s.ddlTx == nil && !s.cat.Pinned() && s.e.commitQueues.get(commitQueueKey{t.ID, s.cat.Role()}).busy() {
+		// A contended commit of the table is in flight: a try alone would
+		// wait for its lock only to find the partition moved. Join the
+		// next group instead (groupcommit.go).
+		if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
+			return err
+		}
+		if done, err := s.commitGrouped(ctx, t, op, parts, r, expect); done {
+			return err
+		}
+	}
 	for {
 		for i := range parts {
 			if t.HasPK() {
@@ -300,7 +311,7 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 			if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
 				return err
 			}
-			if done, err := s.commitLocked(ctx, t, op, parts, r, expect); done {
+			if done, err := s.commitGrouped(ctx, t, op, parts, r, expect); done { // groupcommit.go
 				return err
 			}
 			// (No slot for a held transaction: check and race again.)
@@ -538,12 +549,27 @@ func partDescs(parts []catalog.PartitionCommit) []string {
 // delete commit). Compactions change no row. Without keys any added file
 // counts.
 func (s *Session) rowsChanged(ctx context.Context, t *catalog.Table, desc string, from, to int, keys *keySet) (bool, error) {
+	return s.rowsChangedKnowing(ctx, t, desc, from, to, keys, nil)
+}
+
+// rowsChangedKnowing is rowsChanged where known, when set, may tell for a
+// version whether it wrote a row of keys (ok) without its files being read.
+func (s *Session) rowsChangedKnowing(ctx context.Context, t *catalog.Table, desc string, from, to int, keys *keySet,
+	known func(version int) (hit, ok bool)) (bool, error) {
 	changes, err := s.cat.PartitionChanges(ctx, t.ID, desc, from, to)
 	if err != nil {
 		return false, err
 	}
 	var files []catalog.DataFile
 	for _, c := range changes {
+		if known != nil {
+			if hit, ok := known(c.Version); ok {
+				if hit {
+					return true, nil
+				}
+				continue
+			}
+		}
 		switch c.Op {
 		case catalog.CompactionCommit:
 		case catalog.MergeCommit, catalog.AppendCommit:
