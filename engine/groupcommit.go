@@ -72,12 +72,20 @@ type commitQueue struct {
 	landed map[string]map[int]*keySet
 }
 
-// knownVersions bounds the versions per partition a queue remembers.
-const knownVersions = 1024
+// knownVersions bounds the versions per partition a queue remembers, and
+// knownRows the rows of one it remembers (a larger write is read from its
+// files when checked).
+const (
+	knownVersions = 1024
+	knownRows     = rowLocksMax
+)
 
 // remember records that version v of partition desc wrote exactly the rows
 // keys.
 func (q *commitQueue) remember(desc string, v int, keys *keySet) {
+	if keys.n > knownRows {
+		return
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.landed == nil {
