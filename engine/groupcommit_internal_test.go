@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakesoul-go/lakesoul/catalog"
+	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
 // TestGroupCommit: read-modify-write statements of several sessions that
@@ -16,7 +17,8 @@ import (
 // flight queue, and the first of them commits all of them as one group.
 // Each outcome is what it would be alone: two increments of one row both
 // land (the second member finds its row changed by the first and runs
-// again), the member of another row commits, nothing is lost.
+// again); a member whose write intent expired while it waited fails alone
+// with 55000, the others commit.
 //
 // Choreography: statement A's locked commit (the partition moved under it)
 // holds the partition lock while three other statements snapshot, write
@@ -80,6 +82,11 @@ func TestGroupCommit(t *testing.T) {
 				}()
 			}
 			waitFor("the three statements to queue", queued)
+			// The last member's intent expires (and is collected)
+			// while it waits: its commit alone fails.
+			if _, err := s.e.cat.Pool().Exec(ctx, "DELETE FROM lakesoul.write_intent WHERE id = $1", members[2].intent.ID()); err != nil {
+				t.Error(err)
+			}
 		})
 	}
 	var groups []int
@@ -97,10 +104,13 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	for i, err := range errs {
+	for i, err := range errs[:2] {
 		if err != nil {
 			t.Errorf("%s: %v", stmts[i], err)
 		}
+	}
+	if sqlerr.Code(errs[2]) != "55000" {
+		t.Errorf("%s, its intent gone: %v, want 55000", stmts[2], errs[2])
 	}
 	mu.Lock()
 	if len(groups) == 0 || groups[0] != len(members) {
@@ -111,7 +121,7 @@ func TestGroupCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fmt.Sprint(rows), "[[1 10] [2 2] [3 5] [10 100]]"; got != want {
+	if got, want := fmt.Sprint(rows), "[[1 10] [2 2] [3 0] [10 100]]"; got != want {
 		t.Errorf("rows: %s, want %s", got, want)
 	}
 }
