@@ -41,13 +41,42 @@ type WriteIntent struct {
 	done     chan struct{}
 }
 
+// Every call that registers, renews, claims for or releases an intent runs
+// as a catalog transaction of its own (intentOwner: the owner's handle on
+// the pool, never a held or snapshot transaction) that does not wait for its
+// WAL flush (unflushed: synchronous_commit off for that transaction alone).
+// A single-row write waited for one such flush besides its commit's — the
+// largest part of its time after the commit's (issue 37). Nothing it
+// protects depends on that flush:
+//   - the intent is visible to every other catalog session, the orphan
+//     collector's included, once the call returns, flushed or not;
+//   - a commit that consumes the intent is synchronous, and WAL is flushed
+//     in order, so a durable commit implies a durable intent row (and a
+//     durable advance of the id sequence: no later intent reuses the id of a
+//     committed one's files);
+//   - a catalog crash that loses an unflushed intent (or renewal, or claimed
+//     path) makes its writer's commit fail with 55000
+//     (write_intent_verify), so the files the collector may then take were
+//     never referenced. A lost release only leaves the row to expire.
+//
+// intentOwner is the handle those calls run on.
+func (c *Catalog) intentOwner() *Catalog {
+	owner := c.As("")
+	owner.snap = nil
+	return owner
+}
+
+// unflushed is the FROM item that makes an intent call's transaction commit
+// without waiting for its WAL flush (see intentOwner).
+const unflushed = "set_config('synchronous_commit', 'off', true)"
+
 // BeginWrite registers a write intent and renews it until Release (or a
 // commit that consumed it).
 func (c *Catalog) BeginWrite(ctx context.Context) (*WriteIntent, error) {
-	owner := c.As("")
+	owner := c.intentOwner()
 	w := &WriteIntent{owner: owner, done: make(chan struct{})}
 	if err := owner.run(ctx, func(q querier) error {
-		return q.QueryRow(ctx, "SELECT id, token FROM lakesoul.write_intent_begin($1)", IntentTTL.Milliseconds()).Scan(&w.id, &w.token)
+		return q.QueryRow(ctx, "SELECT i.id, i.token FROM lakesoul.write_intent_begin($1) i, "+unflushed, IntentTTL.Milliseconds()).Scan(&w.id, &w.token)
 	}); err != nil {
 		return nil, fmt.Errorf("register a write intent: %w", err)
 	}
@@ -73,7 +102,7 @@ func (w *WriteIntent) FileName(bucket int) string {
 func (w *WriteIntent) Claim(ctx context.Context, path string) error {
 	var ok bool
 	if err := w.owner.run(ctx, func(q querier) error {
-		return q.QueryRow(ctx, "SELECT lakesoul.write_intent_claim_path($1, $2, $3)", w.id, w.token, path).Scan(&ok)
+		return q.QueryRow(ctx, "SELECT lakesoul.write_intent_claim_path($1, $2, $3) FROM "+unflushed, w.id, w.token, path).Scan(&ok)
 	}); err != nil {
 		return fmt.Errorf("claim %s for write intent %s: %w", path, w.id, err)
 	}
@@ -103,7 +132,7 @@ func (w *WriteIntent) heartbeat(ctx context.Context) {
 		}
 		var ok bool
 		err := w.owner.run(ctx, func(q querier) error {
-			return q.QueryRow(ctx, "SELECT lakesoul.write_intent_renew($1, $2, $3)", w.id, w.token, IntentTTL.Milliseconds()).Scan(&ok)
+			return q.QueryRow(ctx, "SELECT lakesoul.write_intent_renew($1, $2, $3) FROM "+unflushed, w.id, w.token, IntentTTL.Milliseconds()).Scan(&ok)
 		})
 		if err != nil {
 			continue // the catalog is unreachable: try again; the TTL decides
@@ -137,7 +166,7 @@ func (w *WriteIntent) Release(ctx context.Context) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	_ = w.owner.run(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, "SELECT lakesoul.write_intent_release($1, $2)", w.id, w.token)
+		_, err := q.Exec(ctx, "SELECT lakesoul.write_intent_release($1, $2) FROM "+unflushed, w.id, w.token)
 		return err
 	})
 }

@@ -108,6 +108,9 @@ type Engine struct {
 	// sessionlimits.go); roles counts each role's sessions.
 	held  *heldSlots
 	roles roleSessions
+	// commitQueues group contended read-modify-write commits
+	// (groupcommit.go).
+	commitQueues commitQueues
 	// sessions lists the server's sessions (activity.go; nil: none known).
 	sessions SessionRegistry
 	// imports are the running CALL lakesoul.import (importprogress.go).

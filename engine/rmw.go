@@ -266,6 +266,20 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 		expect[p.Desc] = r.baseOf(p.Desc)
 		r.descs = append(r.descs, p.Desc)
 	}
+	if testHookRMWCommit != nil {
+		testHookRMWCommit(t)
+	}
+	if t.HasPK() && s.ddlTx == nil && !s.cat.Pinned() && s.e.commitQueues.get(commitQueueKey{t.ID, s.cat.Role()}).busy() {
+		// A contended commit of the table is in flight: a try alone would
+		// wait for its lock only to find the partition moved. Join the
+		// next group instead (groupcommit.go).
+		if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
+			return err
+		}
+		if done, err := s.commitGrouped(ctx, t, op, parts, r, expect); done {
+			return err
+		}
+	}
 	for {
 		for i := range parts {
 			if t.HasPK() {
@@ -289,7 +303,15 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 		}
 		switch {
 		case catalog.AsPartitionMoved(err) && s.ddlTx == nil && !s.cat.Pinned():
-			if done, err := s.commitLocked(ctx, t, op, parts, r, expect); done {
+			// The commits that landed since the snapshot are checked
+			// before the partitions are locked, so the locked commit
+			// checks only those landing meanwhile: writers contending
+			// for a partition hold its lock for their commits, not for
+			// reading each other's files.
+			if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
+				return err
+			}
+			if done, err := s.commitGrouped(ctx, t, op, parts, r, expect); done { // groupcommit.go
 				return err
 			}
 			// (No slot for a held transaction: check and race again.)
@@ -307,29 +329,52 @@ func (s *Session) commitRMW(ctx context.Context, t *catalog.Table, op string, pa
 			s.releaseIntent(ctx)
 			return err
 		}
-		cur, err := s.cat.PartitionVersions(ctx, t.ID, slices.Collect(maps.Keys(expect)))
-		if err != nil {
-			s.deleteFiles(ctx, parts)
-			s.releaseIntent(ctx)
+		if err := s.checkMoved(ctx, t, parts, r, expect); err != nil {
 			return err
-		}
-		for desc, v := range cur {
-			if v == expect[desc] {
-				continue
-			}
-			changed, err := s.rowsChanged(ctx, t, desc, expect[desc], v, r.keys)
-			if err == nil && changed {
-				err = errRowsChanged
-			}
-			if err != nil {
-				s.deleteFiles(ctx, parts)
-				s.releaseIntent(ctx)
-				return err
-			}
-			expect[desc] = v
 		}
 	}
 }
+
+// checkMoved moves expect, the partition versions a read-modify-write
+// commit's rows are known unchanged at, to the partitions' latest versions,
+// reading the commits that landed in between (rowsChanged) without holding
+// any lock; errRowsChanged when one of them changed the statement's rows.
+// On any error the statement's files are deleted and its intent released.
+func (s *Session) checkMoved(ctx context.Context, t *catalog.Table, parts []catalog.PartitionCommit, r *rmwStatement, expect map[string]int) error {
+	fail := func(err error) error {
+		s.deleteFiles(ctx, parts)
+		s.releaseIntent(ctx)
+		return err
+	}
+	cur, err := s.cat.PartitionVersions(ctx, t.ID, slices.Collect(maps.Keys(expect)))
+	if err != nil {
+		return fail(err)
+	}
+	for desc, v := range cur {
+		if v == expect[desc] {
+			continue
+		}
+		changed, err := s.rowsChanged(ctx, t, desc, expect[desc], v, r.keys)
+		if err == nil && changed {
+			err = errRowsChanged
+		}
+		if err != nil {
+			return fail(err)
+		}
+		expect[desc] = v
+	}
+	return nil
+}
+
+// Test hooks, set by tests only: testHookRMWCommit runs before a
+// read-modify-write statement outside a block first tries to commit;
+// testHookLockedCheck gets the number of versions commitLocked finds landed
+// since its expected ones, which it checks while holding the partitions'
+// locks.
+var (
+	testHookRMWCommit   func(t *catalog.Table)
+	testHookLockedCheck func(moved int)
+)
 
 // commitLocked is the second try of a read-modify-write commit outside a
 // block whose partition moved: in one catalog transaction it locks the
@@ -375,6 +420,13 @@ func (s *Session) commitLocked(ctx context.Context, t *catalog.Table, op string,
 	cur, err := cat.PartitionVersions(ctx, t.ID, descs)
 	if err != nil {
 		return fail(err)
+	}
+	if testHookLockedCheck != nil {
+		moved := 0
+		for desc, v := range cur {
+			moved += v - expect[desc]
+		}
+		testHookLockedCheck(moved)
 	}
 	for desc, v := range cur {
 		if v == expect[desc] {
@@ -497,12 +549,27 @@ func partDescs(parts []catalog.PartitionCommit) []string {
 // delete commit). Compactions change no row. Without keys any added file
 // counts.
 func (s *Session) rowsChanged(ctx context.Context, t *catalog.Table, desc string, from, to int, keys *keySet) (bool, error) {
+	return s.rowsChangedKnowing(ctx, t, desc, from, to, keys, nil)
+}
+
+// rowsChangedKnowing is rowsChanged where known, when set, may tell for a
+// version whether it wrote a row of keys (ok) without its files being read.
+func (s *Session) rowsChangedKnowing(ctx context.Context, t *catalog.Table, desc string, from, to int, keys *keySet,
+	known func(version int) (hit, ok bool)) (bool, error) {
 	changes, err := s.cat.PartitionChanges(ctx, t.ID, desc, from, to)
 	if err != nil {
 		return false, err
 	}
 	var files []catalog.DataFile
 	for _, c := range changes {
+		if known != nil {
+			if hit, ok := known(c.Version); ok {
+				if hit {
+					return true, nil
+				}
+				continue
+			}
+		}
 		switch c.Op {
 		case catalog.CompactionCommit:
 		case catalog.MergeCommit, catalog.AppendCommit:

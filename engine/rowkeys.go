@@ -109,6 +109,22 @@ func (k *keySet) lockIDs(desc string) []int64 {
 	return out
 }
 
+// overlaps reports whether k and o share a row.
+func (k *keySet) overlaps(o *keySet) bool {
+	for d, m := range k.byDesc {
+		om := o.byDesc[d]
+		if len(om) < len(m) {
+			m, om = om, m
+		}
+		for h := range m {
+			if _, ok := om[h]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // union adds the rows of o.
 func (k *keySet) union(o *keySet) {
 	for d, m := range o.byDesc {

@@ -26,6 +26,12 @@
 -- writer's commit then finds it gone and fails) or by its writer, which no
 -- longer wants the file. Consuming, renewing and expiring one intent are row
 -- operations on the same row, so they serialise.
+--
+-- The writer's calls (begin, renew, claim, release) commit without waiting
+-- for their WAL flush (catalog/intent.go): visible at once, flushed no later
+-- than the synchronous commit that consumes the intent. A catalog crash that
+-- loses one loses it before any commit consumed it, so that commit fails as
+-- for an expired intent and the files were never referenced.
 
 CREATE OR REPLACE FUNCTION lakesoul.write_intent_begin(p_ttl_ms bigint)
 RETURNS TABLE (id text, token uuid) LANGUAGE plpgsql VOLATILE
