@@ -476,8 +476,14 @@ func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue)
 		closePlanned(rest)
 	}
 	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
+	var pre *keyMatcher
+	if !s.Table.HasPK() {
+		// An append table's rows are its files' rows: each file may drop
+		// those failing the row filter as it decodes them.
+		pre = s.rows
+	}
 	for i, p := range files {
-		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel, s.needs)
+		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel, s.needs, pre)
 		if err != nil {
 			closeAll(files[i:])
 			return nil, err
