@@ -200,6 +200,8 @@ type plainReader struct {
 	preCol  []bool
 	rows    []int
 	dropped int64
+	// tested and passed count the rows the prefilter tested and passed.
+	tested, passed int64
 }
 
 // newPlainReader reads the leaves (fields of fsch) of pf's row groups (nil:
@@ -297,6 +299,14 @@ func (r *plainReader) readBatch(n int) (arrow.RecordBatch, error) {
 		}
 		r.rows = rows
 		r.dropped += int64(n - len(rows))
+		r.tested += int64(n)
+		r.passed += int64(len(rows))
+		if r.tested >= prefilterTrialRows && r.passed*4 > r.tested*3 {
+			// Most rows pass: picking them out saves less than testing
+			// them twice costs (the filter after the merge tests them
+			// again), so the rest of the file is decoded whole.
+			r.pre = nil
+		}
 		if len(rows) == n {
 			rows = nil
 		}
@@ -366,6 +376,12 @@ func (r *plainReader) prefilter(preds []keyPred, colMap []int) {
 		r.preCol[pos] = true
 	}
 }
+
+// prefilterTrialRows is how many rows a prefilter tests before it may
+// give up: past them, a filter that passes more than three rows in four
+// is dropped for the rest of the file.
+// (A variable: tests lower it.)
+var prefilterTrialRows int64 = 32 << 10
 
 // rowPred is a predicate of a prefilter: pred tests the reader's column pos.
 type rowPred struct {

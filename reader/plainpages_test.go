@@ -404,6 +404,10 @@ func TestPlainColumnCorruptPages(t *testing.T) {
 // pass the filter — every other column decoded at those rows only — and
 // counts the rest as dropped.
 func TestPlainReaderPrefilter(t *testing.T) {
+	// A filter passing most rows gives up after its trial (and the rest of
+	// the file is decoded whole): within the test's files.
+	defer func(n int64) { prefilterTrialRows = n }(prefilterTrialRows)
+	prefilterTrialRows = 300
 	mem := arrowutil.NewPoolAllocator()
 	mem.Poison = true
 	tbl := &catalog.Table{ID: "t", Namespace: "s", Name: "t", Schema: plainTestSchema}
@@ -444,7 +448,8 @@ func TestPlainReaderPrefilter(t *testing.T) {
 
 // prefilterConds are conditions on column c of rec: an interval holding
 // about half its non-null values, an IN list of three of them, one that
-// no value passes, and the interval with an interval on reqi.
+// no value passes, one that 95 % pass, and the interval with an interval
+// on reqi.
 func prefilterConds(rec arrow.RecordBatch, c int) [][]Cond {
 	col := rec.Column(c)
 	name := rec.Schema().Field(c).Name
@@ -469,13 +474,16 @@ func prefilterConds(rec arrow.RecordBatch, c int) [][]Cond {
 	half := Cond{Column: name, Lower: anyOf(sorted[len(sorted)/4]), LowerInclusive: true, Upper: anyOf(sorted[3*len(sorted)/4])}
 	in := Cond{Column: name, In: true, Values: []any{anyOf(vals[0]), anyOf(vals[len(vals)/2]), anyOf(vals[len(vals)-1])}}
 	none := Cond{Column: name, Lower: anyOf(sorted[len(sorted)-1])}
+	most := Cond{Column: name, Lower: anyOf(sorted[len(sorted)/20]), LowerInclusive: true}
 	reqi := Cond{Column: "reqi", Lower: int64(0)}
-	return [][]Cond{{half}, {in}, {none}, {half, reqi}}
+	return [][]Cond{{half}, {in}, {none}, {most}, {half, reqi}}
 }
 
 // comparePrefiltered reads every column of the file data through pqarrow,
 // keeps the rows m passes, and fails unless plainReader with m as its
-// prefilter gives the same columns and drops the other rows.
+// prefilter drops the other rows — every batch it filtered holds passing
+// rows only; once it gave up, m applied after it drops the rest — and gives
+// the same columns.
 func comparePrefiltered(t *testing.T, data []byte, m *keyMatcher, batch int64, mem memory.Allocator) {
 	t.Helper()
 	pf, fr, fsch := openTestFile(t, data, batch)
@@ -504,20 +512,38 @@ func comparePrefiltered(t *testing.T, data []byte, m *keyMatcher, batch int64, m
 	got.prefilter(m.preds, leaves)
 	var gotCols []arrow.Array
 	var dropped int64
-	for got.Next() {
+	for {
+		filtering := got.pre != nil
+		if !got.Next() {
+			break
+		}
 		dropped += got.takeDropped()
-		for c, col := range got.RecordBatch().Columns() {
+		batch := got.RecordBatch()
+		keep := make([]int, batch.NumRows())
+		for i := range keep {
+			keep[i] = i
+		}
+		keep = m.keep(batch, keep)
+		if filtering && len(keep) != int(batch.NumRows()) {
+			t.Fatalf("a batch the prefilter filtered holds %d rows failing it", int(batch.NumRows())-len(keep))
+		}
+		// After the prefilter gave up, the filter after it drops the rest.
+		dropped += batch.NumRows() - int64(len(keep))
+		for c, whole := range batch.Columns() {
+			col, err := arrowutil.Take(memory.DefaultAllocator, whole, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(gotCols) <= c {
 				gotCols = append(gotCols, nil)
 			}
-			var err error
 			if gotCols[c] == nil {
-				col.Retain()
 				gotCols[c] = col
 			} else {
 				prev := gotCols[c]
 				gotCols[c], err = array.Concatenate([]arrow.Array{prev, col}, memory.DefaultAllocator)
 				prev.Release()
+				col.Release()
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -528,13 +554,16 @@ func comparePrefiltered(t *testing.T, data []byte, m *keyMatcher, batch int64, m
 	if err := got.Err(); err != nil {
 		t.Fatal(err)
 	}
+	if gaveUp, share := got.pre == nil, float64(len(rows))/float64(whole.NumRows()); (share > 0.9 && !gaveUp) || (share < 0.6 && gaveUp) {
+		t.Errorf("%d of %d rows passed; the prefilter gave up: %v", len(rows), whole.NumRows(), gaveUp)
+	}
 	got.Release()
 	defer releaseAll(gotCols)
 	if wantDropped := whole.NumRows() - int64(len(rows)); dropped != wantDropped {
 		t.Errorf("dropped %d rows, want %d", dropped, wantDropped)
 	}
 	if len(rows) == 0 {
-		if gotCols != nil {
+		if gotCols != nil && gotCols[0].Len() > 0 {
 			t.Errorf("%d rows passed, want none", gotCols[0].Len())
 		}
 		return

@@ -80,6 +80,9 @@ type Scan struct {
 	// mergeAlways turns off streaming without merging (unitplan.go): every
 	// primary-key unit is merged whole. Tests compare the two.
 	mergeAlways bool
+	// decodeAll turns off late materialisation (plainselect.go): files
+	// decode every wanted column of every row. Benchmarks compare the two.
+	decodeAll bool
 	// keys and rows are Keys and Rows compiled (at the first Open); index
 	// is the part of rows on indexed columns that prunes (indexprune.go).
 	keys    *keyMatcher
@@ -491,7 +494,7 @@ func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue)
 	}
 	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
 	var pre *keyMatcher
-	if !s.Table.HasPK() {
+	if !s.Table.HasPK() && !s.decodeAll {
 		// An append table's rows are its files' rows: each file may drop
 		// those failing the row filter as it decodes them.
 		pre = s.rows

@@ -185,7 +185,7 @@ func (s *Scan) stream(p planned, consts []*rangeValue, need func(c int) bool) (I
 	// row filter as it decodes them — unless CDC deletes are dropped after
 	// it, which would then count rows as merged that were not.
 	pre := s.rows
-	if s.Table.CDCColumn() != "" && !s.KeepCDCDeletes {
+	if (s.Table.CDCColumn() != "" && !s.KeepCDCDeletes) || s.decodeAll {
 		pre = nil
 	}
 	fs, err := openFileStream(p.fo, p.order, s, s.Mem, s.BatchRows, 256<<10, p.fm, p.sel, need, pre)
