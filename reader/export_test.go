@@ -11,3 +11,7 @@ func SetSplitFileBytes(t interface{ Cleanup(func()) }, n int64) {
 	splitFileBytes = n
 	t.Cleanup(func() { splitFileBytes = old })
 }
+
+// DecodeAll makes s decode every wanted column of every row, without late
+// materialisation: the reference reads with it are compared with.
+func DecodeAll(s *Scan) { s.decodeAll = true }

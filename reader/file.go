@@ -229,9 +229,15 @@ func (s *Scan) footer(fo *fileOpen) (*fileMeta, error) {
 // openFileStream opens a stream over the file fo: the rows sel selects
 // (nil: all), with the footer of fm when known, of the table columns need
 // selects (Scan.needs for a merge, Scan.needsStreamed for a file read
-// alone).
+// alone). pre, when set, is a row filter whose failing rows the stream may
+// leave out as it decodes (late materialisation, plainselect.go): only for
+// a file whose rows are its unit's rows as they are (an append table's, a
+// streamed file's), never one that is merged, where a failing newer version
+// must still hide an older one. The rows it leaves out are counted as read
+// and merged, as if the filter after the merge had dropped them, and that
+// filter still applies to every row the stream yields.
 func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
-	batchRows, bufSize int, fm *fileMeta, sel *fileSelection, need func(c int) bool) (*fileStream, error) {
+	batchRows, bufSize int, fm *fileMeta, sel *fileSelection, need func(c int) bool, pre *keyMatcher) (*fileStream, error) {
 	ctx, f, t := fo.ctx, fo.f, scan.Table
 	ranged := sel != nil && (sel.probe || slices.ContainsFunc(sel.ranges, func(r []rowRange) bool { return r != nil }))
 	if fm != nil && !ranged && scan.needsNone(need) {
@@ -340,7 +346,20 @@ func openFileStream(fo *fileOpen, order int, scan *Scan, mem memory.Allocator,
 	case seeks:
 		fs.rr, err = newRangeReader(ctx, fr, want, sel, int64(batchRows), mem, scan.probeFor(colMap))
 	case plainReadable(pf.MetaData(), fsch, want, rowGroups):
-		fs.rr, err = newPlainReader(f.Path, pf, fsch, want, rowGroups, int64(batchRows), mem)
+		var pr *plainReader
+		if pr, err = newPlainReader(f.Path, pf, fsch, want, rowGroups, int64(batchRows), mem); err == nil {
+			fs.rr = pr
+			if pre != nil {
+				// Columns widened to the table's type are tested after.
+				tested := slices.Clone(colMap)
+				for c, b := range tested {
+					if b >= 0 && widenTo != nil && widenTo[b] != nil {
+						tested[c] = -1
+					}
+				}
+				pr.prefilter(pre.preds, tested)
+			}
+		}
 	default:
 		fs.rr, err = fr.GetRecordReader(ctx, want, rowGroups)
 	}
@@ -403,19 +422,30 @@ func (s *fileStream) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if !s.rr.Next() {
+		more := s.rr.Next()
+		if pr, ok := s.rr.(*plainReader); ok {
+			// Rows the prefilter left out were read (and would have been
+			// merged) all the same, whether or not a batch follows.
+			d := pr.takeDropped()
+			metrics.RowsRead(d)
+			if s.stats != nil {
+				s.stats.RowsRead.Add(d)
+				s.stats.RowsMerged.Add(d)
+			}
+		}
+		if !more {
 			if err := s.rr.Err(); err != nil && err != io.EOF {
 				return nil, fmt.Errorf("read %s: %w", s.path, err)
 			}
 			return nil, io.EOF
 		}
 		b := s.rr.RecordBatch()
-		if b.NumRows() == 0 {
-			continue
-		}
 		metrics.RowsRead(b.NumRows())
 		if s.stats != nil {
 			s.stats.RowsRead.Add(b.NumRows())
+		}
+		if b.NumRows() == 0 {
+			continue
 		}
 		if s.widenTo != nil {
 			return s.widenBatch(b)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math/bits"
 	"net"
+	"slices"
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,6 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 )
 
 // Plain page decoding. The files this server writes hold flat columns of
@@ -190,6 +193,15 @@ type plainReader struct {
 	mem       memory.Allocator
 	rec       arrow.RecordBatch
 	err       error
+	// pre is the prefilter (prefilter; nil: none), preCol marks the
+	// columns it tests, rows is scratch for the passing rows, dropped
+	// counts rows decoded and left out (takeDropped).
+	pre     []rowPred
+	preCol  []bool
+	rows    []int
+	dropped int64
+	// tested and passed count the rows the prefilter tested and passed.
+	tested, passed int64
 }
 
 // newPlainReader reads the leaves (fields of fsch) of pf's row groups (nil:
@@ -243,35 +255,145 @@ func (r *plainReader) Next() bool {
 		r.rec.Release()
 		r.rec = nil
 	}
-	if r.err != nil {
-		return false
-	}
-	if r.left == 0 {
-		if r.err = r.openRowGroup(); r.err != nil || r.left == 0 {
-			return false
+	for r.err == nil {
+		if r.left == 0 {
+			if r.err = r.openRowGroup(); r.err != nil || r.left == 0 {
+				return false
+			}
+		}
+		n := int(min(r.batch, r.left))
+		r.rec, r.err = r.readBatch(n)
+		if r.err == nil {
+			r.left -= int64(n)
+		}
+		if r.rec != nil {
+			return true
 		}
 	}
-	n := min(r.batch, r.left)
+	return false
+}
+
+// readBatch decodes the next n rows of every column: those passing the
+// prefilter (all without one), or nil when none does.
+func (r *plainReader) readBatch(n int) (arrow.RecordBatch, error) {
 	arrs := make([]arrow.Array, len(r.cols))
 	defer releaseAll(arrs)
-	for i, c := range r.cols {
-		a, err := c.read(int(n), r.mem)
-		if err != nil {
-			var re pageReadError
-			if errors.As(err, &re) && storageFailure(re.err) {
-				// Not the file's fault: the failure keeps its own SQLSTATE
-				// (sqlerr's storage mapping), as through pqarrow.
-				r.err = fmt.Errorf("read %s: %w", r.path, re.err)
-			} else {
-				r.err = errCorrupt(r.path, fmt.Sprintf("a data page of column %s", r.sc.Field(i).Name), err)
+	var rows []int // the passing rows; nil: all n
+	if r.pre != nil {
+		for i, c := range r.cols {
+			if !r.preCol[i] {
+				continue
 			}
-			return false
+			a, err := c.read(n, r.mem)
+			if err != nil {
+				return nil, r.columnError(i, err)
+			}
+			arrs[i] = a
+		}
+		rows = slices.Grow(r.rows[:0], n)[:n]
+		for i := range rows {
+			rows[i] = i
+		}
+		for _, p := range r.pre {
+			rows = p.pred.filter(arrs[p.pos], rows)
+		}
+		r.rows = rows
+		r.dropped += int64(n - len(rows))
+		r.tested += int64(n)
+		r.passed += int64(len(rows))
+		if r.tested >= prefilterTrialRows && r.passed*4 > r.tested*3 {
+			// Most rows pass: picking them out saves less than testing
+			// them twice costs (the filter after the merge tests them
+			// again), so the rest of the file is decoded whole.
+			r.pre = nil
+		}
+		if len(rows) == n {
+			rows = nil
+		}
+	}
+	for i, c := range r.cols {
+		if arrs[i] != nil {
+			if rows != nil {
+				// A filter column: decoded whole, its passing rows taken.
+				a, err := arrowutil.Take(r.mem, arrs[i], rows)
+				if err != nil {
+					return nil, err
+				}
+				arrs[i].Release()
+				arrs[i] = a
+			}
+			continue
+		}
+		var a arrow.Array
+		var err error
+		if rows == nil {
+			a, err = c.read(n, r.mem)
+		} else {
+			a, err = c.readRows(n, rows, r.mem)
+		}
+		if err != nil {
+			return nil, r.columnError(i, err)
 		}
 		arrs[i] = a
 	}
-	r.left -= n
-	r.rec = array.NewRecordBatch(r.sc, arrs, n)
-	return true
+	out := int64(n)
+	if rows != nil {
+		out = int64(len(rows))
+	}
+	if out == 0 {
+		return nil, nil
+	}
+	return array.NewRecordBatch(r.sc, arrs, out), nil
+}
+
+// columnError is the error of a failed read of column i's pages.
+func (r *plainReader) columnError(i int, err error) error {
+	var re pageReadError
+	if errors.As(err, &re) && storageFailure(re.err) {
+		// Not the file's fault: the failure keeps its own SQLSTATE
+		// (sqlerr's storage mapping), as through pqarrow.
+		return fmt.Errorf("read %s: %w", r.path, re.err)
+	}
+	return errCorrupt(r.path, fmt.Sprintf("a data page of column %s", r.sc.Field(i).Name), err)
+}
+
+// prefilter makes the reader drop the rows failing preds (row-filter
+// predicates on table columns; colMap maps table columns to the reader's
+// columns) as it decodes them: each batch's tested columns are decoded
+// first, and the other columns only at the rows that pass. Predicates on
+// columns the reader does not have are left out: whoever reads the rows
+// still applies the whole filter.
+func (r *plainReader) prefilter(preds []keyPred, colMap []int) {
+	for i := range preds {
+		pos := colMap[preds[i].col]
+		if pos < 0 {
+			continue
+		}
+		if r.preCol == nil {
+			r.preCol = make([]bool, len(r.cols))
+		}
+		r.pre = append(r.pre, rowPred{pos: pos, pred: &preds[i]})
+		r.preCol[pos] = true
+	}
+}
+
+// prefilterTrialRows is how many rows a prefilter tests before it may
+// give up: past them, a filter that passes more than three rows in four
+// is dropped for the rest of the file.
+// (A variable: tests lower it.)
+var prefilterTrialRows int64 = 32 << 10
+
+// rowPred is a predicate of a prefilter: pred tests the reader's column pos.
+type rowPred struct {
+	pos  int
+	pred *keyPred
+}
+
+// takeDropped returns the rows the prefilter left out since its last call.
+func (r *plainReader) takeDropped() int64 {
+	d := r.dropped
+	r.dropped = 0
+	return d
 }
 
 func (r *plainReader) RecordBatch() arrow.RecordBatch { return r.rec }
@@ -307,6 +429,8 @@ type plainColumn struct {
 	// dataHint is the last batch's value bytes (byte arrays), the first
 	// guess for the next one's.
 	dataHint int
+	// levelScratch holds a page chunk's definition levels for readRows.
+	levelScratch []byte
 }
 
 func (c *plainColumn) closePages() {

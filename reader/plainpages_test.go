@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/internal/arrowutil"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -391,5 +393,193 @@ func TestPlainColumnCorruptPages(t *testing.T) {
 	}
 	if code := sqlerr.From(r.Err()).Code; code != sqlerr.IOError || !strings.Contains(r.Err().Error(), "bad.parquet") {
 		t.Fatalf("error %v (%s), want 58030 naming the file", r.Err(), code)
+	}
+}
+
+// TestPlainReaderPrefilter: with a row filter on any column of a type
+// filters take (every such column of plainTestSchema in turn, alone and
+// with a second condition), with and without nulls, V1 and V2 pages, any
+// batch size (within a page, across pages and row groups), plainReader
+// returns exactly the rows of pqarrow's read that
+// pass the filter — every other column decoded at those rows only — and
+// counts the rest as dropped.
+func TestPlainReaderPrefilter(t *testing.T) {
+	// A filter passing most rows gives up after its trial (and the rest of
+	// the file is decoded whole): within the test's files.
+	defer func(n int64) { prefilterTrialRows = n }(prefilterTrialRows)
+	prefilterTrialRows = 300
+	mem := arrowutil.NewPoolAllocator()
+	mem.Poison = true
+	tbl := &catalog.Table{ID: "t", Namespace: "s", Name: "t", Schema: plainTestSchema}
+	for _, nullEvery := range []int{0, 10, 2} {
+		rec := plainTestRecord(2500, nullEvery, uint64(nullEvery)+1)
+		defer rec.Release()
+		for _, v2 := range []bool{false, true} {
+			var extra []parquet.WriterProperty
+			if v2 {
+				extra = append(extra, parquet.WithDataPageVersion(parquet.DataPageV2))
+			}
+			data := writePlainTestFile(t, rec, extra...)
+			tested := 0
+			for c, f := range plainTestSchema.Fields() {
+				if condKindOf(f.Type) == 0 {
+					continue
+				}
+				tested++
+				for _, conds := range prefilterConds(rec, c) {
+					for _, batch := range []int64{13, 1000} {
+						name := fmt.Sprintf("nulls=%d/v2=%v/%s/batch=%d", nullEvery, v2, (&RowFilter{Conds: conds}).String(), batch)
+						t.Run(name, func(t *testing.T) {
+							m, err := compileRowFilter(tbl, &RowFilter{Conds: conds})
+							if err != nil {
+								t.Fatal(err)
+							}
+							comparePrefiltered(t, data, m, batch, mem)
+						})
+					}
+				}
+			}
+			if tested < 10 {
+				t.Fatalf("only %d columns of plainTestSchema can be filtered", tested)
+			}
+		}
+	}
+}
+
+// prefilterConds are conditions on column c of rec: an interval holding
+// about half its non-null values, an IN list of three of them, one that
+// no value passes, one that 95 % pass, and the interval with an interval
+// on reqi.
+func prefilterConds(rec arrow.RecordBatch, c int) [][]Cond {
+	col := rec.Column(c)
+	name := rec.Schema().Field(c).Name
+	kind := condKindOf(col.DataType())
+	var vals []keyValue
+	for r := range col.Len() {
+		if col.IsValid(r) {
+			vals = append(vals, valueAt(col, r))
+		}
+	}
+	if len(vals) == 0 { // allnull: nothing passes any condition
+		return [][]Cond{{{Column: name, Lower: int64(0)}}}
+	}
+	anyOf := func(v keyValue) any {
+		if kind == kindStr {
+			return v.s
+		}
+		return v.i
+	}
+	sorted := slices.Clone(vals)
+	slices.SortFunc(sorted, kind.compare)
+	half := Cond{Column: name, Lower: anyOf(sorted[len(sorted)/4]), LowerInclusive: true, Upper: anyOf(sorted[3*len(sorted)/4])}
+	in := Cond{Column: name, In: true, Values: []any{anyOf(vals[0]), anyOf(vals[len(vals)/2]), anyOf(vals[len(vals)-1])}}
+	none := Cond{Column: name, Lower: anyOf(sorted[len(sorted)-1])}
+	most := Cond{Column: name, Lower: anyOf(sorted[len(sorted)/20]), LowerInclusive: true}
+	reqi := Cond{Column: "reqi", Lower: int64(0)}
+	return [][]Cond{{half}, {in}, {none}, {most}, {half, reqi}}
+}
+
+// comparePrefiltered reads every column of the file data through pqarrow,
+// keeps the rows m passes, and fails unless plainReader with m as its
+// prefilter drops the other rows — every batch it filtered holds passing
+// rows only; once it gave up, m applied after it drops the rest — and gives
+// the same columns.
+func comparePrefiltered(t *testing.T, data []byte, m *keyMatcher, batch int64, mem memory.Allocator) {
+	t.Helper()
+	pf, fr, fsch := openTestFile(t, data, batch)
+	leaves := make([]int, fsch.NumFields())
+	for i := range leaves {
+		leaves[i] = i
+	}
+	want, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := readAllBatches(t, want)
+	want.Release()
+	whole := array.NewRecordBatch(fsch, all, int64(all[0].Len()))
+	releaseAll(all)
+	defer whole.Release()
+	rows := make([]int, whole.NumRows())
+	for i := range rows {
+		rows[i] = i
+	}
+	rows = m.keep(whole, rows)
+	got, err := newPlainReader("f.parquet", pf, fsch, leaves, nil, batch, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.prefilter(m.preds, leaves)
+	var gotCols []arrow.Array
+	var dropped int64
+	for {
+		filtering := got.pre != nil
+		if !got.Next() {
+			break
+		}
+		dropped += got.takeDropped()
+		batch := got.RecordBatch()
+		keep := make([]int, batch.NumRows())
+		for i := range keep {
+			keep[i] = i
+		}
+		keep = m.keep(batch, keep)
+		if filtering && len(keep) != int(batch.NumRows()) {
+			t.Fatalf("a batch the prefilter filtered holds %d rows failing it", int(batch.NumRows())-len(keep))
+		}
+		// After the prefilter gave up, the filter after it drops the rest.
+		dropped += batch.NumRows() - int64(len(keep))
+		for c, whole := range batch.Columns() {
+			col, err := arrowutil.Take(memory.DefaultAllocator, whole, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gotCols) <= c {
+				gotCols = append(gotCols, nil)
+			}
+			if gotCols[c] == nil {
+				gotCols[c] = col
+			} else {
+				prev := gotCols[c]
+				gotCols[c], err = array.Concatenate([]arrow.Array{prev, col}, memory.DefaultAllocator)
+				prev.Release()
+				col.Release()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dropped += got.takeDropped()
+	if err := got.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if gaveUp, share := got.pre == nil, float64(len(rows))/float64(whole.NumRows()); (share > 0.9 && !gaveUp) || (share < 0.6 && gaveUp) {
+		t.Errorf("%d of %d rows passed; the prefilter gave up: %v", len(rows), whole.NumRows(), gaveUp)
+	}
+	got.Release()
+	defer releaseAll(gotCols)
+	if wantDropped := whole.NumRows() - int64(len(rows)); dropped != wantDropped {
+		t.Errorf("dropped %d rows, want %d", dropped, wantDropped)
+	}
+	if len(rows) == 0 {
+		if gotCols != nil && gotCols[0].Len() > 0 {
+			t.Errorf("%d rows passed, want none", gotCols[0].Len())
+		}
+		return
+	}
+	if len(gotCols) != len(leaves) {
+		t.Fatalf("%d columns, want %d", len(gotCols), len(leaves))
+	}
+	for c := range leaves {
+		wantCol, err := arrowutil.Take(memory.DefaultAllocator, whole.Column(c), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fsch.Field(c).Name
+		if !array.Equal(wantCol, gotCols[c]) || wantCol.NullN() != gotCols[c].NullN() {
+			t.Errorf("column %s differs:\n got %v\nwant %v", name, gotCols[c], wantCol)
+		}
+		wantCol.Release()
 	}
 }

@@ -141,14 +141,23 @@ func (s *Scan) fileLeaf(fm *fileMeta, name string) int {
 
 // kindOfLeaf is how values of a leaf compare, if they are usable as keys
 // or conditions: signed integers, byte arrays in bytewise order, or
-// DECIMALs stored as integers (one kind per scale, decimalKind).
+// DECIMALs of up to 18 digits (one kind per scale, decimalKind) stored as
+// integers or — in files of this server's earlier layout — as big-endian
+// two's complement FIXED_LEN_BYTE_ARRAYs, whose statistics our writer
+// (arrow-go) orders as signed numbers. Other writers' fixed-length
+// decimals prove nothing: some ordered their statistics bytewise.
 func (fm *fileMeta) kindOfLeaf(leaf int) keyKind {
 	c := fm.md.Schema.Column(leaf)
 	if dec, ok := c.LogicalType().(schema.DecimalLogicalType); ok {
 		// Unscaled integers compare as the values only at one scale.
+		signed := c.SortOrder() == schema.SortSIGNED && dec.Precision() <= maxDecimalDigits && dec.Scale() >= 0
 		switch c.PhysicalType() {
 		case parquet.Types.Int32, parquet.Types.Int64:
-			if c.SortOrder() == schema.SortSIGNED && dec.Precision() <= maxDecimalDigits && dec.Scale() >= 0 {
+			if signed {
+				return decimalKind(dec.Scale())
+			}
+		case parquet.Types.FixedLenByteArray:
+			if signed && fm.ours {
 				return decimalKind(dec.Scale())
 			}
 		}
@@ -208,6 +217,15 @@ func (fm *fileMeta) keyStats(leaf int, kind keyKind) ([]colStats, error) {
 				st[rg] = colStats{ok: true, lo: keyValue{i: s.Min()}, hi: keyValue{i: s.Max()}}
 			case *metadata.ByteArrayStatistics:
 				st[rg] = colStats{ok: true, lo: keyValue{s: string(s.Min())}, hi: keyValue{s: string(s.Max())}}
+			case *metadata.FixedLenByteArrayStatistics:
+				// A DECIMAL (kindOfLeaf): an unscaled value beyond int64 is
+				// beyond the column's 18 digits, a damaged footer.
+				lo, ok1 := bigEndianInt64(s.Min())
+				hi, ok2 := bigEndianInt64(s.Max())
+				if !ok1 || !ok2 {
+					return nil, errCorrupt(fm.name, "the footer", fmt.Errorf("statistics of row group %d column %d: a DECIMAL bound out of range", rg, leaf))
+				}
+				st[rg] = colStats{ok: true, lo: keyValue{i: lo}, hi: keyValue{i: hi}}
 			}
 			// Statistics whose minimum exceeds their maximum are damaged:
 			// pruning by them could skip matching rows.
@@ -230,8 +248,37 @@ func decodeBound(kind keyKind, phys parquet.Type, b []byte) (keyValue, bool) {
 		return keyValue{i: int64(int32(binary.LittleEndian.Uint32(b)))}, true
 	case phys == parquet.Types.Int64 && len(b) == 8:
 		return keyValue{i: int64(binary.LittleEndian.Uint64(b))}, true
+	case phys == parquet.Types.FixedLenByteArray && kind >= kindDecimal:
+		v, ok := bigEndianInt64(b)
+		return keyValue{i: v}, ok
 	}
 	return keyValue{}, false
+}
+
+// bigEndianInt64 is the big-endian two's complement integer b (a
+// fixed-length DECIMAL's unscaled value) when it fits an int64.
+func bigEndianInt64(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v int64
+	if b[0]&0x80 != 0 {
+		v = -1 // the sign, extended
+	}
+	for i, c := range b {
+		if i < len(b)-8 {
+			// A byte above the low eight must be the sign's extension.
+			if (v == -1 && c != 0xff) || (v == 0 && c != 0) {
+				return 0, false
+			}
+			continue
+		}
+		v = v<<8 | int64(c)
+	}
+	if len(b) > 8 && (v < 0) != (b[0]&0x80 != 0) {
+		return 0, false // the low eight bytes' sign differs from the value's
+	}
+	return v, true
 }
 
 // pageBoundsOf returns the page index of (rg, leaf), nil when the file has

@@ -80,6 +80,9 @@ type Scan struct {
 	// mergeAlways turns off streaming without merging (unitplan.go): every
 	// primary-key unit is merged whole. Tests compare the two.
 	mergeAlways bool
+	// decodeAll turns off late materialisation (plainselect.go): files
+	// decode every wanted column of every row. Benchmarks compare the two.
+	decodeAll bool
 	// keys and rows are Keys and Rows compiled (at the first Open); index
 	// is the part of rows on indexed columns that prunes (indexprune.go).
 	keys    *keyMatcher
@@ -228,7 +231,8 @@ var splitFileBytes int64 = 4 << 20
 // and in any order, for unordered reads. A primary-key table's units are
 // its buckets, except that a bucket of one file whose keys are unique
 // (unitplan.go) is one unit per row group of a file over splitFileBytes
-// when the scan has no key or row filter. An append table's rows are the
+// when the scan has no key filter (a row filter prunes the parts by row
+// group, as an append table's: planUnit). An append table's rows are the
 // concatenation of its files, so each file is a unit of its own, and a
 // file of several row groups one unit per row group, whose footer is read
 // for this (through Meta; without Meta a primary-key table's units are
@@ -243,7 +247,7 @@ func (s *Scan) ParallelUnits(ctx context.Context) ([]Unit, error) {
 		return nil, err
 	}
 	if s.Table.HasPK() {
-		if s.Meta == nil || s.keys != nil || s.index != nil {
+		if s.Meta == nil || s.keys != nil {
 			return units, nil
 		}
 		return s.splitKeyedUnits(ctx, units)
@@ -366,8 +370,12 @@ func closePlanned(files []planned) {
 func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 	var files []planned
 	st := s.stats()
+	// byGroup: the index filter prunes the unit's files by row group, as
+	// it does an append table's.
+	byGroup := !s.Table.HasPK()
 	if s.index != nil && s.Table.HasPK() {
-		// A unit is skipped whole or read whole by its index (indexprune.go).
+		// A unit is skipped whole or read whole by its index (indexprune.go),
+		// unless its one file holds every version of its keys alone.
 		for i, f := range u.Files {
 			if err := checkInTable(s.Table, f.Path); err != nil {
 				closePlanned(files)
@@ -382,7 +390,16 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 			}
 			files = append(files, planned{fo: fo, order: i, fm: fm})
 		}
-		out, err := s.unitRuledOut(files)
+		if len(files) == 1 && files[0].fm != nil && uniqueKeys(files[0].fm) {
+			// No other file, no key twice in it: skipping any of its row
+			// groups hides no other version of a key that passes.
+			byGroup = true
+		}
+		out := false
+		var err error
+		if !byGroup {
+			out, err = s.unitRuledOut(files)
+		}
 		if err != nil || out {
 			st.Files.Add(int64(len(files)))
 			closePlanned(files)
@@ -409,7 +426,7 @@ func (s *Scan) planUnit(ctx context.Context, u Unit) ([]planned, error) {
 		// The row groups of a file are counted once: by the filter that
 		// plans it, else here (by the first part of a split file).
 		groupsCounted := false
-		if err == nil && s.index != nil && !s.Table.HasPK() {
+		if err == nil && s.index != nil && byGroup {
 			// A split file is planned whole by each part, counted by its
 			// first, and each part keeps its own row groups of the plan.
 			ist := st
@@ -476,8 +493,14 @@ func (s *Scan) merge(ctx context.Context, files []planned, consts []*rangeValue)
 		closePlanned(rest)
 	}
 	batchRows, bufSize := fileReadSizes(len(files), s.BatchRows)
+	var pre *keyMatcher
+	if !s.Table.HasPK() && !s.decodeAll {
+		// An append table's rows are its files' rows: each file may drop
+		// those failing the row filter as it decodes them.
+		pre = s.rows
+	}
 	for i, p := range files {
-		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel, s.needs)
+		fs, err := openFileStream(p.fo, p.order, s, s.Mem, batchRows, bufSize, p.fm, p.sel, s.needs, pre)
 		if err != nil {
 			closeAll(files[i:])
 			return nil, err

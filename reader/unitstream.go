@@ -181,7 +181,14 @@ func (it *segmentIterator) Close() {
 // its unit (unitplan.go), reading the columns need selects: its rows are
 // the merged rows, less CDC deletes.
 func (s *Scan) stream(p planned, consts []*rangeValue, need func(c int) bool) (Iterator, error) {
-	fs, err := openFileStream(p.fo, p.order, s, s.Mem, s.BatchRows, 256<<10, p.fm, p.sel, need)
+	// The file's rows are the merged rows: it may drop those failing the
+	// row filter as it decodes them — unless CDC deletes are dropped after
+	// it, which would then count rows as merged that were not.
+	pre := s.rows
+	if (s.Table.CDCColumn() != "" && !s.KeepCDCDeletes) || s.decodeAll {
+		pre = nil
+	}
+	fs, err := openFileStream(p.fo, p.order, s, s.Mem, s.BatchRows, 256<<10, p.fm, p.sel, need, pre)
 	if err != nil {
 		p.fo.close()
 		return nil, err

@@ -71,7 +71,8 @@ func TestStreamedMatchesMerge(t *testing.T) {
 		{"composite-text-bigint", []arrow.DataType{arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64}, true, 2, false},
 		{"bigint-cdc", []arrow.DataType{arrow.PrimitiveTypes.Int64}, true, 1, true},
 	}
-	var total reader.ScanCounts
+	var total, filtered reader.ScanCounts
+	splitParts, filteredParts = 0, 0
 	reader.SetSplitFileBytes(t, 1) // every streamed file of several row groups is split
 	for ci, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
@@ -94,13 +95,24 @@ func TestStreamedMatchesMerge(t *testing.T) {
 							visible[i] = true
 						}
 					}
+					// A row filter, half the time: files streamed decode its
+					// failing rows' other columns not at all, and split files'
+					// row groups it rules out are skipped.
+					var rows *reader.RowFilter
+					if m.rng.IntN(2) == 0 {
+						lo := int64(m.rng.IntN(1000))
+						rows = &reader.RowFilter{Conds: []reader.Cond{{Column: "u", Lower: lo, LowerInclusive: true, Upper: lo + 300}}}
+						if m.rng.IntN(2) == 0 {
+							rows.Conds = append(rows.Conds, reader.Cond{Column: "sa", Lower: int64(100)})
+						}
+					}
 					for mode := range 3 {
 						scan := func(merge bool) (*reader.Scan, *reader.ScanStats) {
 							mem := arrowutil.NewPoolAllocator()
 							mem.Poison = true
 							st := &reader.ScanStats{}
 							s := &reader.Scan{Store: objstore.Local{}, Table: m.table, Partitions: parts, Mem: mem, Unordered: mode > 0,
-								BatchRows: 1 + m.rng.IntN(40), Needed: needed, OnlyNeeded: onlyNeeded, Stats: st}
+								BatchRows: 1 + m.rng.IntN(40), Needed: needed, OnlyNeeded: onlyNeeded, Stats: st, Rows: rows}
 							if w%2 == 1 {
 								s.Meta = cache
 							}
@@ -118,9 +130,14 @@ func TestStreamedMatchesMerge(t *testing.T) {
 							// Segments and row groups as parallel units.
 							ps, _ := scan(false)
 							ps.Meta = cache
+							pst := &reader.ScanStats{}
+							ps.Stats = pst
 							got, err := scanParallelRows(t, ps)
 							if err != nil {
 								t.Fatal(err)
+							}
+							if rows != nil {
+								filtered.Add(pst.Counts())
 							}
 							if g, wn := neededCells(m.table, visible, got), neededCells(m.table, visible, want); !slices.Equal(g, wn) {
 								t.Fatalf("write %d, parallel units, columns %v: %d rows, merged %d\n got %q\nwant %q", w, needed, len(g), len(wn), g, wn)
@@ -152,6 +169,11 @@ func TestStreamedMatchesMerge(t *testing.T) {
 	if total.FilesStreamed == 0 || total.MergeFiles < 2 || splitParts == 0 {
 		t.Fatalf("streamed %d files, merged at most %d at once, read %d parts of files: the test wants all", total.FilesStreamed, total.MergeFiles, splitParts)
 	}
+	// A keyed file read alone is split by row group under a row filter
+	// too, and the filter's statistics skip row groups of it.
+	if filteredParts == 0 || filtered.RowGroupsSkippedStats == 0 {
+		t.Fatalf("under row filters: read %d parts of files, skipped %d row groups by statistics: the test wants both", filteredParts, filtered.RowGroupsSkippedStats)
+	}
 	t.Logf("%+v", total)
 }
 
@@ -167,6 +189,9 @@ func scanParallelRows(t *testing.T, scan *reader.Scan) ([]string, error) {
 	for _, u := range units {
 		if u.RowGroups != nil {
 			splitParts++
+			if scan.Rows != nil {
+				filteredParts++
+			}
 		}
 		it, err := scan.Open(context.Background(), u)
 		if err != nil {
@@ -192,8 +217,9 @@ func scanParallelRows(t *testing.T, scan *reader.Scan) ([]string, error) {
 	return out, nil
 }
 
-// splitParts counts the units of split files scanParallelRows read.
-var splitParts int
+// splitParts counts the units of split files scanParallelRows read,
+// filteredParts those of scans with a row filter.
+var splitParts, filteredParts int
 
 // checkKeyOrder requires every unit of scan to return its rows in strictly
 // ascending key order.
