@@ -92,6 +92,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				if slices.Contains(keyCols, rt.Name) {
 					c.vals[rt.Name] = sameKey(d.alias, rt.Name, rt.Val)
 				}
+				c.vals[rt.Name] = assignedValue(c.vals[rt.Name], t.Schema.Field(t.Schema.FieldIndices(rt.Name)[0]))
 			}
 		case pg_query.CmdType_CMD_INSERT:
 			c.vals = map[string]*pg_query.Node{}
@@ -114,7 +115,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				if err := typeAssigned(w.Values[i], t.Schema.Field(t.Schema.FieldIndices(col)[0])); err != nil {
 					return nil, err
 				}
-				c.vals[col] = w.Values[i]
+				c.vals[col] = assignedValue(w.Values[i], t.Schema.Field(t.Schema.FieldIndices(col)[0]))
 			}
 			for _, k := range t.PKCols {
 				if c.vals[k] == nil {

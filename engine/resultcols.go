@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgjson"
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -186,6 +187,36 @@ func lakeWriteCast(expr string, f arrow.Field) string {
 		}
 	}
 	return "CAST(" + expr + " AS " + schema.DuckDBType(f.Type) + ")"
+}
+
+// lakeStoreCast is lakeWriteCast for a value a statement carries over from
+// the row it read instead of assigning it (the columns an UPDATE does not
+// set, the rows a copy-on-write change keeps, the old row ON CONFLICT DO
+// UPDATE keeps): the column's type without varchar(n)/char(n) assignment,
+// which applies to assigned values only (assignedValue), so a value stored
+// before the rule held, or by another LakeSoul writer, stays as it is.
+func lakeStoreCast(expr string, f arrow.Field) string {
+	if _, ok := charRuleOf(f); ok { // charassign.go
+		return "CAST(" + expr + " AS VARCHAR)"
+	}
+	return lakeWriteCast(expr, f)
+}
+
+// assignedValue is val assigned to column f (declared, declaredField) as a
+// statement's expression: varchar(n) and char(n) get lakeWriteCast's
+// assignment (lakesoul_char_assign), other values are val. Statements whose
+// rows are cast by lakeStoreCast wrap each value they assign with it.
+func assignedValue(val *pg_query.Node, f arrow.Field) *pg_query.Node {
+	r, ok := charRuleOf(f)
+	if !ok {
+		return val
+	}
+	v := makeCast(val, "varchar")
+	if r.max < 0 {
+		return makeCall("rtrim", v, pg_query.MakeAConstStrNode(" ", -1))
+	}
+	pad := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: r.pad}}}}}
+	return makeCall("lakesoul_char_assign", v, pg_query.MakeAConstIntNode(int64(r.max), -1), pg_query.MakeAConstStrNode(r.name, -1), pad)
 }
 
 // lakeFieldTypeName is the SQL type an untyped value written into column f
