@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/duckdb/duckdb-go/v2"
@@ -37,6 +38,9 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 		switch {
 		case c.TypeOID == schema.OIDText && (t.oid == schema.OIDVarchar || t.oid == schema.OIDBPChar):
 			c.TypeOID, c.TypeModifier = t.oid, t.typmod
+			if padsChar(*c) {
+				convs[i] = charPadded(convs[i], int(c.TypeModifier-4))
+			}
 		case (c.TypeOID == schema.OIDText || c.TypeOID == schema.OIDJSON) && t.isJSON():
 			c.TypeOID = t.oid
 			if t.oid == schema.OIDJSONB {
@@ -58,6 +62,25 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 			c.TypeOID, c.TypeModifier = t.oid, t.typmod
 			convs[i] = toVector
 		}
+	}
+}
+
+// padsChar says whether result column c is character(n), whose values
+// PostgreSQL shows blank-padded to n characters: the lake stores and
+// computes them without trailing spaces (lakeWriteCast, and the cast in
+// pgsemantics.go), results pad them (charPadded).
+func padsChar(c pgwire.Column) bool { return c.TypeOID == schema.OIDBPChar && c.TypeModifier > 4 }
+
+// charPadded is conv with its text values blank-padded to n characters.
+func charPadded(conv valueConv, n int) valueConv {
+	return func(v any) any {
+		v = conv(v)
+		if str, ok := v.(string); ok {
+			if k := utf8.RuneCountInString(str); k < n {
+				return str + strings.Repeat(" ", n-k)
+			}
+		}
+		return v
 	}
 }
 

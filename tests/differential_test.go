@@ -59,6 +59,9 @@ var diffSetup = []string{
 	// mixed-case relation.
 	`CREATE TABLE diff."Users" (id int, name text NOT NULL, age int CHECK (age > 0), note text, PRIMARY KEY (id))`,
 	`INSERT INTO diff."Users" VALUES (1, 'a', 5, 'n')`,
+	// char(n) and varchar(n) columns: explicit casts, blank-padded results.
+	`CREATE TABLE diff.chars (id int, c char(4), v varchar(3), t text, PRIMARY KEY (id))`,
+	`INSERT INTO diff.chars VALUES (1, 'ab', 'abc', 'hello'), (2, '', '', 'héllo wörld'), (3, NULL, NULL, NULL), (4, 'abcd', 'a  ', 'x')`,
 	// UPDATE … FROM and MERGE … ON with schema-qualified column references.
 	`CREATE TABLE diff.acct (id int, v text, PRIMARY KEY (id))`,
 	`INSERT INTO diff.acct VALUES (1, 'a'), (2, 'b'), (3, 'c'), (42, 'z')`,
@@ -93,6 +96,13 @@ var diffSetup = []string{
 // diffCorpus are the compared queries. Every query has a total ORDER BY
 // (or a single row), so row order is defined on both sides.
 var diffCorpus = []string{
+	// Explicit casts to varchar(n) and char(n) cut without an error; char(n)
+	// results are blank-padded; char values compute without the padding.
+	`SELECT id, c, v, t FROM diff.chars ORDER BY id`,
+	`SELECT c FROM diff.chars WHERE id = 1`,
+	`SELECT id, t::varchar(2), t::char(3), CAST(t AS character varying(4)), t::char, t::character(7), v::char(5) FROM diff.chars ORDER BY id`,
+	`SELECT id, id::varchar(1) AS i1, (id * 100)::char(2), length(c), c || '|', c::varchar(1), c::text, c = 'ab' FROM diff.chars ORDER BY 1`,
+	`SELECT max(c), count(DISTINCT c) FROM diff.chars`,
 	`SELECT * FROM diff.emp ORDER BY id`,
 	`SELECT id, name FROM diff.emp WHERE 1=0`,
 	`SELECT "id","name","salary" FROM diff.emp WHERE ("id" < 3 or "id" is null) ORDER BY "id"`,
