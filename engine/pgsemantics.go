@@ -53,11 +53,17 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 			nodes = append(nodes, n)
 		}
 	})
+	if ti.mismatch != nil {
+		return ti.mismatch // setoptypes.go
+	}
 	rw := &pgRewriter{s: s, ti: ti, compared: comparedRows(stmt)}
 	for i := len(nodes) - 1; i >= 0; i-- {
 		if err := rw.node(nodes[i]); err != nil {
 			return err
 		}
+	}
+	if err := rw.setTypes(); err != nil { // setoptypes.go
+		return err
 	}
 	rw.numericResults(stmt) // numericresult.go
 	return nil

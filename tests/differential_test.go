@@ -96,6 +96,16 @@ var diffSetup = []string{
 // diffCorpus are the compared queries. Every query has a total ORDER BY
 // (or a single row), so row order is defined on both sides.
 var diffCorpus = []string{
+	// VALUES mixing numbers and untyped strings, in FROM, a CTE, a subquery
+	// and a UNION: the strings take the numbers' type (issue 35); VALUES
+	// columns are column1, column2, … where no alias names them.
+	`SELECT v.x, e.name FROM (VALUES (1), ('2')) v(x) JOIN diff.emp e ON e.id = v.x ORDER BY 1`,
+	`WITH v AS (VALUES (1, 'a'), ('2', 'b')) SELECT column1, column2, name FROM v JOIN diff.emp ON id = column1 ORDER BY 1`,
+	`SELECT id FROM diff.emp WHERE id IN (SELECT column1 FROM (VALUES ('3'), (4)) s) ORDER BY id`,
+	`SELECT id FROM diff.emp WHERE id < 3 UNION SELECT '7' UNION SELECT 8 ORDER BY 1`,
+	`SELECT name FROM diff.emp WHERE id = 1 UNION ALL SELECT 'x' ORDER BY 1`,
+	`SELECT x FROM (VALUES (1), ('2'), (3000000000)) v(x) CROSS JOIN diff.dept WHERE code = 'hr' ORDER BY 1`,
+	`SELECT hired FROM diff.emp WHERE id = 1 UNION SELECT '2020-02-02' ORDER BY 1`,
 	// Explicit casts to varchar(n) and char(n) cut without an error; char(n)
 	// results are blank-padded; char values compute without the padding.
 	`SELECT id, c, v, t FROM diff.chars ORDER BY id`,
@@ -474,6 +484,15 @@ var diffNamesCorpus = []string{
 // diffErrorCorpus are queries PostgreSQL refuses: the SQLSTATE and the
 // message must be PostgreSQL's (issue 35, item 11: no DuckDB wording).
 var diffErrorCorpus = []string{
+	// VALUES and set operations: types of different categories, literals
+	// that are no value of their column's type (issue 35).
+	`SELECT x FROM (VALUES (1), (true)) v(x), diff.emp`,
+	`SELECT x FROM (VALUES (1), ('2'::text)) v(x), diff.emp`,
+	`SELECT id FROM diff.emp UNION SELECT true`,
+	`SELECT name FROM diff.emp UNION ALL SELECT 1`,
+	`SELECT id FROM diff.emp INTERSECT SELECT 'x'`,
+	`SELECT x FROM (VALUES (1), ('x')) v(x) JOIN diff.emp ON emp.id = v.x`,
+	`WITH v(x) AS (VALUES (1), (2.5), (false)) SELECT x FROM v, diff.dept`,
 	`SELECT * FROM diff.emp WHERE id = 'x'`,
 	`SELECT id FROM diff.events WHERE id = 'x'`,
 	`SELECT 'x'::bigint + id FROM diff.events`,
