@@ -366,6 +366,14 @@ var diffCorpus = []string{
 // SQLSTATEs) must be PostgreSQL's, statement by statement (issue 14, items 1, 3, 4, 5
 // and 9); they run after the corpus, in order, on both sides.
 var diffScripts = [][]string{
+	// A key written again after its delete, and MERGE's INSERT, write the
+	// columns left out as INSERT does: their default, or NULL.
+	{`CREATE TABLE diff.rei (id int, c text, v int, d text DEFAULT 'dflt', s bigserial, PRIMARY KEY (id))`,
+		`INSERT INTO diff.rei (id, c, v, d) VALUES (1, 'x', 1, 'y')`, `DELETE FROM diff.rei WHERE id = 1`,
+		`INSERT INTO diff.rei (id, v) VALUES (1, 2)`, `SELECT id, c, v, d FROM diff.rei ORDER BY id`,
+		`MERGE INTO diff.rei t USING (SELECT 2 AS id) src ON t.id = src.id WHEN NOT MATCHED THEN INSERT (id, v) VALUES (src.id, 5)`,
+		`MERGE INTO diff.rei t USING (SELECT 3 AS id) src ON t.id = src.id WHEN NOT MATCHED THEN INSERT (id, c, d) VALUES (src.id, 'z', DEFAULT)`,
+		`SELECT id, c, v, d, s > 0 FROM diff.rei ORDER BY id`},
 	// A target row joined to several FROM rows counts once.
 	{`UPDATE diff.acct SET v = diff.events.kind FROM diff.events WHERE diff.acct.id = diff.events.emp_id`},
 	{`UPDATE diff.acct SET v = 'none' FROM diff.dept WHERE diff.acct.v = diff.dept.code`},
