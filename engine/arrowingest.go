@@ -19,7 +19,9 @@ import (
 // to the sink's batch size), committed once at the end — or, on any error,
 // nothing, and the files written are deleted. Every batch must have the
 // first one's columns, each a column of the table by name with the table's
-// Arrow type (42703, 42804 otherwise). The caller releases the batches
+// Arrow type (42703, 42804 otherwise). Values of varchar(n) and char(n)
+// columns follow PostgreSQL's assignment, as COPY's (charRule: 22001, or
+// spaces cut). The caller releases the batches
 // next returns; it returns the rows written.
 func (s *Session) IngestArrow(ctx context.Context, namespace, name string, next func() (arrow.RecordBatch, error)) (_ int64, err error) {
 	if err := s.checkWritable("INSERT"); err != nil {
@@ -61,7 +63,13 @@ func (s *Session) IngestArrow(ctx context.Context, namespace, name string, next 
 		}
 		rec := array.NewRecordBatch(sc, joined.Columns(), joined.NumRows()) // the table's fields
 		joined.Release()
-		return sink.write(ctx, rec)
+		// varchar(n) and char(n) values as an assignment stores them.
+		assigned, err := charAssignRecord(rec, s.e.scans.mem) // charassign.go
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		return sink.write(ctx, assigned)
 	}
 	fail := func(err error) (int64, error) {
 		release()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,7 +121,8 @@ func (s *Session) ExecuteArrow(ctx context.Context, st pgwire.Statement, params 
 	}
 	sc := ArrowSchema(cols)
 	if tp, ok := portal.(*trackedPortal); ok {
-		if dp, ok := tp.Portal.(*directPortal); ok && dp.arrowNative(sc) {
+		if dp, ok := tp.Portal.(*directPortal); ok && dp.arrowNative(sc) && !slices.ContainsFunc(cols, padsChar) {
+			// (character(n) values are padded on the way out: resultcols.go.)
 			ctx, stop := s.statementContext(ctx)
 			tag, err := dp.executeArrow(ctx, sc, emit)
 			s.statementEnded(ctx)

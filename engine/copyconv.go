@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -392,14 +391,8 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 // lakeWriteCast).
 func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 	pt, _ := f.Metadata.GetValue(schema.MetaPGType)
-	maxLen := -1
-	if i := strings.IndexByte(pt, '('); i > 0 {
-		if n, err := strconv.Atoi(strings.TrimSuffix(pt[i+1:], ")")); err == nil {
-			maxLen = n
-		}
-	}
 	isUUID := pt == "uuid"
-	isChar := strings.HasPrefix(pt, "bpchar")
+	rule, isChar := charRuleOf(f) // charassign.go
 	return func(c *copyColumn, v []byte) error {
 		if isUUID {
 			if binaryUUID && len(v) == 16 {
@@ -415,15 +408,9 @@ func stringConv(f arrow.Field, binaryUUID bool) (fieldConv, error) {
 			return invalidUTF8()
 		}
 		if isChar {
-			v = bytes.TrimRight(v, " ") // padding (lakesoul_char_assign)
-		}
-		if maxLen >= 0 && len(v) > maxLen {
-			if n := utf8.RuneCount(v); n > maxLen {
-				// Beyond the length only spaces, which are cut.
-				if trimmed := bytes.TrimRight(v, " "); utf8.RuneCount(trimmed) <= maxLen {
-					return c.appendBytes(v[:runePrefix(v, maxLen)])
-				}
-				return sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type %s(%d)", pgTypeName(f), maxLen)
+			var err error
+			if v, err = rule.assign(v); err != nil {
+				return err
 			}
 		}
 		return c.appendBytes(v)

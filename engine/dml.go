@@ -13,7 +13,6 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/reader"
-	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 	"github.com/lakesoul-go/lakesoul/writer"
 )
@@ -168,32 +167,18 @@ func declaredField(t *catalog.Table, f arrow.Field) arrow.Field {
 	return f
 }
 
-// charAssigned wraps a query yielding whole rows of t (named as its
-// columns) so that its varchar(n) and char(n) columns hold what assigning
-// them stores (lakeWriteCast), as RETURNING must show the values stored.
-func charAssigned(inner string, t *catalog.Table) string {
-	var repl []string
-	for _, f := range t.Schema.Fields() {
-		if oid, mod := schema.PGTypeOf(f); (oid == schema.OIDVarchar || oid == schema.OIDBPChar) && mod >= 4 {
-			repl = append(repl, lakeWriteCast(quoteIdent(f.Name), f)+" AS "+quoteIdent(f.Name))
-		}
-	}
-	if len(repl) == 0 {
-		return inner
-	}
-	return fmt.Sprintf("SELECT * REPLACE (%s) FROM (%s) AS __src", strings.Join(repl, ", "), inner)
-}
-
 // castedSelect wraps a query producing the given columns of table t (in
 // order) so each is cast to its lake type as the table declares it
-// (declaredField); the result feeds Session.collect.
+// (declaredField, lakeStoreCast: the query applies varchar(n)/char(n)
+// assignment to the values it assigns, assignedValue); the result feeds
+// Session.collect.
 func castedSelect(inner string, t *catalog.Table, fields []arrow.Field) string {
 	q := "SELECT "
 	for i, f := range fields {
 		if i > 0 {
 			q += ", "
 		}
-		q += lakeWriteCast(fmt.Sprintf("__src.c%d", i), declaredField(t, f)) + " AS " + quoteIdent(f.Name)
+		q += lakeStoreCast(fmt.Sprintf("__src.c%d", i), declaredField(t, f)) + " AS " + quoteIdent(f.Name)
 	}
 	q += " FROM (" + inner + ") AS __src("
 	for i := range fields {
@@ -272,6 +257,8 @@ func (s *Session) planUpdate(ctx context.Context, n *pg_query.UpdateStmt, paramO
 	for _, f := range t.Schema.Fields() {
 		val := colRef(d.alias, f.Name)
 		if e, ok := sets[f.Name]; ok {
+			// Rows the condition leaves are kept as they are, not assigned.
+			e = assignedValue(e, f)
 			val = e
 			if n.WhereClause != nil {
 				val = caseWhen(isTrue(n.WhereClause, false), e, colRef(d.alias, f.Name))
@@ -292,7 +279,7 @@ func (s *Session) planUpdateMerge(ctx context.Context, d *dmlTarget, n *pg_query
 		var val *pg_query.Node
 		switch {
 		case sets[f.Name] != nil: // a key column's is guarded by sameKey
-			val = sets[f.Name]
+			val = assignedValue(sets[f.Name], f)
 		case slices.Contains(t.PKCols, f.Name) || slices.Contains(t.RangeCols, f.Name):
 			val = colRef(d.alias, f.Name)
 		case f.Name == t.Properties[reader.CDCColumnProperty]:
@@ -353,7 +340,7 @@ func (s *Session) writeStmt(ctx context.Context, tag string, d *dmlTarget, sel *
 			n, err = s.writeQuery(ctx, d.t, query, dargs[:len(q.params)], sch, true)
 		} else {
 			n, rows, err = d.ret.run(ctx, s, dargs,
-				func() error { return d.ret.add(ctx, s, charAssigned(q.sql, d.t), dargs[:len(q.params)]) },
+				func() error { return d.ret.add(ctx, s, q.sql, dargs[:len(q.params)]) },
 				func() (int64, error) { return s.writeQuery(ctx, d.t, d.ret.source(fields, exprs), nil, sch, true) })
 		}
 		if err != nil {

@@ -96,6 +96,7 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := castDeclaredParams(stmt, declared); err != nil {
 		return "", nil, nil, nil, err
 	}
+	nameValuesRelations(stmt) // valuescols.go
 	if err := rewriteByteaLiterals(stmt); err != nil {
 		return "", nil, nil, nil, err
 	}

@@ -232,9 +232,10 @@ func (k *tableSink) commit(ctx context.Context) error {
 	}
 	omitted := k.omittedNotNull()
 	checked := len(tableChecks(k.t)) > 0 // checks.go: verified on written files
+	reset := k.resetColumns()            // absentkeys.go: needs the written files
 	// (A read-modify-write statement's rows are checked when it runs, so
 	// they are written, not buffered.)
-	if len(omitted) == 0 && !checked && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows &&
+	if len(omitted) == 0 && !checked && len(reset) == 0 && k.pending != nil && k.sent == 0 && k.s.inBlock && k.pending.NumRows() <= smallWriteRows &&
 		k.s.rmwFor(k.t) == nil {
 		rec := k.pending
 		k.pending = nil
@@ -262,6 +263,12 @@ func (k *tableSink) commit(ctx context.Context) error {
 			return err
 		}
 		k.parts = merged
+	}
+	if len(reset) > 0 {
+		if err := k.resetDeletedKeys(ctx, reset); err != nil {
+			k.abort(ctx)
+			return err
+		}
 	}
 	if len(omitted) > 0 {
 		if err := k.s.checkNotNull(ctx, k.t, k.parts, omitted); err != nil {

@@ -92,6 +92,7 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				if slices.Contains(keyCols, rt.Name) {
 					c.vals[rt.Name] = sameKey(d.alias, rt.Name, rt.Val)
 				}
+				c.vals[rt.Name] = assignedValue(c.vals[rt.Name], t.Schema.Field(t.Schema.FieldIndices(rt.Name)[0]))
 			}
 		case pg_query.CmdType_CMD_INSERT:
 			c.vals = map[string]*pg_query.Node{}
@@ -111,10 +112,32 @@ func (s *Session) planMerge(ctx context.Context, n *pg_query.MergeStmt, paramOID
 				if len(t.Schema.FieldIndices(col)) == 0 {
 					return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", col, t.Name)
 				}
-				if err := typeAssigned(w.Values[i], t.Schema.Field(t.Schema.FieldIndices(col)[0])); err != nil {
+				f := t.Schema.Field(t.Schema.FieldIndices(col)[0])
+				val := w.Values[i]
+				if val.GetSetToDefault() != nil {
+					c.vals[col] = nil // DEFAULT: as if left out (below)
+					continue
+				}
+				if err := typeAssigned(val, f); err != nil {
 					return nil, err
 				}
-				c.vals[col] = w.Values[i]
+				c.vals[col] = assignedValue(val, f)
+			}
+			// Columns left out (or DEFAULT) take their default, as in
+			// PostgreSQL's INSERT; without one they are NULL.
+			for _, f := range t.Schema.Fields() {
+				if c.vals[f.Name] != nil {
+					continue
+				}
+				def, _ := columnDefault(f) // columndefault.go
+				if def == "" {
+					continue
+				}
+				expr, err := s.storedExpr(ctx, def, "default of column "+f.Name, t.Namespace) // storedrefs.go
+				if err != nil {
+					return nil, err
+				}
+				c.vals[f.Name] = assignedValue(expr, f)
 			}
 			for _, k := range t.PKCols {
 				if c.vals[k] == nil {

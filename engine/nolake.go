@@ -577,6 +577,9 @@ func textLiteralTargets(stmt *pg_query.Node, ti *typeInfo) {
 		if rt == nil || rt.Val == nil || !ti.output[i].t.literal {
 			continue
 		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && isStar(cr) {
+			return // a VALUES list named by nameValuesColumns: its types are DuckDB's
+		}
 		if rt.Name == "" {
 			rt.Name = pgColumnName(rt.Val)
 		}

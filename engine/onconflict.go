@@ -152,11 +152,17 @@ func (s *Session) conflictQuery(t *catalog.Table, alias, handle, inserted string
 			// As the old row is read (a uuid column is UUID there).
 			newVal = "CAST(__new." + quoteIdent(f.Name) + " AS " + duckReadType(f) + ")"
 		}
+		// The new row was assigned by the inserting query; of the old
+		// row only the SET columns are (a value stored before the
+		// varchar(n)/char(n) rule held stays as it is: lakeStoreCast).
 		oldVal := "__old." + quoteIdent(f.Name)
 		if e, ok := sets[f.Name]; ok {
 			oldVal = e
+			if _, char := charRuleOf(f); char {
+				oldVal = lakeWriteCast(e, f)
+			}
 		}
-		exprs = append(exprs, lakeWriteCast(fmt.Sprintf("CASE WHEN __old.__exists IS NULL THEN %s ELSE %s END", newVal, oldVal), f)+
+		exprs = append(exprs, lakeStoreCast(fmt.Sprintf("CASE WHEN __old.__exists IS NULL THEN %s ELSE %s END", newVal, oldVal), f)+
 			" AS "+quoteIdent(f.Name))
 		cols = append(cols, f.Name)
 	}

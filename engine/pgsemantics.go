@@ -53,11 +53,17 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 			nodes = append(nodes, n)
 		}
 	})
+	if ti.mismatch != nil {
+		return ti.mismatch // setoptypes.go
+	}
 	rw := &pgRewriter{s: s, ti: ti, compared: comparedRows(stmt)}
 	for i := len(nodes) - 1; i >= 0; i-- {
 		if err := rw.node(nodes[i]); err != nil {
 			return err
 		}
+	}
+	if err := rw.setTypes(); err != nil { // setoptypes.go
+		return err
 	}
 	rw.numericResults(stmt) // numericresult.go
 	return nil
@@ -364,7 +370,7 @@ func (rw *pgRewriter) round(n *pg_query.Node, fc *pg_query.FuncCall) error {
 }
 
 // cast re-spells casts: date/time literals (PostgreSQL's input forms),
-// float → text, jsonb (DuckDB's JSON).
+// float → text, jsonb (DuckDB's JSON), varchar(n) and char(n).
 func (rw *pgRewriter) cast(n *pg_query.Node, tc *pg_query.TypeCast) error {
 	target := typeNameType(tc.TypeName)
 	if sv := tc.Arg.GetAConst().GetSval(); sv != nil && arrayLiteralType(target.oid) != "" {
@@ -385,6 +391,18 @@ func (rw *pgRewriter) cast(n *pg_query.Node, tc *pg_query.TypeCast) error {
 		rw.bareNumeric(n, tc)
 	case target.isJSON(), schema.ElemOID(target.oid) == schema.OIDJSON, schema.ElemOID(target.oid) == schema.OIDJSONB:
 		tc.TypeName = duckJSONTypeName(len(tc.TypeName.ArrayBounds) > 0) // jsonb is DuckDB's JSON too
+	case (target.oid == schema.OIDVarchar || target.oid == schema.OIDBPChar) && len(tc.TypeName.Typmods) == 1 && len(tc.TypeName.ArrayBounds) == 0:
+		// DuckDB's VARCHAR has no length: an explicit cast cuts the value
+		// to n characters, as PostgreSQL's does (no error, unlike an
+		// assignment); a char(n) value loses its trailing spaces, the
+		// padding results show again (resultcols.go).
+		if size, ok := intConst(tc.TypeName.Typmods[0]); ok && size >= 0 {
+			cut := makeCall("left", makeCast(tc.Arg, "varchar"), pg_query.MakeAConstIntNode(size, -1))
+			if target.oid == schema.OIDBPChar {
+				cut = makeCall("rtrim", cut, pg_query.MakeAConstStrNode(" ", -1))
+			}
+			n.Node = cut.Node
+		}
 	case target.isText() && len(tc.TypeName.Typmods) == 0:
 		switch rw.ti.typeAt(tc.Arg).oid {
 		case schema.OIDFloat8:

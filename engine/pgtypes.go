@@ -125,6 +125,11 @@ type typeInfo struct {
 	// rowScale: some expression is numeric of per-value display scale
 	// (numericresult.go has columns to render).
 	rowScale bool
+	// coerce are the string literals of VALUES columns and set-operation
+	// branches that take their column's type, mismatch the first column
+	// whose values' types cannot be matched (setoptypes.go).
+	coerce   map[*pg_query.Node]pgType
+	mismatch error
 }
 
 // typeAt returns the type of an expression node (unknown if never seen).
@@ -187,23 +192,29 @@ func (ty *typer) selectOutput(sel *pg_query.SelectStmt, parent *typeScope) []nam
 		out := make([]namedType, len(l))
 		for i := range l {
 			out[i] = namedType{l[i].name, commonType([]pgType{l[i].t, r[i].t})}
+			ty.info.resolveColumn(setOpName(sel.Op), []*pg_query.Node{branchItem(sel.Larg, i), branchItem(sel.Rarg, i)},
+				[]pgType{l[i].t, r[i].t}) // setoptypes.go
 		}
 		return out
 	}
 	if len(sel.ValuesLists) > 0 {
 		var cols [][]pgType
+		var nodes [][]*pg_query.Node
 		for _, row := range sel.ValuesLists {
 			items := row.GetList().GetItems()
 			for i, it := range items {
 				if i >= len(cols) {
 					cols = append(cols, nil)
+					nodes = append(nodes, nil)
 				}
 				cols[i] = append(cols[i], ty.expr(it, parent))
+				nodes[i] = append(nodes[i], it)
 			}
 		}
 		out := make([]namedType, len(cols))
 		for i, c := range cols {
 			out[i] = namedType{"column" + strconv.Itoa(i+1), commonType(c)}
+			ty.info.resolveColumn("VALUES", nodes[i], c) // setoptypes.go
 		}
 		return out
 	}

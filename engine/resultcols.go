@@ -3,9 +3,11 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/lakesoul-go/lakesoul/pgjson"
 	"github.com/lakesoul-go/lakesoul/pgwire"
@@ -36,6 +38,9 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 		switch {
 		case c.TypeOID == schema.OIDText && (t.oid == schema.OIDVarchar || t.oid == schema.OIDBPChar):
 			c.TypeOID, c.TypeModifier = t.oid, t.typmod
+			if padsChar(*c) {
+				convs[i] = charPadded(convs[i], int(c.TypeModifier-4))
+			}
 		case (c.TypeOID == schema.OIDText || c.TypeOID == schema.OIDJSON) && t.isJSON():
 			c.TypeOID = t.oid
 			if t.oid == schema.OIDJSONB {
@@ -57,6 +62,25 @@ func refineColumns(cols []pgwire.Column, convs []valueConv, out []namedType) {
 			c.TypeOID, c.TypeModifier = t.oid, t.typmod
 			convs[i] = toVector
 		}
+	}
+}
+
+// padsChar says whether result column c is character(n), whose values
+// PostgreSQL shows blank-padded to n characters: the lake stores and
+// computes them without trailing spaces (lakeWriteCast, and the cast in
+// pgsemantics.go), results pad them (charPadded).
+func padsChar(c pgwire.Column) bool { return c.TypeOID == schema.OIDBPChar && c.TypeModifier > 4 }
+
+// charPadded is conv with its text values blank-padded to n characters.
+func charPadded(conv valueConv, n int) valueConv {
+	return func(v any) any {
+		v = conv(v)
+		if str, ok := v.(string); ok {
+			if k := utf8.RuneCountInString(str); k < n {
+				return str + strings.Repeat(" ", n-k)
+			}
+		}
+		return v
 	}
 }
 
@@ -186,6 +210,36 @@ func lakeWriteCast(expr string, f arrow.Field) string {
 		}
 	}
 	return "CAST(" + expr + " AS " + schema.DuckDBType(f.Type) + ")"
+}
+
+// lakeStoreCast is lakeWriteCast for a value a statement carries over from
+// the row it read instead of assigning it (the columns an UPDATE does not
+// set, the rows a copy-on-write change keeps, the old row ON CONFLICT DO
+// UPDATE keeps): the column's type without varchar(n)/char(n) assignment,
+// which applies to assigned values only (assignedValue), so a value stored
+// before the rule held, or by another LakeSoul writer, stays as it is.
+func lakeStoreCast(expr string, f arrow.Field) string {
+	if _, ok := charRuleOf(f); ok { // charassign.go
+		return "CAST(" + expr + " AS VARCHAR)"
+	}
+	return lakeWriteCast(expr, f)
+}
+
+// assignedValue is val assigned to column f (declared, declaredField) as a
+// statement's expression: varchar(n) and char(n) get lakeWriteCast's
+// assignment (lakesoul_char_assign), other values are val. Statements whose
+// rows are cast by lakeStoreCast wrap each value they assign with it.
+func assignedValue(val *pg_query.Node, f arrow.Field) *pg_query.Node {
+	r, ok := charRuleOf(f)
+	if !ok {
+		return val
+	}
+	v := makeCast(val, "varchar")
+	if r.max < 0 {
+		return makeCall("rtrim", v, pg_query.MakeAConstStrNode(" ", -1))
+	}
+	pad := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: r.pad}}}}}
+	return makeCall("lakesoul_char_assign", v, pg_query.MakeAConstIntNode(int64(r.max), -1), pg_query.MakeAConstStrNode(r.name, -1), pad)
 }
 
 // lakeFieldTypeName is the SQL type an untyped value written into column f

@@ -129,7 +129,7 @@ func (r *returning) source(fields []arrow.Field, exprs map[string]string) string
 		if x, ok := exprs[f.Name]; ok {
 			e = x
 		}
-		cols[i] = lakeWriteCast(e, declaredField(r.t, f)) + " AS " + quoteIdent(f.Name)
+		cols[i] = lakeStoreCast(e, declaredField(r.t, f)) + " AS " + quoteIdent(f.Name) // assigned when filled
 	}
 	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), returningTable)
 }

@@ -59,6 +59,9 @@ var diffSetup = []string{
 	// mixed-case relation.
 	`CREATE TABLE diff."Users" (id int, name text NOT NULL, age int CHECK (age > 0), note text, PRIMARY KEY (id))`,
 	`INSERT INTO diff."Users" VALUES (1, 'a', 5, 'n')`,
+	// char(n) and varchar(n) columns: explicit casts, blank-padded results.
+	`CREATE TABLE diff.chars (id int, c char(4), v varchar(3), t text, PRIMARY KEY (id))`,
+	`INSERT INTO diff.chars VALUES (1, 'ab', 'abc', 'hello'), (2, '', '', 'héllo wörld'), (3, NULL, NULL, NULL), (4, 'abcd', 'a  ', 'x')`,
 	// UPDATE … FROM and MERGE … ON with schema-qualified column references.
 	`CREATE TABLE diff.acct (id int, v text, PRIMARY KEY (id))`,
 	`INSERT INTO diff.acct VALUES (1, 'a'), (2, 'b'), (3, 'c'), (42, 'z')`,
@@ -93,6 +96,23 @@ var diffSetup = []string{
 // diffCorpus are the compared queries. Every query has a total ORDER BY
 // (or a single row), so row order is defined on both sides.
 var diffCorpus = []string{
+	// VALUES mixing numbers and untyped strings, in FROM, a CTE, a subquery
+	// and a UNION: the strings take the numbers' type (issue 35); VALUES
+	// columns are column1, column2, … where no alias names them.
+	`SELECT v.x, e.name FROM (VALUES (1), ('2')) v(x) JOIN diff.emp e ON e.id = v.x ORDER BY 1`,
+	`WITH v AS (VALUES (1, 'a'), ('2', 'b')) SELECT column1, column2, name FROM v JOIN diff.emp ON id = column1 ORDER BY 1`,
+	`SELECT id FROM diff.emp WHERE id IN (SELECT column1 FROM (VALUES ('3'), (4)) s) ORDER BY id`,
+	`SELECT id FROM diff.emp WHERE id < 3 UNION SELECT '7' UNION SELECT 8 ORDER BY 1`,
+	`SELECT name FROM diff.emp WHERE id = 1 UNION ALL SELECT 'x' ORDER BY 1`,
+	`SELECT x FROM (VALUES (1), ('2'), (3000000000)) v(x) CROSS JOIN diff.dept WHERE code = 'hr' ORDER BY 1`,
+	`SELECT hired FROM diff.emp WHERE id = 1 UNION SELECT '2020-02-02' ORDER BY 1`,
+	// Explicit casts to varchar(n) and char(n) cut without an error; char(n)
+	// results are blank-padded; char values compute without the padding.
+	`SELECT id, c, v, t FROM diff.chars ORDER BY id`,
+	`SELECT c FROM diff.chars WHERE id = 1`,
+	`SELECT id, t::varchar(2), t::char(3), CAST(t AS character varying(4)), t::char, t::character(7), v::char(5) FROM diff.chars ORDER BY id`,
+	`SELECT id, id::varchar(1) AS i1, (id * 100)::char(2), length(c), c || '|', c::varchar(1), c::text, c = 'ab' FROM diff.chars ORDER BY 1`,
+	`SELECT max(c), count(DISTINCT c) FROM diff.chars`,
 	`SELECT * FROM diff.emp ORDER BY id`,
 	`SELECT id, name FROM diff.emp WHERE 1=0`,
 	`SELECT "id","name","salary" FROM diff.emp WHERE ("id" < 3 or "id" is null) ORDER BY "id"`,
@@ -346,6 +366,14 @@ var diffCorpus = []string{
 // SQLSTATEs) must be PostgreSQL's, statement by statement (issue 14, items 1, 3, 4, 5
 // and 9); they run after the corpus, in order, on both sides.
 var diffScripts = [][]string{
+	// A key written again after its delete, and MERGE's INSERT, write the
+	// columns left out as INSERT does: their default, or NULL.
+	{`CREATE TABLE diff.rei (id int, c text, v int, d text DEFAULT 'dflt', s bigserial, PRIMARY KEY (id))`,
+		`INSERT INTO diff.rei (id, c, v, d) VALUES (1, 'x', 1, 'y')`, `DELETE FROM diff.rei WHERE id = 1`,
+		`INSERT INTO diff.rei (id, v) VALUES (1, 2)`, `SELECT id, c, v, d FROM diff.rei ORDER BY id`,
+		`MERGE INTO diff.rei t USING (SELECT 2 AS id) src ON t.id = src.id WHEN NOT MATCHED THEN INSERT (id, v) VALUES (src.id, 5)`,
+		`MERGE INTO diff.rei t USING (SELECT 3 AS id) src ON t.id = src.id WHEN NOT MATCHED THEN INSERT (id, c, d) VALUES (src.id, 'z', DEFAULT)`,
+		`SELECT id, c, v, d, s > 0 FROM diff.rei ORDER BY id`},
 	// A target row joined to several FROM rows counts once.
 	{`UPDATE diff.acct SET v = diff.events.kind FROM diff.events WHERE diff.acct.id = diff.events.emp_id`},
 	{`UPDATE diff.acct SET v = 'none' FROM diff.dept WHERE diff.acct.v = diff.dept.code`},
@@ -464,6 +492,15 @@ var diffNamesCorpus = []string{
 // diffErrorCorpus are queries PostgreSQL refuses: the SQLSTATE and the
 // message must be PostgreSQL's (issue 35, item 11: no DuckDB wording).
 var diffErrorCorpus = []string{
+	// VALUES and set operations: types of different categories, literals
+	// that are no value of their column's type (issue 35).
+	`SELECT x FROM (VALUES (1), (true)) v(x), diff.emp`,
+	`SELECT x FROM (VALUES (1), ('2'::text)) v(x), diff.emp`,
+	`SELECT id FROM diff.emp UNION SELECT true`,
+	`SELECT name FROM diff.emp UNION ALL SELECT 1`,
+	`SELECT id FROM diff.emp INTERSECT SELECT 'x'`,
+	`SELECT x FROM (VALUES (1), ('x')) v(x) JOIN diff.emp ON emp.id = v.x`,
+	`WITH v(x) AS (VALUES (1), (2.5), (false)) SELECT x FROM v, diff.dept`,
 	`SELECT * FROM diff.emp WHERE id = 'x'`,
 	`SELECT id FROM diff.events WHERE id = 'x'`,
 	`SELECT 'x'::bigint + id FROM diff.events`,
