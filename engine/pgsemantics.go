@@ -59,7 +59,9 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 			return err
 		}
 	}
-	rw.numericResults(stmt) // numericresult.go
+	rw.numericValues(stmt, true) // numericresult.go
+	rw.numericResults(stmt)
+	rw.numericValues(stmt, false)
 	return nil
 }
 
@@ -67,6 +69,7 @@ type pgRewriter struct {
 	s        *Session
 	ti       *typeInfo
 	compared map[*pg_query.Node]bool // comparedRows
+	exact    map[*pg_query.Node]bool // numeric values made PostgreSQL's (numericValues)
 }
 
 func (rw *pgRewriter) node(n *pg_query.Node) error {
