@@ -333,6 +333,10 @@ func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 		return makeCall(fn, l, r), true
 	case *pg_query.Node_CaseExpr:
+		rw.exactRoots(x.CaseExpr.Arg) // (copied below with the conditions)
+		for _, w := range x.CaseExpr.Args {
+			rw.exactRoots(w.GetCaseWhen().GetExpr())
+		}
 		c := proto.Clone(n).(*pg_query.Node)
 		ce := c.GetCaseExpr()
 		orig := x.CaseExpr
@@ -367,6 +371,29 @@ func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 			return nil, false
 		}
 		name := funcName(fc)
+		// (a FILTER and a window are copied with the call below)
+		rw.exactRoots(fc.AggFilter)
+		if fc.Over != nil {
+			for _, e := range append(slices.Clone(fc.Over.PartitionClause), fc.Over.OrderClause...) {
+				rw.exactRoots(e)
+			}
+		}
+		if arg := rw.ti.typeAt(fc.Args[0]); arg.rowScale && (name == "abs" || name == "min" || name == "max") {
+			text, ok := rw.numericText(fc.Args[0])
+			if !ok {
+				return nil, false
+			}
+			if name == "abs" {
+				return makeCall("ltrim", text, pg_query.MakeAConstStrNode("-", -1)), true
+			}
+			// The value chosen keeps its own scale: its text at the
+			// least (greatest) exact value.
+			exact := makeCast(makeCall("lakesoul_numeric_exact", proto.Clone(text).(*pg_query.Node)),
+				fmt.Sprintf("numeric(38,%d)", innerNumericScale))
+			c := renamedAggregate(n, "arg_"+name)
+			c.GetFuncCall().Args = []*pg_query.Node{text, exact}
+			return c, true
+		}
 		if arg := rw.ti.typeAt(fc.Args[0]); arg.rowScale && (name == "sum" || name == "avg") && !fc.AggDistinct {
 			// The values' scales differ (CASE, COALESCE): a sum has the
 			// largest of them.
@@ -610,6 +637,17 @@ func (rw *pgRewriter) numericValues(stmt *pg_query.Node, results bool) {
 		if !targets[n] {
 			rw.exactValue(n, casts[n])
 		}
+	}
+}
+
+// exactRoots makes the outermost numeric expressions of per-value scale
+// within n (nil: none) PostgreSQL's values (exactValue).
+func (rw *pgRewriter) exactRoots(n *pg_query.Node) {
+	if n == nil {
+		return
+	}
+	for _, c := range rw.rowScaleRoots(n, false) {
+		rw.exactValue(c, nil)
 	}
 }
 
