@@ -617,48 +617,50 @@ func TestDifferential(t *testing.T) {
 // over them; issue 33) in every position of a query that is not a result
 // column: each row expression and each aggregate expression in each clause
 // position that takes one. Each query's answer depends on the exact value
-// — ((x) * 7 <> round((x) * 7, 8)) holds for PostgreSQL's value of x/7 or
-// avg(x) where the double precision nearest to it, times 7, is the whole
-// number again — or shows it (a cast to text).
+// — (x <> round(x, 15)) holds for PostgreSQL's value of x/7 or avg(x)
+// (16 fractional digits or more) where the double precision nearest to it
+// has no digits past the 15th — or shows it (a cast to text).
 func numericPositionCorpus() []string {
-	rowExprs := []string{"salary / 7", "salary / id", "id * 1000 / salary", "salary / 7 + 0.5", "-(salary / 7)",
-		"salary * 1.5 / 7", "CASE WHEN id > 4 THEN salary / 7 ELSE id END", "coalesce(salary / 7, 0)", "id::numeric / 7"}
+	rowExprs := []string{"salary / 7", "salary / (id + 6)", "id * 100000 / salary", "salary / 7 + 0.5", "-(salary / 7)",
+		"salary * 1.5 / 7", "CASE WHEN id > 4 THEN salary / 7 ELSE id END", "coalesce(salary / 7, 0)", "id::numeric * 100 / 7"}
 	rowPositions := []string{
 		"SELECT id FROM diff.emp WHERE %[1]s ORDER BY id",
 		"SELECT id FROM diff.emp ORDER BY %[2]s NULLS FIRST, id",
 		"SELECT count(*) FROM diff.emp GROUP BY %[2]s ORDER BY 1",
 		"SELECT id, %[1]s FROM diff.emp ORDER BY id",
-		"SELECT id, abs(%[2]s) > 0, greatest(%[3]s, 0) * 7 = round(greatest(%[3]s, 0) * 7, 8) FROM diff.emp ORDER BY id",
+		"SELECT id, abs(%[2]s) > 0, greatest(%[3]s, 0) = round(greatest(%[3]s, 0), 15) FROM diff.emp ORDER BY id",
 		"SELECT id, (%[3]s)::text, (%[3]s)::numeric(30,18), (%[3]s)::float8 FROM diff.emp ORDER BY 1",
-		"SELECT min(%[3]s) * 7 = round(min(%[3]s) * 7, 8), max(%[3]s) * 7 = round(max(%[3]s) * 7, 8), " +
-			"max(abs(%[3]s)) * 7 = round(max(abs(%[3]s)) * 7, 8) FROM diff.emp",
-		"SELECT e.id FROM diff.emp e JOIN diff.emp f ON f.id = e.id AND %[1]s ORDER BY 1",
+		"SELECT min(%[3]s) = round(min(%[3]s), 15), max(%[3]s) = round(max(%[3]s), 15), " +
+			"max(abs(%[3]s)) = round(max(abs(%[3]s)), 15) FROM diff.emp WHERE id BETWEEN 5 AND 6",
+		"SELECT min(%[3]s), max(%[3]s), abs(min(%[3]s)), max(abs(%[3]s)) * 2 FROM diff.emp",
+		"SELECT id, min(%[3]s) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM diff.emp ORDER BY id",
+		"SELECT e.id, d.code FROM diff.emp e LEFT JOIN diff.dept d ON d.code = e.dept AND %[1]s ORDER BY 1",
 		"WITH s AS (SELECT id, %[3]s AS v FROM diff.emp) SELECT s.id FROM s JOIN diff.emp e ON e.id = s.id " +
-			"AND s.v * 7 <> round(s.v * 7, 8) ORDER BY 1",
-		"SELECT id FROM (SELECT id, %[3]s AS v FROM diff.emp) s WHERE v * 7 <> round(v * 7, 8) ORDER BY 1",
-		"SELECT id, sum(%[3]s) OVER (ORDER BY id) * 7 = round(sum(%[3]s) OVER (ORDER BY id) * 7, 8) FROM diff.emp ORDER BY id",
+			"AND s.v <> round(s.v, 15) ORDER BY 1",
+		"SELECT id FROM (SELECT id, %[3]s AS v FROM diff.emp) s WHERE v <> round(v, 15) ORDER BY 1",
+		"SELECT id, sum(%[3]s) OVER (ORDER BY id) = round(sum(%[3]s) OVER (ORDER BY id), 15) FROM diff.emp ORDER BY id",
 		"SELECT id FROM diff.emp e WHERE EXISTS (SELECT 1 FROM diff.emp f WHERE f.id = e.id AND %[1]s) ORDER BY 1",
 		"SELECT dept, sum(id) FILTER (WHERE %[1]s) FROM diff.emp GROUP BY dept ORDER BY 1 NULLS FIRST",
 	}
-	aggExprs := []string{"avg(salary)", "avg(id)", "sum(salary) / count(*)", "avg(salary) * 3", "avg(salary) / 7",
-		"variance(salary)", "avg(salary) - avg(id)", "avg(salary / 7)"}
+	aggExprs := []string{"avg(salary)", "avg(nullif(id, 7) * 100)", "sum(salary) / count(salary)", "avg(salary) * 3", "avg(salary) / 7",
+		"stddev(id * 100) / 7", "avg(salary) - avg(id)", "avg(salary / 7)"}
 	aggPositions := []string{
 		"SELECT dept FROM diff.emp GROUP BY dept HAVING %[1]s ORDER BY 1 NULLS FIRST",
 		"SELECT dept FROM diff.emp GROUP BY dept ORDER BY %[2]s NULLS FIRST, 1 NULLS FIRST",
 		"SELECT dept, %[1]s FROM diff.emp GROUP BY dept ORDER BY 1 NULLS FIRST",
 		"SELECT dept, (%[3]s)::text, (%[3]s)::numeric(30,18), (%[3]s)::float8 FROM diff.emp GROUP BY dept ORDER BY 1 NULLS FIRST",
 		"SELECT id FROM diff.emp e WHERE (SELECT %[2]s FROM diff.emp i WHERE i.dept = e.dept) <> 0 ORDER BY 1",
-		"SELECT id FROM diff.emp WHERE (SELECT %[3]s FROM diff.emp) * 7 <> round((SELECT %[3]s FROM diff.emp) * 7, 8) ORDER BY 1",
-		"WITH g AS (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) SELECT dept FROM g WHERE v * 7 <> round(v * 7, 8) ORDER BY 1 NULLS FIRST",
-		"WITH g AS (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) SELECT count(*) FROM g GROUP BY v * 7 - round(v * 7, 8) ORDER BY 1",
+		"SELECT id FROM diff.emp WHERE (SELECT %[3]s FROM diff.emp) <> round((SELECT %[3]s FROM diff.emp), 15) ORDER BY 1",
+		"WITH g AS (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) SELECT dept FROM g WHERE v <> round(v, 15) ORDER BY 1 NULLS FIRST",
+		"WITH g AS (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) SELECT count(*) FROM g GROUP BY v - round(v, 15) ORDER BY 1",
 		"SELECT d.code FROM diff.dept d JOIN (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) g ON g.dept = d.code " +
-			"AND g.v * 7 <> round(g.v * 7, 8) ORDER BY 1",
+			"AND g.v <> round(g.v, 15) ORDER BY 1",
 	}
 	var out []string
 	gen := func(exprs, positions []string) {
 		for _, x := range exprs {
-			probe := fmt.Sprintf("(%s) * 7 <> round((%s) * 7, 8)", x, x)
-			residue := fmt.Sprintf("(%s) * 7 - round((%s) * 7, 8)", x, x)
+			probe := fmt.Sprintf("(%s) <> round(%s, 15)", x, x)
+			residue := fmt.Sprintf("(%s) - round(%s, 15)", x, x)
 			for _, p := range positions {
 				out = append(out, fmt.Sprintf(p, probe, residue, x))
 			}
