@@ -36,11 +36,12 @@ import (
 // column by its name or position sorts by the expression's value, not its
 // text.
 //
-// Elsewhere (a WHERE, a GROUP BY, the argument of another function, a
-// subquery column the query computes with) the value stays DuckDB's (a
-// double for a division), and a result column over such a value whose
-// text the engine cannot build (min/max of a division, a CASE over a
-// subquery's average) stays double precision.
+// min, max and abs of such a value keep the scale of the value chosen.
+// Elsewhere (a WHERE, HAVING, JOIN condition, GROUP BY, ORDER BY, window,
+// FILTER, the argument of another function, a subquery column the query
+// computes with) numericValues hands DuckDB the same value as
+// DECIMAL(38, innerNumericScale), exactly or 0A000; a result column over a
+// subquery's such column shows that DECIMAL's scale.
 
 // numericResults renders the result columns of per-value numeric scale
 // as PostgreSQL's text: those of the outermost query, and those of the

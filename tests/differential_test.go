@@ -505,8 +505,8 @@ var knownDifferences = map[string]string{
 		"divisions has 32 fractional digits, more than the DECIMAL(38, 20) that carries numeric values inside a query: " +
 		"0A000 (numericresult.go, numericValues)",
 	`SELECT v.a, count(*) FROM diff.avgv v JOIN diff.emp e ON e.dept = v.dept GROUP BY v.a ORDER BY 1`: "a view's avg " +
-		"grouped by in the query over it is computed by DuckDB as double precision (numericresult.go renders numeric " +
-		"results only where a column passes through to the result)",
+		"grouped by in the query over it has PostgreSQL's value, as DECIMAL(38, 20), but is shown with 20 fractional " +
+		"digits, not its own display scale (numericresult.go renders text only where a column passes through to the result)",
 }
 
 // firstUserOID is PostgreSQL's FirstNormalObjectId: OIDs from it on are
