@@ -620,7 +620,7 @@ func (rw *pgRewriter) numericValues(stmt *pg_query.Node, results bool) {
 	if !rw.ti.rowScale {
 		return
 	}
-	targets := map[*pg_query.Node]bool{}
+	targets := assignedValues(stmt)
 	casts := map[*pg_query.Node]*pg_query.TypeCast{}
 	walk(stmt, func(n *pg_query.Node) {
 		if sel := n.GetSelectStmt(); sel != nil && results {
@@ -650,6 +650,56 @@ func (rw *pgRewriter) exactRoots(n *pg_query.Node) {
 	for _, c := range rw.rowScaleRoots(n, false) {
 		rw.exactValue(c, nil)
 	}
+}
+
+// assignedValues are the values stmt writes to columns: an INSERT's VALUES
+// or SELECT list, the SET values of UPDATE, ON CONFLICT DO UPDATE and
+// MERGE, a MERGE's INSERT VALUES, and the rows of a VALUES statement (an
+// INSERT's source reaches the engine as one). PostgreSQL rounds those to
+// the column's type, which may hold digits DECIMAL(38,
+// innerNumericScale) does not, so numericValues leaves them to the
+// write's coercion (DuckDB's value).
+func assignedValues(stmt *pg_query.Node) map[*pg_query.Node]bool {
+	out := map[*pg_query.Node]bool{}
+	targets := func(list []*pg_query.Node) {
+		for _, t := range list {
+			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
+				out[rt.Val] = true
+			}
+		}
+	}
+	values := func(lists []*pg_query.Node) {
+		for _, l := range lists {
+			for _, v := range l.GetList().GetItems() {
+				out[v] = true
+			}
+		}
+	}
+	switch {
+	case stmt.GetSelectStmt() != nil:
+		values(stmt.GetSelectStmt().ValuesLists)
+	case stmt.GetInsertStmt() != nil:
+		ins := stmt.GetInsertStmt()
+		if sel := ins.SelectStmt.GetSelectStmt(); sel != nil {
+			targets(sel.TargetList)
+			values(sel.ValuesLists)
+		}
+		if oc := ins.OnConflictClause; oc != nil {
+			targets(oc.TargetList)
+		}
+	case stmt.GetUpdateStmt() != nil:
+		targets(stmt.GetUpdateStmt().TargetList)
+	case stmt.GetMergeStmt() != nil:
+		for _, w := range stmt.GetMergeStmt().MergeWhenClauses {
+			if mw := w.GetMergeWhenClause(); mw != nil {
+				targets(mw.TargetList)
+				for _, v := range mw.Values {
+					out[v] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // rowScaleRoots are the outermost expressions under n (n itself included

@@ -357,6 +357,14 @@ var diffScripts = [][]string{
 	{`BEGIN`, `DROP TABLE diff.dept`, `ROLLBACK`, `SELECT count(*) FROM diff.dept`},
 	{`INSERT INTO diff.nn (id) VALUES (1)`},
 	{`INSERT INTO diff.nn VALUES (1, 'a')`, `UPDATE diff.nn SET v = NULL`},
+	// Numeric values of per-value scale written to columns are rounded to
+	// the column's type, whatever their digits (not DuckDB's DECIMAL(38, 20)
+	// that carries them inside a query).
+	{`CREATE TABLE diff.numw (id int, n numeric(12,6), f float8, PRIMARY KEY (id))`,
+		`INSERT INTO diff.numw VALUES (1, 1 / 70000.0, 1 / 70000.0)`,
+		`INSERT INTO diff.numw SELECT id + 1, id / 70000.0, id / 70000.0 FROM diff.numw`,
+		`UPDATE diff.numw SET n = n + id / 70000.0 WHERE id = 2`,
+		`SELECT id, n, f FROM diff.numw ORDER BY id`},
 	{`DEALLOCATE nope`},
 	{`DEALLOCATE ALL`},
 	// Issue 20: savepoints, PREPARE/EXECUTE as SQL.
