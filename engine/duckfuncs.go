@@ -281,6 +281,8 @@ var duckFunctions = map[string]duckScalar{
 			}
 			return pgnumeric.Round(v, int(a[1].(int32))).String(), nil
 		}},
+	"lakesoul_numeric_exact": {args: []duckdb.Type{duckdb.TYPE_VARCHAR}, list: -1, result: duckdb.TYPE_VARCHAR,
+		fn: func(a []driver.Value) (any, error) { return numericExact(a[0].(string)) }},
 	"lakesoul_numeric_checked_sum": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_DOUBLE}, list: -1, result: duckdb.TYPE_VARCHAR,
 		fn: func(a []driver.Value) (any, error) { return numericCheckedSum(a[0].(string), a[1].(float64)) }},
 	"lakesoul_numeric_variance": {args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR},
@@ -338,6 +340,36 @@ func numericCheckedSum(exact string, approx float64) (any, error) {
 		return nil, scanFailures.wrap(sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow"))
 	}
 	return exact, nil
+}
+
+// numericExact is text, PostgreSQL's text of a numeric value, when
+// DuckDB's DECIMAL(38, innerNumericScale) holds that value exactly (at most
+// innerNumericScale fractional digits that are not zero, at most 38 −
+// innerNumericScale whole digits); 0A000 otherwise — the engine computes
+// numeric values inside a query in that type (numericresult.go), and a
+// value it would round is refused, never changed.
+func numericExact(text string) (any, error) {
+	v, err := pgnumeric.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	u, s := new(big.Int).Set(v.Unscaled), v.Scale
+	ten, r := big.NewInt(10), new(big.Int)
+	for s > innerNumericScale {
+		q, m := new(big.Int).QuoRem(u, ten, r)
+		if m.Sign() != 0 {
+			break
+		}
+		u, s = q, s-1
+	}
+	whole := len(new(big.Int).Abs(u).String()) - s
+	if s > innerNumericScale || whole > 38-innerNumericScale {
+		return nil, scanFailures.wrap(&sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+			Message: fmt.Sprintf("numeric value %s inside a query is not supported: more than %d whole or %d fractional digits",
+				text, 38-innerNumericScale, innerNumericScale),
+			Hint: "Cast the expression to numeric(p,s) or double precision, or compute it in a result column."})
+	}
+	return pgnumeric.Value{Unscaled: u, Scale: s}.String(), nil
 }
 
 // numericVariance is the variance aggregate named kind (var_pop, var_samp,

@@ -80,7 +80,7 @@ var duckUserFunctions = setOf(
 	"regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "row_number", "stddev", "stddev_pop",
 	"stddev_samp", "string_agg", "sum", "var_pop", "var_samp", "variance",
 	// DuckDB functions the engine's rewrites call
-	"epoch_us", "from_base64", "hex", "len", "list", "list_value", "printf", "round_even", "strftime",
+	"arg_max", "arg_min", "epoch_us", "from_base64", "hex", "len", "list", "list_value", "printf", "round_even", "strftime",
 	"struct_pack", "to_base64", "trim", "unhex",
 )
 

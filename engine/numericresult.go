@@ -36,11 +36,12 @@ import (
 // column by its name or position sorts by the expression's value, not its
 // text.
 //
-// Elsewhere (a WHERE, a GROUP BY, the argument of another function, a
-// subquery column the query computes with) the value stays DuckDB's (a
-// double for a division), and a result column over such a value whose
-// text the engine cannot build (min/max of a division, a CASE over a
-// subquery's average) stays double precision.
+// min, max and abs of such a value keep the scale of the value chosen.
+// Elsewhere (a WHERE, HAVING, JOIN condition, GROUP BY, ORDER BY, window,
+// FILTER, the argument of another function, a subquery column the query
+// computes with) numericValues hands DuckDB the same value as
+// DECIMAL(38, innerNumericScale), exactly or 0A000; a result column over a
+// subquery's such column shows that DECIMAL's scale.
 
 // numericResults renders the result columns of per-value numeric scale
 // as PostgreSQL's text: those of the outermost query, and those of the
@@ -276,6 +277,12 @@ func lastField(cr *pg_query.ColumnRef) string {
 // of its value with its display scale; false where that is not built.
 func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 	t := rw.ti.typeAt(n)
+	if !t.rowScale {
+		// n is embedded whole: what it computes with is PostgreSQL's value
+		for _, c := range rw.rowScaleRoots(n, true) {
+			rw.exactValue(c, nil)
+		}
+	}
 	if t.isInteger() {
 		return makeCast(n, "text"), true
 	}
@@ -327,6 +334,10 @@ func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 		return makeCall(fn, l, r), true
 	case *pg_query.Node_CaseExpr:
+		rw.exactRoots(x.CaseExpr.Arg) // (copied below with the conditions)
+		for _, w := range x.CaseExpr.Args {
+			rw.exactRoots(w.GetCaseWhen().GetExpr())
+		}
 		c := proto.Clone(n).(*pg_query.Node)
 		ce := c.GetCaseExpr()
 		orig := x.CaseExpr
@@ -361,6 +372,29 @@ func (rw *pgRewriter) numericText(n *pg_query.Node) (*pg_query.Node, bool) {
 			return nil, false
 		}
 		name := funcName(fc)
+		// (a FILTER and a window are copied with the call below)
+		rw.exactRoots(fc.AggFilter)
+		if fc.Over != nil {
+			for _, e := range append(slices.Clone(fc.Over.PartitionClause), fc.Over.OrderClause...) {
+				rw.exactRoots(e)
+			}
+		}
+		if arg := rw.ti.typeAt(fc.Args[0]); arg.rowScale && (name == "abs" || name == "min" || name == "max") {
+			text, ok := rw.numericText(fc.Args[0])
+			if !ok {
+				return nil, false
+			}
+			if name == "abs" {
+				return makeCall("ltrim", text, pg_query.MakeAConstStrNode("-", -1)), true
+			}
+			// The value chosen keeps its own scale: its text at the
+			// least (greatest) exact value.
+			exact := makeCast(makeCall("lakesoul_numeric_exact", proto.Clone(text).(*pg_query.Node)),
+				fmt.Sprintf("numeric(38,%d)", innerNumericScale))
+			c := renamedAggregate(n, "arg_"+name)
+			c.GetFuncCall().Args = []*pg_query.Node{text, exact}
+			return c, true
+		}
 		if arg := rw.ti.typeAt(fc.Args[0]); arg.rowScale && (name == "sum" || name == "avg") && !fc.AggDistinct {
 			// The values' scales differ (CASE, COALESCE): a sum has the
 			// largest of them.
@@ -449,15 +483,43 @@ func (rw *pgRewriter) branchText(n *pg_query.Node) (*pg_query.Node, bool) {
 // scales over the same rows).
 func (rw *pgRewriter) mixedSumText(n, arg *pg_query.Node) (*pg_query.Node, bool) {
 	scale, most, ok := rw.scaleOf(arg)
-	if !ok || most > 37 {
+	var summand *pg_query.Node
+	switch {
+	case ok && most <= 37:
+		summand = makeCast(proto.Clone(arg).(*pg_query.Node), fmt.Sprintf("numeric(38,%d)", most))
+	case !ok && rw.ti.typeAt(arg).rowScale:
+		// Values of any scale (divisions): each exact in DuckDB's
+		// DECIMAL(38, innerNumericScale) or 0A000, the scale of each read
+		// from its text.
+		text, ok := rw.numericText(arg)
+		if !ok {
+			return nil, false
+		}
+		most, scale = innerNumericScale, textScale(proto.Clone(text).(*pg_query.Node))
+		summand = makeCast(makeCall("lakesoul_numeric_exact", text), fmt.Sprintf("numeric(38,%d)", most))
+	default:
 		return nil, false
 	}
 	sum := renamedAggregate(n, "sum")
-	sum.GetFuncCall().Args = []*pg_query.Node{makeCast(proto.Clone(arg).(*pg_query.Node), fmt.Sprintf("numeric(38,%d)", most))}
+	sum.GetFuncCall().Args = []*pg_query.Node{summand}
 	largest := renamedAggregate(n, "max")
 	largest.GetFuncCall().Args = []*pg_query.Node{scale}
 	text := checkedSum(n, sum.GetFuncCall().Args[0], makeCast(makeCast(sum, fmt.Sprintf("numeric(38,%d)", most)), "text"))
 	return makeCall("lakesoul_numeric_rescale", text, makeCast(largest, "int4")), true
+}
+
+// textScale is the display scale of text, PostgreSQL's text of a numeric
+// value: the number of digits after its point.
+func textScale(text *pg_query.Node) *pg_query.Node {
+	point := makeCall("strpos", text, pg_query.MakeAConstStrNode(".", -1))
+	frac := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("-")},
+		makeCall("length", proto.Clone(text).(*pg_query.Node)), proto.Clone(point).(*pg_query.Node), -1)
+	none := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("=")},
+		point, pg_query.MakeAConstIntNode(0, -1), -1)
+	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{Location: -1,
+		Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+			Expr: none, Result: pg_query.MakeAConstIntNode(0, -1), Location: -1}}}},
+		Defresult: frac}}}
 }
 
 // scaleOf is an expression of n's display scale in each row, and the
@@ -532,4 +594,166 @@ func volatileCalls(n *pg_query.Node) bool {
 		}
 	})
 	return found
+}
+
+// innerNumericScale is the scale of DuckDB's DECIMAL that carries numeric
+// values of per-value display scale inside a query (numericValues): 20
+// fractional digits hold every quotient PostgreSQL gives of magnitude
+// 10^-4 or more (select_div_scale: 16 significant digits), and 18 whole
+// digits leave room for the sums and products of such values.
+const innerNumericScale = 20
+
+// numericValues makes the numeric expressions of per-value display scale
+// that are not result columns (those numericResults renders) PostgreSQL's
+// values: every outermost such expression — in a WHERE, HAVING, JOIN
+// condition, GROUP BY, ORDER BY, window, function argument, or a column of
+// a subquery the query computes with — is computed by the engine's
+// functions as PostgreSQL's text (numericText) and handed to DuckDB as
+// DECIMAL(38, innerNumericScale), exactly that value or 0A000
+// (lakesoul_numeric_exact), never DuckDB's double. Under a cast to text,
+// to a numeric with a typmod or to a float, the cast reads PostgreSQL's
+// text of the value instead, so it rounds the exact value once, as
+// PostgreSQL does. A target of a SELECT list is left for numericResults
+// when results is true (numericValues runs again after it, results
+// false, for those it could not render).
+func (rw *pgRewriter) numericValues(stmt *pg_query.Node, results bool) {
+	if !rw.ti.rowScale {
+		return
+	}
+	targets := assignedValues(stmt)
+	casts := map[*pg_query.Node]*pg_query.TypeCast{}
+	walk(stmt, func(n *pg_query.Node) {
+		if sel := n.GetSelectStmt(); sel != nil && results {
+			for _, t := range sel.TargetList {
+				if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
+					targets[rt.Val] = true
+				}
+			}
+		}
+		if tc := n.GetTypeCast(); tc != nil && tc.Arg != nil {
+			casts[tc.Arg] = tc
+		}
+	})
+	for _, n := range rw.rowScaleRoots(stmt, false) {
+		if !targets[n] {
+			rw.exactValue(n, casts[n])
+		}
+	}
+}
+
+// exactRoots makes the outermost numeric expressions of per-value scale
+// within n (nil: none) PostgreSQL's values (exactValue).
+func (rw *pgRewriter) exactRoots(n *pg_query.Node) {
+	if n == nil {
+		return
+	}
+	for _, c := range rw.rowScaleRoots(n, false) {
+		rw.exactValue(c, nil)
+	}
+}
+
+// assignedValues are the values stmt writes to columns: an INSERT's VALUES
+// or SELECT list, the SET values of UPDATE, ON CONFLICT DO UPDATE and
+// MERGE, a MERGE's INSERT VALUES, and the rows of a VALUES statement (an
+// INSERT's source reaches the engine as one). PostgreSQL rounds those to
+// the column's type, which may hold digits DECIMAL(38,
+// innerNumericScale) does not, so numericValues leaves them to the
+// write's coercion (DuckDB's value).
+func assignedValues(stmt *pg_query.Node) map[*pg_query.Node]bool {
+	out := map[*pg_query.Node]bool{}
+	targets := func(list []*pg_query.Node) {
+		for _, t := range list {
+			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
+				out[rt.Val] = true
+			}
+		}
+	}
+	values := func(lists []*pg_query.Node) {
+		for _, l := range lists {
+			for _, v := range l.GetList().GetItems() {
+				out[v] = true
+			}
+		}
+	}
+	switch {
+	case stmt.GetSelectStmt() != nil:
+		values(stmt.GetSelectStmt().ValuesLists)
+	case stmt.GetInsertStmt() != nil:
+		ins := stmt.GetInsertStmt()
+		if sel := ins.SelectStmt.GetSelectStmt(); sel != nil {
+			targets(sel.TargetList)
+			values(sel.ValuesLists)
+		}
+		if oc := ins.OnConflictClause; oc != nil {
+			targets(oc.TargetList)
+		}
+	case stmt.GetUpdateStmt() != nil:
+		targets(stmt.GetUpdateStmt().TargetList)
+	case stmt.GetMergeStmt() != nil:
+		for _, w := range stmt.GetMergeStmt().MergeWhenClauses {
+			if mw := w.GetMergeWhenClause(); mw != nil {
+				targets(mw.TargetList)
+				for _, v := range mw.Values {
+					out[v] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rowScaleRoots are the outermost expressions under n (n itself included
+// unless within) whose type is numeric of per-value display scale.
+func (rw *pgRewriter) rowScaleRoots(n *pg_query.Node, within bool) []*pg_query.Node {
+	var all []*pg_query.Node
+	walk(n, func(x *pg_query.Node) {
+		if rw.ti.typeAt(x).rowScale && !(within && x == n) {
+			all = append(all, x)
+		}
+	})
+	inner := map[*pg_query.Node]bool{}
+	var roots []*pg_query.Node
+	for _, x := range all { // (walk visits a node before what it contains)
+		if inner[x] {
+			continue
+		}
+		if !rw.exact[x] { // (one made exact already is PostgreSQL's value)
+			roots = append(roots, x)
+		}
+		walk(x, func(c *pg_query.Node) {
+			if c != x {
+				inner[c] = true
+			}
+		})
+	}
+	return roots
+}
+
+// exactValue rewrites n, numeric of per-value display scale, in place to
+// PostgreSQL's value: its text where cast reads text (a cast to text, to a
+// numeric with a typmod, to a float), DECIMAL(38, innerNumericScale)
+// elsewhere. Where numericText cannot build n's text, the outermost such
+// expressions inside n are made exact instead, and DuckDB computes n from
+// them.
+func (rw *pgRewriter) exactValue(n *pg_query.Node, cast *pg_query.TypeCast) {
+	if rw.exact == nil {
+		rw.exact = map[*pg_query.Node]bool{}
+	}
+	rw.exact[n] = true
+	text, ok := rw.numericText(n)
+	if !ok {
+		for _, c := range rw.rowScaleRoots(n, true) {
+			rw.exactValue(c, nil)
+		}
+		return
+	}
+	if cast != nil {
+		switch t := typeNameType(cast.TypeName); {
+		case len(cast.TypeName.ArrayBounds) > 0:
+		case t.isText() && len(cast.TypeName.Typmods) == 0, t.isFloat(), t.isNumeric() && len(cast.TypeName.Typmods) > 0:
+			n.Node = text.Node
+			return
+		}
+	}
+	n.Node = makeCast(makeCall("lakesoul_numeric_exact", text), fmt.Sprintf("numeric(38,%d)", innerNumericScale)).Node
 }

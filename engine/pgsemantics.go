@@ -65,7 +65,9 @@ func (s *Session) rewritePGSemantics(stmt *pg_query.Node, ti *typeInfo) error {
 	if err := rw.setTypes(); err != nil { // setoptypes.go
 		return err
 	}
-	rw.numericResults(stmt) // numericresult.go
+	rw.numericValues(stmt, true) // numericresult.go
+	rw.numericResults(stmt)
+	rw.numericValues(stmt, false)
 	return nil
 }
 
@@ -73,6 +75,7 @@ type pgRewriter struct {
 	s        *Session
 	ti       *typeInfo
 	compared map[*pg_query.Node]bool // comparedRows
+	exact    map[*pg_query.Node]bool // numeric values made PostgreSQL's (numericValues)
 }
 
 func (rw *pgRewriter) node(n *pg_query.Node) error {

@@ -1081,6 +1081,9 @@ func (ty *typer) function(fc *pg_query.FuncCall, sc *typeScope) pgType {
 	}
 	if funcArgTyped[name] && len(args) > 0 {
 		if args[0].rowScale {
+			if name == "min" || name == "max" || name == "abs" {
+				return numericRowScaled() // the value chosen, with its scale (numericText)
+			}
 			return typeOf(schema.OIDNumeric) // scales by value numericText does not render
 		}
 		return args[0]

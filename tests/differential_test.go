@@ -204,6 +204,7 @@ var diffCorpus = []string{
 	`WITH c AS (SELECT kind, avg(amount) AS a, variance(amount) FROM diff.events GROUP BY kind) SELECT kind, c.a, variance FROM c ORDER BY 1`,
 	`SELECT * FROM diff.avgv ORDER BY 1 NULLS FIRST`,
 	`SELECT v.a, count(*) FROM diff.avgv v JOIN diff.emp e ON e.dept = v.dept GROUP BY v.a ORDER BY 1`,
+	`SELECT id FROM diff.emp WHERE (salary / 7) * (salary / 3) > 800476.190476190476 ORDER BY id`,
 	// round keeps numeric's scale; round(float8) rounds half to even; round(float8, n) does not exist.
 	`SELECT id, round(salary, 1), round(salary, 3), round(salary), round(salary, -2), round(rating::numeric, 2) FROM diff.emp ORDER BY id`,
 	`SELECT round(2.5::numeric, 2), round(avg(salary), 2), round(sum(salary) / 3, 2), round(2.5, 2) FROM diff.emp`,
@@ -384,6 +385,14 @@ var diffScripts = [][]string{
 	{`BEGIN`, `DROP TABLE diff.dept`, `ROLLBACK`, `SELECT count(*) FROM diff.dept`},
 	{`INSERT INTO diff.nn (id) VALUES (1)`},
 	{`INSERT INTO diff.nn VALUES (1, 'a')`, `UPDATE diff.nn SET v = NULL`},
+	// Numeric values of per-value scale written to columns are rounded to
+	// the column's type, whatever their digits (not DuckDB's DECIMAL(38, 20)
+	// that carries them inside a query).
+	{`CREATE TABLE diff.numw (id int, n numeric(12,6), f float8, PRIMARY KEY (id))`,
+		`INSERT INTO diff.numw VALUES (1, 1 / 70000.0, 1 / 70000.0)`,
+		`INSERT INTO diff.numw SELECT id + 1, id / 70000.0, id / 70000.0 FROM diff.numw`,
+		`UPDATE diff.numw SET n = n + id / 70000.0 WHERE id = 2`,
+		`SELECT id, n, f FROM diff.numw ORDER BY id`},
 	{`DEALLOCATE nope`},
 	{`DEALLOCATE ALL`},
 	// Issue 20: savepoints, PREPARE/EXECUTE as SQL.
@@ -537,9 +546,12 @@ var diffParamCorpus = []struct {
 
 // knownDifferences maps corpus queries to why we do not match PostgreSQL.
 var knownDifferences = map[string]string{
+	`SELECT id FROM diff.emp WHERE (salary / 7) * (salary / 3) > 800476.190476190476 ORDER BY id`: "a product of two " +
+		"divisions has 32 fractional digits, more than the DECIMAL(38, 20) that carries numeric values inside a query: " +
+		"0A000 (numericresult.go, numericValues)",
 	`SELECT v.a, count(*) FROM diff.avgv v JOIN diff.emp e ON e.dept = v.dept GROUP BY v.a ORDER BY 1`: "a view's avg " +
-		"grouped by in the query over it is computed by DuckDB as double precision (numericresult.go renders numeric " +
-		"results only where a column passes through to the result)",
+		"grouped by in the query over it has PostgreSQL's value, as DECIMAL(38, 20), but is shown with 20 fractional " +
+		"digits, not its own display scale (numericresult.go renders text only where a column passes through to the result)",
 }
 
 // firstUserOID is PostgreSQL's FirstNormalObjectId: OIDs from it on are
@@ -568,6 +580,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("reference PostgreSQL %s", ver)
 
 	corpus := append(slices.Clip(diffCorpus), noRelationCorpus(t)...)
+	corpus = append(corpus, numericPositionCorpus()...)
 	for i, q := range corpus {
 		want, wantErr := textResult(ctx, ref, q)
 		got, gotErr := textResult(ctx, lake, q)
@@ -642,6 +655,65 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	compareScripts(t, ctx, lake, ref)
+}
+
+// numericPositionCorpus puts numeric expressions whose display scale
+// PostgreSQL picks per value (divisions, averages, variances and arithmetic
+// over them; issue 33) in every position of a query that is not a result
+// column: each row expression and each aggregate expression in each clause
+// position that takes one. Each query's answer depends on the exact value
+// — (x <> round(x, 15)) holds for PostgreSQL's value of x/7 or avg(x)
+// (16 fractional digits or more) where the double precision nearest to it
+// has no digits past the 15th — or shows it (a cast to text).
+func numericPositionCorpus() []string {
+	rowExprs := []string{"salary / 7", "salary / (id + 6)", "id * 100000 / salary", "salary / 7 + 0.5", "-(salary / 7)",
+		"salary * 1.5 / 7", "CASE WHEN id > 4 THEN salary / 7 ELSE id END", "coalesce(salary / 7, 0)", "id::numeric * 100 / 7"}
+	rowPositions := []string{
+		"SELECT id FROM diff.emp WHERE %[1]s ORDER BY id",
+		"SELECT id FROM diff.emp ORDER BY %[2]s NULLS FIRST, id",
+		"SELECT count(*) FROM diff.emp GROUP BY %[2]s ORDER BY 1",
+		"SELECT id, %[1]s FROM diff.emp ORDER BY id",
+		"SELECT id, abs(%[2]s) > 0, greatest(%[3]s, 0) = round(greatest(%[3]s, 0), 15) FROM diff.emp ORDER BY id",
+		"SELECT id, (%[3]s)::text, (%[3]s)::numeric(30,18), (%[3]s)::float8 FROM diff.emp ORDER BY 1",
+		"SELECT min(%[3]s) = round(min(%[3]s), 15), max(%[3]s) = round(max(%[3]s), 15), " +
+			"max(abs(%[3]s)) = round(max(abs(%[3]s)), 15) FROM diff.emp WHERE id BETWEEN 5 AND 6",
+		"SELECT min(%[3]s), max(%[3]s), abs(min(%[3]s)), max(abs(%[3]s)) * 2 FROM diff.emp",
+		"SELECT id, min(%[3]s) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM diff.emp ORDER BY id",
+		"SELECT e.id, d.code FROM diff.emp e LEFT JOIN diff.dept d ON d.code = e.dept AND %[1]s ORDER BY 1",
+		"WITH s AS (SELECT id, %[3]s AS v FROM diff.emp) SELECT s.id FROM s JOIN diff.emp e ON e.id = s.id " +
+			"AND s.v <> round(s.v, 15) ORDER BY 1",
+		"SELECT id FROM (SELECT id, %[3]s AS v FROM diff.emp) s WHERE v <> round(v, 15) ORDER BY 1",
+		"SELECT id, sum(%[3]s) OVER (ORDER BY id) = round(sum(%[3]s) OVER (ORDER BY id), 15) FROM diff.emp ORDER BY id",
+		"SELECT id FROM diff.emp e WHERE EXISTS (SELECT 1 FROM diff.emp f WHERE f.id = e.id AND %[1]s) ORDER BY 1",
+		"SELECT dept, sum(id) FILTER (WHERE %[1]s) FROM diff.emp GROUP BY dept ORDER BY 1 NULLS FIRST",
+	}
+	aggExprs := []string{"avg(salary)", "avg(nullif(id, 7) * 100)", "sum(salary) / count(salary)", "avg(salary) * 3", "avg(salary) / 7",
+		"stddev(id * 100) / 7", "avg(salary) - avg(id)", "avg(salary / 7)"}
+	aggPositions := []string{
+		"SELECT dept FROM diff.emp GROUP BY dept HAVING %[1]s ORDER BY 1 NULLS FIRST",
+		"SELECT dept FROM diff.emp GROUP BY dept ORDER BY %[2]s NULLS FIRST, 1 NULLS FIRST",
+		"SELECT dept, %[1]s FROM diff.emp GROUP BY dept ORDER BY 1 NULLS FIRST",
+		"SELECT dept, (%[3]s)::text, (%[3]s)::numeric(30,18), (%[3]s)::float8 FROM diff.emp GROUP BY dept ORDER BY 1 NULLS FIRST",
+		"SELECT id FROM diff.emp e WHERE (SELECT %[2]s FROM diff.emp i WHERE i.dept = e.dept) <> 0 ORDER BY 1",
+		"SELECT id FROM diff.emp WHERE (SELECT %[3]s FROM diff.emp) <> round((SELECT %[3]s FROM diff.emp), 15) ORDER BY 1",
+		"WITH g AS (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) SELECT dept FROM g WHERE v <> round(v, 15) ORDER BY 1 NULLS FIRST",
+		"WITH g AS (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) SELECT count(*) FROM g GROUP BY v - round(v, 15) ORDER BY 1",
+		"SELECT d.code FROM diff.dept d JOIN (SELECT dept, %[3]s AS v FROM diff.emp GROUP BY dept) g ON g.dept = d.code " +
+			"AND g.v <> round(g.v, 15) ORDER BY 1",
+	}
+	var out []string
+	gen := func(exprs, positions []string) {
+		for _, x := range exprs {
+			probe := fmt.Sprintf("(%s) <> round(%s, 15)", x, x)
+			residue := fmt.Sprintf("(%s) - round(%s, 15)", x, x)
+			for _, p := range positions {
+				out = append(out, fmt.Sprintf(p, probe, residue, x))
+			}
+		}
+	}
+	gen(rowExprs, rowPositions)
+	gen(aggExprs, aggPositions)
+	return out
 }
 
 // noRelationCorpus are queries that read no relation
