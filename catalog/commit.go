@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -183,11 +184,29 @@ type PartitionFiles struct {
 }
 
 // LiveFiles resolves the latest version of each partition of a table (all
-// partitions when descs is nil) into its live files.
+// partitions when descs is nil) into its live files. A partition whose
+// latest version has no live file (its rows all deleted) is in the answer
+// too, with that version and no files: a statement that read it empty is
+// checked for changes from that version on (engine/rmw.go).
 func (c *Catalog) LiveFiles(ctx context.Context, tableID string, descs []string) ([]PartitionFiles, error) {
-	return c.queryFiles(ctx, "snapshot of "+tableID,
-		"SELECT partition_desc, version, path, size, coalesce(file_exist_cols, '') FROM lakesoul.live_files($1, $2)",
+	parts, err := c.queryFiles(ctx, "snapshot of "+tableID, `
+		WITH f AS (SELECT * FROM lakesoul.live_files($1, $2))
+		SELECT partition_desc, version, path, size, coalesce(file_exist_cols, '') FROM f
+		UNION ALL
+		SELECT r.partition_desc, l.version, NULL, NULL, ''
+		  FROM lakesoul.partition_registry r
+		 CROSS JOIN LATERAL (SELECT p.version FROM public.partition_info p
+		                      WHERE p.table_id = r.table_id AND p.partition_desc = r.partition_desc
+		                      ORDER BY p.version DESC LIMIT 1) l
+		 WHERE r.table_id = $1 AND ($2::text[] IS NULL OR r.partition_desc = ANY ($2::text[]))
+		   AND NOT EXISTS (SELECT FROM f WHERE f.partition_desc = r.partition_desc)`,
 		tableID, descs)
+	if err != nil {
+		return nil, err
+	}
+	// Empty partitions come last; every reader takes partitions in desc order.
+	slices.SortStableFunc(parts, func(a, b PartitionFiles) int { return strings.Compare(a.Desc, b.Desc) })
+	return parts, nil
 }
 
 func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {
@@ -195,9 +214,10 @@ func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {
 	var out []PartitionFiles
 	for rows.Next() {
 		var (
-			desc, path, cols string
-			version          int32
-			size             *int64
+			desc, cols string
+			path       *string
+			version    int32
+			size       *int64
 		)
 		if err := rows.Scan(&desc, &version, &path, &size, &cols); err != nil {
 			return nil, err
@@ -208,12 +228,16 @@ func collectPartitionFiles(rows pgx.Rows) ([]PartitionFiles, error) {
 }
 
 // appendPartitionFile adds one (partition_desc, version, path, size,
-// file_exist_cols) row to out, whose rows come grouped by partition.
-func appendPartitionFile(out []PartitionFiles, desc string, version int, path string, size *int64, cols string) []PartitionFiles {
+// file_exist_cols) row to out, whose rows come grouped by partition; a row
+// without a path is a partition without live files.
+func appendPartitionFile(out []PartitionFiles, desc string, version int, path *string, size *int64, cols string) []PartitionFiles {
 	if len(out) == 0 || out[len(out)-1].Desc != desc {
 		out = append(out, PartitionFiles{Desc: desc, Version: version})
 	}
-	f := DataFile{Path: path, ExistCols: splitNonEmpty(cols)}
+	if path == nil {
+		return out
+	}
+	f := DataFile{Path: *path, ExistCols: splitNonEmpty(cols)}
 	if size != nil {
 		f.Size = *size
 	}

@@ -144,7 +144,12 @@ func ReadPartitionFiles(rr *pgconn.ResultReader) ([]PartitionFiles, error) {
 			}
 			size = &n
 		}
-		out = appendPartitionFile(out, string(v[0]), version, string(v[2]), size, string(v[4]))
+		var path *string
+		if v[2] != nil {
+			p := string(v[2])
+			path = &p
+		}
+		out = appendPartitionFile(out, string(v[0]), version, path, size, string(v[4]))
 	}
 	if _, err := rr.Close(); err != nil {
 		return nil, err

@@ -119,9 +119,11 @@ func (c *snapshotCache) resolve(table string, known []string, heads []catalog.Pa
 			ts.files += len(files)
 			c.files += len(files)
 		}
-		if len(files) > 0 {
-			out = append(out, catalog.PartitionFiles{Desc: h.Desc, Version: h.Version, Files: files})
-		}
+		// A partition without live files (its rows all deleted) is in the
+		// snapshot too, with its version: a read-modify-write statement
+		// that read it empty is checked from that version on, not from
+		// before the delete (rmw.go, noteRead).
+		out = append(out, catalog.PartitionFiles{Desc: h.Desc, Version: h.Version, Files: files})
 	}
 	c.evictLocked()
 	slices.SortFunc(out, func(a, b catalog.PartitionFiles) int { return strings.Compare(a.Desc, b.Desc) })
