@@ -38,20 +38,58 @@ func LocalPath(uri string) (string, error) {
 // LocalURI converts an absolute OS path into a file:// URI.
 func LocalURI(path string) string { return "file://" + filepath.ToSlash(path) }
 
+// A local file is durable when its writer's Close returns: its data are
+// fsynced, and so are the directory entries that name it (its directory,
+// and the parents of the directories Create made for it), as a commit
+// that names the file may follow at once — without, a power loss after
+// an acknowledged commit could leave the catalog naming an empty or
+// missing file.
 type localWriter struct {
 	f    *os.File
 	path string
+	// made are the directories Create made for the file, outermost
+	// first: their parents' entries must reach the disk too.
+	made []string
 }
 
 func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
 
 func (w *localWriter) Close() error {
-	if err := w.f.Close(); err != nil {
+	err := syncFile(w.f)
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		dirs := []string{filepath.Dir(w.path)}
+		for _, d := range w.made {
+			dirs = append(dirs, filepath.Dir(d))
+		}
+		for _, d := range dirs {
+			if err = syncDir(d); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
 		os.Remove(w.path)
 		return fmt.Errorf("close %s: %w", w.path, err)
 	}
 	return nil
 }
+
+// syncFile and syncDir make a file's data and a directory's entries
+// durable (variables for TestLocalWriterSyncs).
+var (
+	syncFile = (*os.File).Sync
+	syncDir  = func(dir string) error {
+		d, err := os.Open(dir)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return syncFile(d)
+	}
+)
 
 func (w *localWriter) Abort() error {
 	w.f.Close()
@@ -67,6 +105,13 @@ func (Local) Create(_ context.Context, uri string) (Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var made []string
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		made = append([]string{d}, made...)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", uri, err)
 	}
@@ -74,7 +119,7 @@ func (Local) Create(_ context.Context, uri string) (Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", uri, err)
 	}
-	return &localWriter{f: f, path: p}, nil
+	return &localWriter{f: f, path: p, made: made}, nil
 }
 
 type localReader struct {
