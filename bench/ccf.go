@@ -304,6 +304,31 @@ func ccfFiles(ctx context.Context, catalogURL string) ([]string, error) {
 	return ccfFilesOf(ctx, catalogURL, "ccf", "t")
 }
 
+// ccfTableBytes is the size of the live data files of namespace.name, as
+// the catalog records them.
+func ccfTableBytes(ctx context.Context, catalogURL, namespace, name string) (int64, error) {
+	cat, err := catalog.Open(ctx, catalogURL)
+	if err != nil {
+		return 0, err
+	}
+	defer cat.Close()
+	t, err := cat.TableByName(ctx, namespace, name)
+	if err != nil {
+		return 0, err
+	}
+	parts, err := cat.LiveFiles(ctx, t.ID, nil)
+	if err != nil {
+		return 0, err
+	}
+	var size int64
+	for _, p := range parts {
+		for _, f := range p.Files {
+			size += f.Size
+		}
+	}
+	return size, nil
+}
+
 // ccfFilesOf returns a table's live files in snapshot order (OS paths).
 func ccfFilesOf(ctx context.Context, catalogURL, namespace, name string) ([]string, error) {
 	cat, err := catalog.Open(ctx, catalogURL)
@@ -552,13 +577,19 @@ func writeParquetFile(path string, sch *arrow.Schema, props *parquet.WriterPrope
 // ccfIngest creates the table on srv and ingests the workload by COPY.
 func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, system string, w ccfWorkload,
 	extra map[string]any, profile string) error {
+	return ccfIngestInto(ctx, o, name, srv, system, "ccf", w, extra, profile)
+}
+
+// ccfIngestInto is ccfIngest into schema.t instead of ccf.t.
+func ccfIngestInto(ctx context.Context, o Options, name string, srv *server.Server, system, schema string, w ccfWorkload,
+	extra map[string]any, profile string) error {
 	lake, err := connectBench(ctx, srv)
 	if err != nil {
 		return err
 	}
 	defer lake.Close(ctx)
-	for _, q := range []string{"DROP SCHEMA IF EXISTS ccf CASCADE", "CREATE SCHEMA ccf",
-		"CREATE TABLE ccf.t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
+	for _, q := range []string{"DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema,
+		"CREATE TABLE " + schema + ".t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
 		if _, err := lake.Exec(ctx, q); err != nil {
 			return fmt.Errorf("setup %q: %w", q, err)
 		}
@@ -571,7 +602,7 @@ func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, 
 			return err
 		}
 		start, startCPU := time.Now(), processCPU()
-		err = copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data)
+		err = copyBatch(ctx, lake, "COPY "+schema+".t FROM STDIN", data)
 		took, cpu = took+time.Since(start), cpu+processCPU()-startCPU
 		stop()
 		if err != nil {
@@ -582,6 +613,11 @@ func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, 
 		extra = map[string]any{}
 	}
 	extra["cpu_s"] = cpu.Seconds()
+	size, err := ccfTableBytes(ctx, srv.CatalogURL(), schema, "t")
+	if err != nil {
+		return err
+	}
+	extra["size_mb"] = float64(size) / (1 << 20)
 	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: system, Rows: w.totalRows(), Seconds: took.Seconds(), Extra: extra})
 	return nil
 }
