@@ -31,6 +31,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/server"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 func init() { Register("ccf", runCCF) }
@@ -53,6 +54,7 @@ func runCCF(ctx context.Context, o Options) error {
 	duckLookups := fs.Int("point-duckdb-lookups", 30, "DuckDB lookups per kind in the point phase (each reads every live file)")
 	pointProfile := fs.String("point-cpuprofile", "", "write a CPU profile of lakesoul's measured lookups alone to this file")
 	ingestProfile := fs.String("ingest-cpuprofile", "", "write CPU profiles of lakesoul's timed COPYs alone to FILE.0, FILE.1, … (one per batch; go tool pprof merges them)")
+	codec := fs.String("codec", "", "compress lakesoul's data files with this Parquet codec (ZSTD, LZ4_RAW, SNAPPY, UNCOMPRESSED) instead of the writer's default")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -62,6 +64,14 @@ func runCCF(ctx context.Context, o Options) error {
 	}
 	if *reads < 1 {
 		return fmt.Errorf("ccf: --reads must be at least 1")
+	}
+	if *codec != "" {
+		c, err := parseCodecs(*codec)
+		if err != nil || len(c) != 1 {
+			return fmt.Errorf("ccf: --codec %q: want one codec (%v)", *codec, err)
+		}
+		defer func(c compress.Compression) { writer.DataCodec = c }(writer.DataCodec)
+		writer.DataCodec = c[0]
 	}
 	skipped := map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
