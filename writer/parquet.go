@@ -99,7 +99,7 @@ func newFileFormat(schema *arrow.Schema, pk, bloom []string, rows, rowGroupRows,
 // CPU with zstd, and LZ4_RAW cut the server CPU of a Flight SQL read of
 // the CCF table by ~25 % (parallel endpoints ~33 %), the reader's CPU per
 // row of a lineitem-like file by ~35 %, a point lookup's CPU by ~20 %,
-// and TPC-H's geometric mean by ~20 % at scale 1 (~25–40 % at 0.1), for
+// and TPC-H's geometric mean by ~20 % at scale 1 (2–40 % at 0.1), for
 // the same ingest CPU and files 1.55–1.7× as large; Snappy gained a few
 // percent at the same size, no compression little over LZ4_RAW at 3×. Every Parquet reader LakeSoul's engines use reads LZ4_RAW (arrow-rs
 // in LakeSoul's native IO, parquet-mr from 1.13 as in Spark 3.4+, DuckDB).
