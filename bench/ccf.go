@@ -31,6 +31,7 @@ import (
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
 	"github.com/lakesoul-go/lakesoul/server"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 func init() { Register("ccf", runCCF) }
@@ -53,6 +54,7 @@ func runCCF(ctx context.Context, o Options) error {
 	duckLookups := fs.Int("point-duckdb-lookups", 30, "DuckDB lookups per kind in the point phase (each reads every live file)")
 	pointProfile := fs.String("point-cpuprofile", "", "write a CPU profile of lakesoul's measured lookups alone to this file")
 	ingestProfile := fs.String("ingest-cpuprofile", "", "write CPU profiles of lakesoul's timed COPYs alone to FILE.0, FILE.1, … (one per batch; go tool pprof merges them)")
+	codec := fs.String("codec", "", "compress lakesoul's data files with this Parquet codec (ZSTD, LZ4_RAW, SNAPPY, UNCOMPRESSED) instead of the writer's default")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -62,6 +64,14 @@ func runCCF(ctx context.Context, o Options) error {
 	}
 	if *reads < 1 {
 		return fmt.Errorf("ccf: --reads must be at least 1")
+	}
+	if *codec != "" {
+		c, err := parseCodecs(*codec)
+		if err != nil || len(c) != 1 {
+			return fmt.Errorf("ccf: --codec %q: want one codec (%v)", *codec, err)
+		}
+		defer func(c compress.Compression) { writer.DataCodec = c }(writer.DataCodec)
+		writer.DataCodec = c[0]
 	}
 	skipped := map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
@@ -302,6 +312,31 @@ func checksumRawRows(rows pgx.Rows) (int64, uint64, error) {
 // ccfFiles returns the ccf table's live files in snapshot order (OS paths).
 func ccfFiles(ctx context.Context, catalogURL string) ([]string, error) {
 	return ccfFilesOf(ctx, catalogURL, "ccf", "t")
+}
+
+// ccfTableBytes is the size of the live data files of namespace.name, as
+// the catalog records them.
+func ccfTableBytes(ctx context.Context, catalogURL, namespace, name string) (int64, error) {
+	cat, err := catalog.Open(ctx, catalogURL)
+	if err != nil {
+		return 0, err
+	}
+	defer cat.Close()
+	t, err := cat.TableByName(ctx, namespace, name)
+	if err != nil {
+		return 0, err
+	}
+	parts, err := cat.LiveFiles(ctx, t.ID, nil)
+	if err != nil {
+		return 0, err
+	}
+	var size int64
+	for _, p := range parts {
+		for _, f := range p.Files {
+			size += f.Size
+		}
+	}
+	return size, nil
 }
 
 // ccfFilesOf returns a table's live files in snapshot order (OS paths).
@@ -552,13 +587,19 @@ func writeParquetFile(path string, sch *arrow.Schema, props *parquet.WriterPrope
 // ccfIngest creates the table on srv and ingests the workload by COPY.
 func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, system string, w ccfWorkload,
 	extra map[string]any, profile string) error {
+	return ccfIngestInto(ctx, o, name, srv, system, "ccf", w, extra, profile)
+}
+
+// ccfIngestInto is ccfIngest into schema.t instead of ccf.t.
+func ccfIngestInto(ctx context.Context, o Options, name string, srv *server.Server, system, schema string, w ccfWorkload,
+	extra map[string]any, profile string) error {
 	lake, err := connectBench(ctx, srv)
 	if err != nil {
 		return err
 	}
 	defer lake.Close(ctx)
-	for _, q := range []string{"DROP SCHEMA IF EXISTS ccf CASCADE", "CREATE SCHEMA ccf",
-		"CREATE TABLE ccf.t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
+	for _, q := range []string{"DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema,
+		"CREATE TABLE " + schema + ".t (" + ccfCreateColumns + ", PRIMARY KEY (uuid)) WITH (hash_bucket_num = 4)"} {
 		if _, err := lake.Exec(ctx, q); err != nil {
 			return fmt.Errorf("setup %q: %w", q, err)
 		}
@@ -571,7 +612,7 @@ func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, 
 			return err
 		}
 		start, startCPU := time.Now(), processCPU()
-		err = copyBatch(ctx, lake, "COPY ccf.t FROM STDIN", data)
+		err = copyBatch(ctx, lake, "COPY "+schema+".t FROM STDIN", data)
 		took, cpu = took+time.Since(start), cpu+processCPU()-startCPU
 		stop()
 		if err != nil {
@@ -582,6 +623,11 @@ func ccfIngest(ctx context.Context, o Options, name string, srv *server.Server, 
 		extra = map[string]any{}
 	}
 	extra["cpu_s"] = cpu.Seconds()
+	size, err := ccfTableBytes(ctx, srv.CatalogURL(), schema, "t")
+	if err != nil {
+		return err
+	}
+	extra["size_mb"] = float64(size) / (1 << 20)
 	o.Out.Emit(Row{Bench: name, Phase: "ingest", System: system, Rows: w.totalRows(), Seconds: took.Seconds(), Extra: extra})
 	return nil
 }

@@ -17,10 +17,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/internal/safego"
 	"github.com/lakesoul-go/lakesoul/server"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 func init() { Register("clients", runClients) }
@@ -67,6 +69,7 @@ func runClients(ctx context.Context, o Options) error {
 	systems := fs.String("systems", strings.Join(clientSystems, ","), "clients to run")
 	threads := fs.Int("threads", 4, "readers of adbc-flightsql-parallel's endpoints")
 	profiles := fs.String("cpuprofile-reads", "", "write a CPU profile of the server while each client reads to DIR/<client>-<round>.pprof")
+	codecList := fs.String("codecs", "", "compress the table's data files with each of these Parquet codecs in turn (ZSTD, LZ4_RAW, SNAPPY, UNCOMPRESSED), one copy of the table per codec, the clients reading the copies in turn; empty: the writer's default only")
 	if err := fs.Parse(o.Args); err != nil {
 		return err
 	}
@@ -90,7 +93,24 @@ func runClients(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	if err := ccfIngest(ctx, o, "clients", srv, "lakesoul", w, nil, ""); err != nil {
+	codecs, err := parseCodecs(*codecList)
+	if err != nil {
+		return err
+	}
+	// One copy of the table per codec, each in its own schema.
+	schemas := []string{"ccf"}
+	if codecs != nil {
+		defer func(c compress.Compression) { writer.DataCodec = c }(writer.DataCodec)
+		schemas = schemas[:0]
+		for _, c := range codecs {
+			writer.DataCodec = c
+			schema := "ccf_" + strings.ToLower(c.String())
+			if err := ccfIngestInto(ctx, o, "clients", srv, "lakesoul "+c.String(), schema, w, map[string]any{"codec": c.String()}, ""); err != nil {
+				return err
+			}
+			schemas = append(schemas, schema)
+		}
+	} else if err := ccfIngest(ctx, o, "clients", srv, "lakesoul", w, nil, ""); err != nil {
 		return err
 	}
 	cat, err := pgx.ParseConfig(srv.CatalogURL())
@@ -98,18 +118,32 @@ func runClients(ctx context.Context, o Options) error {
 		return err
 	}
 	cfg := map[string]any{
-		"query": "SELECT * FROM ccf.t", "int_col": "requests", "text_col": "uuid",
+		"int_col": "requests", "text_col": "uuid",
 		"pg":     fmt.Sprintf("postgresql://lakesoul:bench@%s/lakesoul?sslmode=disable", srv.Addr()),
 		"flight": "grpc://" + srv.FlightAddr().String(), "user": "lakesoul", "password": "bench", "threads": *threads,
 		// LakeSoul's metadata client takes libpq's keyword form; the
 		// catalog's superuser, as LakeSoul's engines log in with their own.
 		"catalog": fmt.Sprintf("host=%s port=%d dbname=%s user=%s password=unused",
 			cat.Host, cat.Port, cat.Database, cat.User),
-		"namespace": "ccf", "table": "t",
+		"table": "t",
 	}
 	// Rounds: every client once per round, so that a load on the shared
 	// machine that comes and goes falls on all of them alike.
-	names := splitList(*systems)
+	var names, rowSystems []string
+	var rowSchemas []string
+	// A client reads every copy before the next client runs, so that the
+	// codecs' rows of one client are measured side by side.
+	for _, client := range splitList(*systems) {
+		for _, schema := range schemas {
+			system := client
+			names = append(names, system)
+			rowSchemas = append(rowSchemas, schema)
+			if codecs != nil {
+				system += " " + strings.ToUpper(strings.TrimPrefix(schema, "ccf_"))
+			}
+			rowSystems = append(rowSystems, system)
+		}
+	}
 	type tally struct {
 		runs, serverCPU, clientCPU []float64
 		last                       clientResult
@@ -120,9 +154,9 @@ func runClients(ctx context.Context, o Options) error {
 	var firstSystem string
 	for round := range *reads {
 		for i, system := range names {
-			cfg["client"] = system
+			cfg["client"], cfg["namespace"], cfg["query"] = system, rowSchemas[i], "SELECT * FROM "+rowSchemas[i]+".t"
 			arg, _ := json.Marshal(cfg)
-			stopProfile, err := startReadProfile(*profiles, fmt.Sprintf("%s-%d", system, round+1))
+			stopProfile, err := startReadProfile(*profiles, fmt.Sprintf("%s-%d", strings.ReplaceAll(rowSystems[i], " ", "-"), round+1))
 			if err != nil {
 				return err
 			}
@@ -131,12 +165,12 @@ func runClients(ctx context.Context, o Options) error {
 			serverCPU := cpuSeconds() - cpu
 			stopProfile()
 			if err != nil {
-				return fmt.Errorf("clients: %s: %w", system, err)
+				return fmt.Errorf("clients: %s: %w", rowSystems[i], err)
 			}
 			if first == nil {
-				first, firstSystem = res.Checksum, system
+				first, firstSystem = res.Checksum, rowSystems[i]
 			} else if fmt.Sprint(res.Checksum) != fmt.Sprint(first) {
-				return fmt.Errorf("clients: %s's checksum %v differs from %s's %v", system, res.Checksum, firstSystem, first)
+				return fmt.Errorf("clients: %s's checksum %v differs from %s's %v", rowSystems[i], res.Checksum, firstSystem, first)
 			}
 			t := &tallies[i]
 			t.runs = append(t.runs, res.Seconds)
@@ -145,7 +179,7 @@ func runClients(ctx context.Context, o Options) error {
 			t.last, t.serverPeak = res, max(t.serverPeak, peak)
 		}
 	}
-	for i, system := range names {
+	for i, system := range rowSystems {
 		t := tallies[i]
 		o.Out.Emit(Row{Bench: "clients", Phase: "read", System: system, Rows: t.last.Rows, Seconds: medianOf(t.runs),
 			PeakRSSMB: t.last.PeakRSSMB, Extra: map[string]any{"runs_s": t.runs, "server_peak_rss_mb": t.serverPeak,
@@ -221,4 +255,21 @@ func currentRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// parseCodecs parses --codecs, Parquet codec names separated by commas
+// (nil when list is empty).
+func parseCodecs(list string) ([]compress.Compression, error) {
+	var codecs []compress.Compression
+	for _, name := range splitList(list) {
+		var c compress.Compression
+		if err := c.UnmarshalText([]byte(strings.ToUpper(name))); err != nil {
+			return nil, fmt.Errorf("--codecs: %q: %w", name, err)
+		}
+		if _, err := compress.GetCodec(c); err != nil {
+			return nil, fmt.Errorf("--codecs: %w", err)
+		}
+		codecs = append(codecs, c)
+	}
+	return codecs, nil
 }

@@ -65,7 +65,17 @@ func runTPCH(ctx context.Context, o Options) error {
 	var names []string
 	for _, s := range strings.Split(*systemsFlag, ",") {
 		s = strings.TrimSpace(s)
-		if !slices.Contains(tpchSystemNames, s) {
+		base, codec, coded := strings.Cut(s, ":")
+		if coded {
+			if !strings.HasPrefix(base, "lakesoul-") {
+				return fmt.Errorf("tpch: %q: only lake systems take a codec", s)
+			}
+			if _, err := parseCodecs(codec); err != nil {
+				return err
+			}
+			s = base + ":" + strings.ToUpper(codec)
+		}
+		if !slices.Contains(tpchSystemNames, base) {
 			return fmt.Errorf("tpch: unknown system %q (known: %s)", s, strings.Join(tpchSystemNames, ", "))
 		}
 		if !slices.Contains(names, s) {

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakesoul-go/lakesoul/server"
+	"github.com/lakesoul-go/lakesoul/writer"
 )
 
 // tpchSystem is one system of `bench tpch`: it loads the generated tables,
@@ -34,12 +36,22 @@ type tpchLoad struct {
 	bytes   int64
 }
 
+// A lake system's name may end in ":CODEC" (lakesoul-keyed:LZ4_RAW): its
+// data files are then compressed with that Parquet codec instead of the
+// writer's default, in a schema of their own.
 func newTPCHSystem(name string, srv *server.Server, dir string) tpchSystem {
-	switch name {
+	base, codecName, _ := strings.Cut(name, ":")
+	var codec []compress.Compression
+	suffix := ""
+	if codecName != "" {
+		codec, _ = parseCodecs(codecName) // checked by runTPCH
+		suffix = "_" + strings.ToLower(codecName)
+	}
+	switch base {
 	case "lakesoul-keyed":
-		return &tpchLake{sys: name, srv: srv, schema: "tpch_keyed", keyed: true}
+		return &tpchLake{sys: name, srv: srv, schema: "tpch_keyed" + suffix, keyed: true, codec: codec}
 	case "lakesoul-append":
-		return &tpchLake{sys: name, srv: srv, schema: "tpch_append"}
+		return &tpchLake{sys: name, srv: srv, schema: "tpch_append" + suffix, codec: codec}
 	case "postgres":
 		return &tpchPostgres{srv: srv}
 	case "duckdb":
@@ -85,13 +97,19 @@ type tpchLake struct {
 	srv    *server.Server
 	schema string
 	keyed  bool
-	conn   *pgx.Conn
+	// codec is the data files' codec (nil: the writer's default).
+	codec []compress.Compression
+	conn  *pgx.Conn
 }
 
 func (l *tpchLake) name() string { return l.sys }
 
 func (l *tpchLake) load(ctx context.Context, dataDir string, counts map[string]int64) (tpchLoad, error) {
 	var ld tpchLoad
+	if l.codec != nil {
+		defer func(c compress.Compression) { writer.DataCodec = c }(writer.DataCodec)
+		writer.DataCodec = l.codec[0]
+	}
 	if err := l.open(ctx); err != nil {
 		return ld, err
 	}

@@ -91,18 +91,26 @@ func newFileFormat(schema *arrow.Schema, pk, bloom []string, rows, rowGroupRows,
 	return ff
 }
 
-// DataCodec compresses data files' pages: zstd, at level 1 (measured on
-// the ccf workload it nearly halves encode time for a few percent larger
-// files). Measured against Snappy and LZ4_RAW (reader's
-// BenchmarkFileLayout, and `bench ccf --scale 0.1`): on a lineitem-like
-// file Snappy cut the reader's CPU per row by ~25 % and LZ4_RAW by ~40 %,
-// but files grow 1.6–1.8×, and the ccf full read (random text, merged)
-// took ~30 % longer with Snappy on a quiet machine; zstd stays.
-var DataCodec = compress.Codecs.Zstd
+// DataCodec compresses data files' pages: LZ4_RAW. Chosen by measurement
+// against zstd level 1 (the default before), Snappy and no compression,
+// all in one run each (`bench clients --codecs`, `bench tpch` with
+// lakesoul-keyed:LZ4_RAW beside lakesoul-keyed, `bench ccf --codec`, and
+// reader's BenchmarkFileLayout): decompression was over 40 % of a scan's
+// CPU with zstd, and LZ4_RAW cut the server CPU of a Flight SQL read of
+// the CCF table by ~25 % (parallel endpoints ~33 %), the reader's CPU per
+// row of a lineitem-like file by ~35 %, a point lookup's CPU by ~20 %,
+// and TPC-H's geometric mean by ~20 % at scale 1 (2–40 % at 0.1), for
+// the same ingest CPU and files 1.55–1.7× as large; Snappy gained a few
+// percent at the same size, no compression little over LZ4_RAW at 3×. Every Parquet reader LakeSoul's engines use reads LZ4_RAW (arrow-rs
+// in LakeSoul's native IO, parquet-mr from 1.13 as in Spark 3.4+, DuckDB).
+// Files written with other codecs stay readable (the codec is per column
+// chunk), and compaction rewrites them into this one.
+var DataCodec = compress.Codecs.Lz4Raw
 
-// newParquetWriter starts a Parquet file of the given schema on w: zstd,
-// no dictionary (measured faster for this workload, and the reader's PLAIN
-// path needs none), DECIMAL as integers where they fit, the Arrow schema
+// newParquetWriter starts a Parquet file of the given schema on w:
+// DataCodec (level 1 where the codec has levels, as zstd), no dictionary
+// (measured faster for this workload, and the reader's PLAIN path needs
+// none), DECIMAL as integers where they fit, the Arrow schema
 // stored so types round-trip, statistics and the page index on every
 // column, bloom filters on the columns ff names. Row groups are
 // unbuffered: each column chunk goes to w as soon as it is written, so a
