@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -24,15 +25,34 @@ import (
 // the specification, reads each literal once per statement, and the literal
 // becomes its months, days and microseconds, the three fields of an
 // interval in both systems, which DuckDB reads exactly.
+//
+// Unqualified interval literals are read the same way: DuckDB's interval
+// input is not PostgreSQL's (it refuses ISO 8601 'P1Y2M3DT4H5M6S' and
+// reads '@ 1 day ago' or '-1 days +02:00' otherwise or not at all), and a
+// literal written to an interval column of a lake table must be stored as
+// PostgreSQL reads it. A literal already in the canonical form
+// (canonicalInterval) needs no reading.
 
-// rewriteIntervalFields replaces every interval cast with a field
-// qualifier in stmt by the unqualified interval PostgreSQL reads. Only
-// constants can be read ahead; a qualifier on anything else is 0A000.
+// canonicalInterval matches the spelling the rewrite gives literals.
+var canonicalInterval = regexp.MustCompile(`^-?[0-9]+ months -?[0-9]+ days -?[0-9]+ microseconds$`)
+
+// rewriteIntervalFields replaces every interval cast of a string constant
+// in stmt (interval '…', '…'::interval, with or without a field qualifier,
+// and the casts the engine gives untyped literals in an interval context)
+// by the unqualified interval PostgreSQL reads. Only constants can be read
+// ahead; a qualifier on anything else is 0A000.
 func (s *Session) rewriteIntervalFields(ctx context.Context, stmt *pg_query.Node) error {
 	var casts []*pg_query.Node
 	walk(stmt, func(n *pg_query.Node) {
-		if tc := n.GetTypeCast(); tc != nil && qualifiedInterval(tc.TypeName) {
+		tc := n.GetTypeCast()
+		switch {
+		case tc == nil:
+		case qualifiedInterval(tc.TypeName):
 			casts = append(casts, n)
+		case intervalTypeName(tc.TypeName):
+			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && !canonicalInterval.MatchString(sv.Sval) {
+				casts = append(casts, n)
+			}
 		}
 	})
 	var (
@@ -90,7 +110,12 @@ func (s *Session) rewriteIntervalFields(ctx context.Context, stmt *pg_query.Node
 // qualifiedInterval reports whether t is interval with a field qualifier
 // or a seconds precision (pg_catalog.interval with type modifiers).
 func qualifiedInterval(t *pg_query.TypeName) bool {
-	if t == nil || len(t.Typmods) == 0 || len(t.ArrayBounds) > 0 || len(t.Names) == 0 {
+	return t != nil && len(t.Typmods) > 0 && intervalTypeName(t)
+}
+
+// intervalTypeName reports whether t is interval (not an array of it).
+func intervalTypeName(t *pg_query.TypeName) bool {
+	if t == nil || len(t.ArrayBounds) > 0 || len(t.Names) == 0 {
 		return false
 	}
 	last := t.Names[len(t.Names)-1].GetString_().GetSval()
