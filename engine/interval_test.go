@@ -40,6 +40,12 @@ func TestIntervalColumns(t *testing.T) {
 		"4|{0 -1 0 true}", "5|{7200000000 -1 0 true}", "6|{1 0 0 true}", "7|NULL")
 	expectRows(t, s, "SELECT id FROM iv.n ORDER BY id", "4", "5", "6", "7")
 
+	// The catalog shows the columns as interval.
+	expectRows(t, s, `SELECT a.attrelid::regclass::text, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+		WHERE a.attname = 'i' AND a.attrelid IN ('iv.k'::regclass, 'iv.n'::regclass) ORDER BY 1`, "iv.k|interval", "iv.n|interval")
+	expectRows(t, s, `SELECT table_name, data_type FROM information_schema.columns WHERE table_schema = 'iv' AND column_name = 'i' ORDER BY 1`,
+		"k|interval", "n|interval")
+
 	// Malformed text fails as PostgreSQL's interval input does.
 	if _, err := run(t, s, "INSERT INTO iv.n VALUES (10, '1 fortnight')"); sqlerr.Code(err) != "22007" {
 		t.Errorf("bad interval: %v, want 22007", err)
