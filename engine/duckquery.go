@@ -178,6 +178,8 @@ func paramOID(t duckdb.Type) uint32 {
 		return schema.OIDBytea
 	case duckdb.TYPE_UUID:
 		return schema.OIDUUID
+	case duckdb.TYPE_INTERVAL:
+		return schema.OIDInterval
 	}
 	return schema.OIDText
 }

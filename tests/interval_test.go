@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -136,7 +137,17 @@ func TestIntervalCopyAndBinary(t *testing.T) {
 			}
 		}
 	}
-	rows, err := lake.Query(ctx, "SELECT i FROM ivc.t ORDER BY id")
+	// Text parameters of unspecified type, read as PostgreSQL reads them.
+	for _, c := range []*pgx.Conn{lake, ref} {
+		for n, text := range []string{"P1Y-2M3DT-4H5M", "@ 2 days 3 hours ago", "-1 2:03:04"} {
+			res := c.PgConn().ExecParams(ctx, "INSERT INTO ivc.t VALUES ($1, $2)",
+				[][]byte{[]byte(fmt.Sprint(5 + n)), []byte(text)}, nil, nil, nil).Read()
+			if res.Err != nil {
+				t.Fatalf("text parameter %q: %v", text, res.Err)
+			}
+		}
+	}
+	rows, err := lake.Query(ctx, "SELECT i FROM ivc.t WHERE id < 5 ORDER BY id")
 	if err != nil {
 		t.Fatal(err)
 	}
