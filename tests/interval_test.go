@@ -59,6 +59,8 @@ var intervalScript = []string{
 	`SELECT id % 3, sum(i), avg(i), sum(i) FILTER (WHERE id > 2), avg(i * 1.5) FROM ivd.n WHERE id < 12 GROUP BY 1 ORDER BY 1`,
 	`SELECT sum(i), avg(i) FROM ivd.k WHERE id > 100`,
 	`SELECT i / 0 FROM ivd.k WHERE id = 1`,
+	`SELECT i * 2 FROM ivd.k WHERE id = 12`,
+	`SELECT sum(i) FROM ivd.n WHERE id IN (12, 12)`,
 	`SELECT id, i * 0.3, 2.5 * i, i / 3.7, i / 7 FROM ivd.n WHERE id < 12 ORDER BY id`,
 	`SELECT id, justify_hours(i), justify_days(i), justify_interval(i) FROM ivd.k ORDER BY id`,
 	`SELECT id, extract(epoch FROM i), extract(year FROM i), extract(month FROM i), extract(day FROM i),
