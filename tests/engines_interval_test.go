@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -76,4 +77,59 @@ func intervalRow(id int64, iv pgtype.Interval) string {
 		return fmt.Sprintf("%d|NULL", id)
 	}
 	return fmt.Sprintf("%d|%d mons %d days %d us", id, iv.Months, iv.Days, iv.Microseconds)
+}
+
+// TestFlightIntervals reads interval columns over Flight SQL, through a
+// query and through a plain scan's unit tickets: the column is Arrow's
+// month_day_nano interval with the values pgwire returns in binary.
+func TestFlightIntervals(t *testing.T) {
+	s, addr := flightServerT(t)
+	ctx := testCtx(t)
+	admin := s.connect(t)
+	mustExec(t, ctx, admin, "CREATE SCHEMA fiv",
+		`CREATE TABLE fiv.k (id bigint PRIMARY KEY, i interval) WITH (hash_bucket_num = 2)`,
+		`INSERT INTO fiv.k VALUES (1, '1 year 2 mons 3 days 04:05:06.000007'), (2, '-1 days +02:00'), (3, NULL)`)
+	cl, actx, err := flightClient(t, ctx, addr, "lakesoul", sharedPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1|14 mons 3 days 14706000007 us", "2|0 mons -1 days 7200000000 us", "3|NULL"}
+	for _, q := range []string{"SELECT id, i FROM fiv.k ORDER BY id", "SELECT * FROM fiv.k"} {
+		info, err := cl.Execute(actx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for _, ep := range info.Endpoint {
+			rdr, err := cl.DoGet(actx, ep.Ticket)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			for rdr.Next() {
+				rec := rdr.RecordBatch()
+				ids := rec.Column(0).(*array.Int64)
+				ivs, ok := rec.Column(1).(*array.MonthDayNanoInterval)
+				if !ok {
+					t.Fatalf("%s: column i is %s, want month_day_nano_interval", q, rec.Column(1).DataType())
+				}
+				for r := range int(rec.NumRows()) {
+					if ivs.IsNull(r) {
+						got = append(got, fmt.Sprintf("%d|NULL", ids.Value(r)))
+						continue
+					}
+					v := ivs.Value(r)
+					got = append(got, intervalRow(ids.Value(r), pgtype.Interval{Months: v.Months, Days: v.Days,
+						Microseconds: v.Nanoseconds / 1000, Valid: true}))
+				}
+			}
+			if err := rdr.Err(); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			rdr.Release()
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s over Flight SQL:\n%s\nwant:\n%s", q, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
 }
