@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -26,12 +27,15 @@ import (
 // becomes its months, days and microseconds, the three fields of an
 // interval in both systems, which DuckDB reads exactly.
 //
-// Unqualified interval literals are read the same way: DuckDB's interval
-// input is not PostgreSQL's (it refuses ISO 8601 'P1Y2M3DT4H5M6S' and
-// reads '@ 1 day ago' or '-1 days +02:00' otherwise or not at all), and a
-// literal written to an interval column of a lake table must be stored as
-// PostgreSQL reads it. A literal already in the canonical form
-// (canonicalInterval) needs no reading.
+// Unqualified interval literals are respelled the same way, read by
+// pgwire.ParseInterval (PostgreSQL 15's interval input, under the
+// session's IntervalStyle; TestParseIntervalMatchesPostgreSQL compares the
+// two) without a catalog round trip: DuckDB's interval input is not
+// PostgreSQL's (it refuses ISO 8601 'P1Y2M3DT4H5M6S' and reads '@ 1 day
+// ago' or '-1 days +02:00' otherwise or not at all), and a literal written
+// to an interval column of a lake table must be stored as PostgreSQL reads
+// it. A literal already in the canonical form (canonicalInterval) needs no
+// reading.
 
 // canonicalInterval matches the spelling the rewrite gives literals.
 var canonicalInterval = regexp.MustCompile(`^-?[0-9]+ months -?[0-9]+ days -?[0-9]+ microseconds$`)
@@ -39,10 +43,11 @@ var canonicalInterval = regexp.MustCompile(`^-?[0-9]+ months -?[0-9]+ days -?[0-
 // rewriteIntervalFields replaces every interval cast of a string constant
 // in stmt (interval '…', '…'::interval, with or without a field qualifier,
 // and the casts the engine gives untyped literals in an interval context)
-// by the unqualified interval PostgreSQL reads. Only constants can be read
+// by the unqualified interval PostgreSQL reads: qualified ones read by the
+// catalog's PostgreSQL, the others by pgwire.ParseInterval. Only constants can be read
 // ahead; a qualifier on anything else is 0A000.
 func (s *Session) rewriteIntervalFields(ctx context.Context, stmt *pg_query.Node) error {
-	var casts []*pg_query.Node
+	var casts, unqualified []*pg_query.Node
 	walk(stmt, func(n *pg_query.Node) {
 		tc := n.GetTypeCast()
 		switch {
@@ -51,10 +56,18 @@ func (s *Session) rewriteIntervalFields(ctx context.Context, stmt *pg_query.Node
 			casts = append(casts, n)
 		case intervalTypeName(tc.TypeName):
 			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && !canonicalInterval.MatchString(sv.Sval) {
-				casts = append(casts, n)
+				unqualified = append(unqualified, n)
 			}
 		}
 	})
+	for _, n := range unqualified {
+		sv := n.GetTypeCast().Arg.GetAConst().GetSval()
+		iv, err := pgwire.ParseInterval(sv.Sval, s.settings["intervalstyle"].value)
+		if err != nil {
+			return err
+		}
+		sv.Sval = fmt.Sprintf("%d months %d days %d microseconds", iv.Months, iv.Days, iv.Microseconds)
+	}
 	var (
 		reads []*pg_query.Node
 		cols  []string

@@ -69,6 +69,7 @@ var intervalScript = []string{
 	`SELECT id, i FROM ivd.k ORDER BY id`,
 	`SET intervalstyle = sql_standard`,
 	`SELECT id, i FROM ivd.n ORDER BY id`,
+	`SELECT id, i + '-1 2:03:04', i = interval '-1 2:03:04' FROM ivd.k ORDER BY id`,
 	`SET intervalstyle = postgres_verbose`,
 	`SELECT id, i FROM ivd.k ORDER BY id`,
 	`RESET intervalstyle`,
