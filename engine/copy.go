@@ -333,7 +333,7 @@ func (s *Session) newCopyFrom(ctx context.Context, t *catalog.Table, target []st
 	}
 	st.recSchema = arrow.NewSchema(fields, nil)
 	// Check every column type converts before any data flows.
-	if _, err := st.converters(time.UTC); err != nil {
+	if _, err := st.converters(time.UTC, "postgres"); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -350,8 +350,9 @@ func (c *copyFromStmt) Bind(_ context.Context, params []any) (pgwire.Portal, err
 	return &copyFromPortal{stmt: c}, nil
 }
 
-// converters returns one converter per written column (nil for all-NULL).
-func (c *copyFromStmt) converters(loc *time.Location) ([]fieldConv, error) {
+// converters returns one converter per written column (nil for all-NULL);
+// loc and intervalStyle are the session's TimeZone and IntervalStyle.
+func (c *copyFromStmt) converters(loc *time.Location, intervalStyle string) ([]fieldConv, error) {
 	convs := make([]fieldConv, len(c.src))
 	for i, src := range c.src {
 		if src < 0 {
@@ -361,7 +362,7 @@ func (c *copyFromStmt) converters(loc *time.Location) ([]fieldConv, error) {
 		if c.format.Kind == pgwire.CopyBinary {
 			convs[i], err = binaryConv(c.recSchema.Field(i))
 		} else {
-			convs[i], err = textConv(c.recSchema.Field(i), loc)
+			convs[i], err = textConv(c.recSchema.Field(i), loc, intervalStyle)
 		}
 		if err != nil {
 			return nil, err
@@ -397,7 +398,7 @@ func (p *copyFromPortal) Execute(context.Context, int, pgwire.RowWriter) (string
 func (p *copyFromPortal) CopyIn(ctx context.Context, rows pgwire.CopyRowReader) (string, error) {
 	c := p.stmt
 	s := c.s
-	convs, err := c.converters(s.timeZone())
+	convs, err := c.converters(s.timeZone(), s.settings["intervalstyle"].value)
 	if err != nil {
 		return "", err
 	}

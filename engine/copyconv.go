@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
+	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/schema"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
@@ -282,8 +283,9 @@ func invalidUTF8() error {
 }
 
 // textConv returns the converter of text-format fields for column f; loc
-// is the session time zone for timestamptz input without an offset.
-func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
+// is the session time zone for timestamptz input without an offset,
+// intervalStyle the session's IntervalStyle (interval input depends on it).
+func textConv(f arrow.Field, loc *time.Location, intervalStyle string) (fieldConv, error) {
 	if dims := schema.VectorDims(f); dims > 0 {
 		return vectorCopyConv(dims, false), nil // vectorops.go
 	}
@@ -381,8 +383,27 @@ func textConv(f arrow.Field, loc *time.Location) (fieldConv, error) {
 			b.(*array.Decimal128Builder).Append(n)
 			return nil
 		}, nil
+	case *arrow.MonthDayNanoIntervalType:
+		return func(c *copyColumn, v []byte) error {
+			iv, err := pgwire.ParseInterval(bstr(v), intervalStyle)
+			if err != nil {
+				return err
+			}
+			return appendInterval(c.b, iv.Months, iv.Days, iv.Microseconds)
+		}, nil
 	}
 	return nil, sqlerr.Unsupported(fmt.Sprintf("COPY into a column of type %s", f.Type), "columns of the lake's scalar types")
+}
+
+// appendInterval appends PostgreSQL's interval fields to an interval
+// column (22008 when the time part does not fit, schema.IntervalFromMicros).
+func appendInterval(b array.Builder, months, days int32, micros int64) error {
+	iv, err := schema.IntervalFromMicros(months, days, micros)
+	if err != nil {
+		return err
+	}
+	b.(*array.MonthDayNanoIntervalBuilder).Append(iv)
+	return nil
 }
 
 // stringConv converts text (and, in binary COPY, the binary form of text
@@ -859,6 +880,15 @@ func binaryConv(f arrow.Field) (fieldConv, error) {
 			}
 			b.(*array.Decimal128Builder).Append(n)
 			return nil
+		}, nil
+	case *arrow.MonthDayNanoIntervalType:
+		// interval_send: microseconds (int64), days, months (int32).
+		return func(c *copyColumn, v []byte) error {
+			if len(v) != 16 {
+				return bad(v)
+			}
+			return appendInterval(c.b, int32(binary.BigEndian.Uint32(v[12:])), int32(binary.BigEndian.Uint32(v[8:])),
+				int64(binary.BigEndian.Uint64(v)))
 		}, nil
 	}
 	return nil, sqlerr.Unsupported(fmt.Sprintf("COPY into a column of type %s", f.Type), "columns of the lake's scalar types")

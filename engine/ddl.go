@@ -214,6 +214,12 @@ func (s *Session) planCreateTable(ctx context.Context, n *pg_query.CreateStmt) (
 		if fields[idx].Type.ID() == arrow.BINARY {
 			return nil, sqlerr.Unsupported("a bytea primary key", "primary keys of integer, float, text, date, timestamp, numeric or boolean type")
 		}
+		if schema.IsInterval(fields[idx].Type) {
+			// LakeSoul's bucket hash has no interval form, and PostgreSQL's
+			// interval equality ('1 mon' = '30 days') is not the equality
+			// of its three fields, which the merge would need.
+			return nil, sqlerr.Unsupported("an interval primary key", "primary keys of integer, float, text, date, timestamp, numeric or boolean type; keep the interval a non-key column")
+		}
 	}
 	t.Schema = arrow.NewSchema(fields, nil)
 	t.HashBucketNum = -1

@@ -236,6 +236,8 @@ func directGetter(dt arrow.DataType) arrowGetter {
 		return func(a arrow.Array, i int) any {
 			return duckdb.Decimal{Width: w, Scale: sc, Value: a.(*array.Decimal128).Value(i).BigInt()}
 		}
+	case *arrow.MonthDayNanoIntervalType:
+		return func(a arrow.Array, i int) any { return duckInterval(a.(*array.MonthDayNanoInterval).Value(i)) }
 	}
 	return nil
 }

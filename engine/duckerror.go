@@ -26,6 +26,7 @@ import (
 var engineErrorCodes = map[string]string{
 	"division by zero":                                     sqlerr.DivisionByZero,
 	"value overflows numeric format":                       sqlerr.NumericValueOutOfRange,
+	"interval out of range":                                sqlerr.DatetimeFieldOverflow,
 	"unsupported Unicode escape sequence":                  "22P05",
 	"invalid input syntax for type json":                   sqlerr.InvalidTextRepresentation,
 	"invalid input syntax for type uuid":                   sqlerr.InvalidTextRepresentation,

@@ -114,6 +114,10 @@ func (s *Session) prepareDuck(ctx context.Context, stmt *pg_query.Node, declared
 	if err := s.rewritePGSemantics(stmt, types); err != nil {
 		return "", nil, nil, nil, err
 	}
+	// Again: the rewrite casts untyped literals of interval context.
+	if err := s.rewriteIntervalFields(ctx, stmt); err != nil {
+		return "", nil, nil, nil, err
+	}
 	if err := rewritePGFunctions(stmt); err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -174,6 +178,8 @@ func paramOID(t duckdb.Type) uint32 {
 		return schema.OIDBytea
 	case duckdb.TYPE_UUID:
 		return schema.OIDUUID
+	case duckdb.TYPE_INTERVAL:
+		return schema.OIDInterval
 	}
 	return schema.OIDText
 }

@@ -248,7 +248,7 @@ func (s *Session) importCSV(ctx context.Context, store objstore.Store, f importF
 	if err != nil {
 		return 0, err
 	}
-	convs, err := st.converters(s.timeZone())
+	convs, err := st.converters(s.timeZone(), s.settings["intervalstyle"].value)
 	if err != nil {
 		return 0, err
 	}

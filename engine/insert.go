@@ -490,6 +490,15 @@ func appendDuckValue(b array.Builder, v any) error {
 		if x, ok = v.(duckdb.Decimal); ok {
 			bb.Append(decimal128.FromBigInt(x.Value))
 		}
+	case *array.MonthDayNanoIntervalBuilder:
+		var x duckdb.Interval
+		if x, ok = v.(duckdb.Interval); ok {
+			iv, err := schema.IntervalFromMicros(x.Months, x.Days, x.Micros)
+			if err != nil {
+				return err
+			}
+			bb.Append(iv)
+		}
 	case *array.FixedSizeListBuilder:
 		ok = appendVector(bb, v) // vectorops.go
 	case *array.ListBuilder:

@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/lakesoul-go/lakesoul/pgwire"
 	"github.com/lakesoul-go/lakesoul/sqlerr"
 )
 
@@ -24,17 +26,48 @@ import (
 // the specification, reads each literal once per statement, and the literal
 // becomes its months, days and microseconds, the three fields of an
 // interval in both systems, which DuckDB reads exactly.
+//
+// Unqualified interval literals are respelled the same way, read by
+// pgwire.ParseInterval (PostgreSQL 15's interval input, under the
+// session's IntervalStyle; TestParseIntervalMatchesPostgreSQL compares the
+// two) without a catalog round trip: DuckDB's interval input is not
+// PostgreSQL's (it refuses ISO 8601 'P1Y2M3DT4H5M6S' and reads '@ 1 day
+// ago' or '-1 days +02:00' otherwise or not at all), and a literal written
+// to an interval column of a lake table must be stored as PostgreSQL reads
+// it. A literal already in the canonical form (canonicalInterval) needs no
+// reading.
 
-// rewriteIntervalFields replaces every interval cast with a field
-// qualifier in stmt by the unqualified interval PostgreSQL reads. Only
-// constants can be read ahead; a qualifier on anything else is 0A000.
+// canonicalInterval matches the spelling the rewrite gives literals.
+var canonicalInterval = regexp.MustCompile(`^-?[0-9]+ months -?[0-9]+ days -?[0-9]+ microseconds$`)
+
+// rewriteIntervalFields replaces every interval cast of a string constant
+// in stmt (interval '…', '…'::interval, with or without a field qualifier,
+// and the casts the engine gives untyped literals in an interval context)
+// by the unqualified interval PostgreSQL reads: qualified ones read by the
+// catalog's PostgreSQL, the others by pgwire.ParseInterval. Only constants can be read
+// ahead; a qualifier on anything else is 0A000.
 func (s *Session) rewriteIntervalFields(ctx context.Context, stmt *pg_query.Node) error {
-	var casts []*pg_query.Node
+	var casts, unqualified []*pg_query.Node
 	walk(stmt, func(n *pg_query.Node) {
-		if tc := n.GetTypeCast(); tc != nil && qualifiedInterval(tc.TypeName) {
+		tc := n.GetTypeCast()
+		switch {
+		case tc == nil:
+		case qualifiedInterval(tc.TypeName):
 			casts = append(casts, n)
+		case intervalTypeName(tc.TypeName):
+			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && !canonicalInterval.MatchString(sv.Sval) {
+				unqualified = append(unqualified, n)
+			}
 		}
 	})
+	for _, n := range unqualified {
+		sv := n.GetTypeCast().Arg.GetAConst().GetSval()
+		iv, err := pgwire.ParseInterval(sv.Sval, s.settings["intervalstyle"].value)
+		if err != nil {
+			return err
+		}
+		sv.Sval = fmt.Sprintf("%d months %d days %d microseconds", iv.Months, iv.Days, iv.Microseconds)
+	}
 	var (
 		reads []*pg_query.Node
 		cols  []string
@@ -90,7 +123,12 @@ func (s *Session) rewriteIntervalFields(ctx context.Context, stmt *pg_query.Node
 // qualifiedInterval reports whether t is interval with a field qualifier
 // or a seconds precision (pg_catalog.interval with type modifiers).
 func qualifiedInterval(t *pg_query.TypeName) bool {
-	if t == nil || len(t.Typmods) == 0 || len(t.ArrayBounds) > 0 || len(t.Names) == 0 {
+	return t != nil && len(t.Typmods) > 0 && intervalTypeName(t)
+}
+
+// intervalTypeName reports whether t is interval (not an array of it).
+func intervalTypeName(t *pg_query.TypeName) bool {
+	if t == nil || len(t.ArrayBounds) > 0 || len(t.Names) == 0 {
 		return false
 	}
 	last := t.Names[len(t.Names)-1].GetString_().GetSval()

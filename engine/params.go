@@ -55,6 +55,8 @@ func lakeTypeName(dt arrow.DataType) string {
 		return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
 	case *arrow.ListType:
 		return lakeTypeName(t.Elem()) + "[]"
+	case *arrow.MonthDayNanoIntervalType:
+		return "interval"
 	}
 	return "text"
 }

@@ -90,6 +90,9 @@ func (rw *pgRewriter) node(n *pg_query.Node) error {
 		if err := rw.jsonOperator(n, x.AExpr); err != nil { // jsonops.go
 			return err
 		}
+		if rw.intervalOperator(n, x.AExpr) { // intervalfuncs.go
+			return nil
+		}
 		if a := n.GetAExpr(); a != nil {
 			if err := rw.divisor(a); err != nil {
 				return err
@@ -269,6 +272,9 @@ func (rw *pgRewriter) function(n *pg_query.Node, fc *pg_query.FuncCall) error {
 	if ok, err := rw.jsonFunction(n, fc, name); ok || err != nil { // jsonfuncs.go
 		return err
 	}
+	if rw.intervalAggregate(n, fc, name) { // intervalfuncs.go
+		return nil
+	}
 	switch {
 	case name == "sum" && len(fc.Args) == 1 && !fc.AggDistinct && rw.ti.typeAt(n).oid == schema.OIDInt8 &&
 		rw.ti.typeAt(fc.Args[0]).oid != schema.OIDInt8:
@@ -331,6 +337,8 @@ func (rw *pgRewriter) extract(n *pg_query.Node, fc *pg_query.FuncCall) {
 				makeCast(inner, "numeric(38,0)"), &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
 					Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: unit}}}}}, -1)
 		})
+	case field == "epoch" && arg.oid == schema.OIDInterval:
+		n.Node = makeCall("lakesoul_interval_epoch", fc.Args[1]).Node // intervalfuncs.go
 	case field == "epoch" && arg.oid == schema.OIDDate:
 		wrap(n, func(inner *pg_query.Node) *pg_query.Node { return makeCast(inner, "numeric(38,0)") })
 	case field == "epoch" && arg.oid != schema.OIDInterval:

@@ -591,6 +591,11 @@ func setNullable[T any](get func(arrow.Array, int) T) chunkSetter {
 	}
 }
 
+// duckInterval is DuckDB's value of a lake interval (schema.IntervalType).
+func duckInterval(v arrow.MonthDayNanoInterval) duckdb.Interval {
+	return duckdb.Interval{Months: v.Months, Days: v.Days, Micros: schema.IntervalMicros(v)}
+}
+
 // duckColumn returns the DuckDB type of a lake column and its setter. A
 // uuid column (text in its files) is DuckDB's UUID, so it compares, sorts
 // and combines as PostgreSQL's uuid does; text that is no uuid fails the
@@ -656,6 +661,10 @@ func duckColumn(f arrow.Field) (duckdb.TypeInfo, chunkSetter, error) {
 		return ti, setNullable(func(a arrow.Array, i int) duckdb.Decimal {
 			return duckdb.Decimal{Width: w, Scale: sc, Value: new(big.Int).Set(a.(*array.Decimal128).Value(i).BigInt())}
 		}), err
+	case *arrow.MonthDayNanoIntervalType:
+		return simple(duckdb.TYPE_INTERVAL, setNullable(func(a arrow.Array, i int) duckdb.Interval {
+			return duckInterval(a.(*array.MonthDayNanoInterval).Value(i))
+		}))
 	case *arrow.FixedSizeListType:
 		if t.Elem().ID() == arrow.FLOAT32 {
 			return vectorColumn(int(t.Len())) // vectorops.go

@@ -284,6 +284,11 @@ func duckArg(v any) any {
 	switch x := v.(type) {
 	case [16]byte:
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16])
+	case pgtype.Interval:
+		if !x.Valid {
+			return nil
+		}
+		return duckdb.Interval{Months: x.Months, Days: x.Days, Micros: x.Microseconds}
 	}
 	return v
 }

@@ -40,7 +40,7 @@ func (c *conn) decodeParams(ps *preparedStatement, codes []int16, raw [][]byte) 
 
 // decodeParam decodes parameter n (1-based) of type oid. The result is one of
 // int16, int32, int64, float32, float64, bool, string, []byte, time.Time,
-// [16]byte (uuid); numeric becomes its decimal string, and every other type
+// [16]byte (uuid), pgtype.Interval; numeric becomes its decimal string, and every other type
 // its text representation as a string. Text of an unspecified (0), unknown
 // or string type is passed through as a string. src is copied: it is only
 // valid until the next message is read.
@@ -75,6 +75,14 @@ func (c *conn) decodeTextParam(oid uint32, src []byte) (any, error) {
 		dst = new([16]byte)
 	case pgtype.NumericOID:
 		dst = new(pgtype.Numeric)
+	case pgtype.IntervalOID:
+		// PostgreSQL's interval input, not pgtype's (which reads only
+		// some of its forms).
+		iv, err := ParseInterval(string(src), c.reported["IntervalStyle"])
+		if err != nil {
+			return nil, err
+		}
+		return iv, nil
 	default:
 		return validString(src)
 	}
@@ -124,6 +132,8 @@ func (c *conn) decodeBinaryParam(n int, oid uint32, src []byte) (any, error) {
 		dst = new([16]byte)
 	case pgtype.NumericOID:
 		dst = new(pgtype.Numeric)
+	case pgtype.IntervalOID:
+		dst = new(pgtype.Interval)
 	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, unknownOID, pgtype.JSONOID:
 		// The binary form of a string type is its text.
 		return validString(src)
@@ -236,6 +246,8 @@ func deref(dst any) any {
 	case *time.Time:
 		return *p
 	case *[16]byte:
+		return *p
+	case *pgtype.Interval:
 		return *p
 	}
 	panic(fmt.Sprintf("pgwire: deref of %T", dst))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakesoul-go/lakesoul/catalog"
 	"github.com/lakesoul-go/lakesoul/objstore"
+	"github.com/lakesoul-go/lakesoul/schema"
 )
 
 // Bounded fan-in. A merge holds a batch and read buffers per column of
@@ -88,7 +89,7 @@ func (s *Scan) spillMerge(ctx context.Context, group []planned, consts []*rangeV
 			os.Remove(f.Name())
 		}
 	}()
-	sch := arrow.NewSchema(fields, nil)
+	sch := schema.FileSchema(arrow.NewSchema(fields, nil)) // intervals in their file form
 	fw, err := pqarrow.NewFileWriter(sch, f, parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false), parquet.WithStoreDecimalAsInteger(true),
 		parquet.WithStats(false), parquet.WithMaxRowGroupLength(spillRowGroupRows), parquet.WithAllocator(s.Mem)),
@@ -106,11 +107,14 @@ func (s *Scan) spillMerge(ctx context.Context, group []planned, consts []*rangeV
 		}
 		arrs := make([]arrow.Array, len(cols))
 		for i, c := range cols {
-			arrs[i] = b.Column(c)
+			arrs[i] = schema.IntervalFileArray(s.Mem, b.Column(c))
 		}
 		rec := array.NewRecordBatch(sch, arrs, b.NumRows())
 		err = fw.WriteBuffered(rec)
 		rec.Release()
+		for _, a := range arrs {
+			a.Release()
+		}
 		b.Release()
 		if err != nil {
 			return planned{}, errors.Join(fmt.Errorf("spill a merge: %w", err), fw.Close())

@@ -6,6 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lakesoul-go/lakesoul/schema"
 )
 
 // Schema evolution: ALTER TABLE may widen a column's type losslessly (LakeSoul
@@ -16,6 +18,10 @@ import (
 func CanWiden(from, to arrow.DataType) bool {
 	if arrow.TypeEqual(from, to) {
 		return true
+	}
+	if schema.IsInterval(to) {
+		// An interval column's file form (schema.IntervalFileType).
+		return arrow.TypeEqual(from, schema.IntervalFileType)
 	}
 	if fd, ok := from.(*arrow.Decimal128Type); ok {
 		// More precision, and no fewer digits on either side of the point.
@@ -60,6 +66,9 @@ func Widen(mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Arra
 }
 
 func widen(mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Array, error) {
+	if fb, ok := arr.(*array.FixedSizeBinary); ok && schema.IsInterval(to) {
+		return schema.IntervalArray(mem, fb)
+	}
 	b := array.NewBuilder(mem, to)
 	defer b.Release()
 	b.Reserve(arr.Len())

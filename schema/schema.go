@@ -178,6 +178,13 @@ func FromPGType(name string, mods []int32, isArray bool) (dt arrow.DataType, pgT
 		return arrow.BinaryTypes.Binary, "", nil
 	case "date":
 		return arrow.FixedWidthTypes.Date32, "", nil
+	case "interval":
+		if len(mods) > 0 {
+			// A range or precision would bind every value, which no
+			// write path applies.
+			return nil, "", fmt.Errorf("interval columns with a field range or precision are not supported for lake tables (plain interval is)")
+		}
+		return IntervalType, IntervalPGType, nil
 	case "timestamptz":
 		return TimestampUTC, "", nil
 	case "timestamp":
@@ -286,6 +293,8 @@ func PGTypeOf(f arrow.Field) (oid uint32, typmod int32) {
 		return OIDTimestamp, -1
 	case *arrow.Decimal128Type:
 		return OIDNumeric, (t.Precision<<16 | t.Scale) + 4
+	case *arrow.MonthDayNanoIntervalType:
+		return OIDInterval, -1
 	}
 	return OIDText, -1
 }
@@ -321,6 +330,8 @@ func DuckDBType(dt arrow.DataType) string {
 		return "TIMESTAMP"
 	case *arrow.Decimal128Type:
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
+	case *arrow.MonthDayNanoIntervalType:
+		return "INTERVAL"
 	case *arrow.FixedSizeListType:
 		return fmt.Sprintf("%s[%d]", DuckDBType(t.Elem()), t.Len())
 	case *arrow.ListType:

@@ -85,6 +85,7 @@ type javaType struct {
 	Unit      string          `json:"unit,omitempty"`
 	Timezone  *string         `json:"timezone,omitempty"`
 	ListSize  *int            `json:"listSize,omitempty"`
+	ByteWidth *int            `json:"byteWidth,omitempty"`
 }
 
 type javaMetadataEntry struct {
@@ -232,6 +233,11 @@ func fromJavaType(jf javaField, md arrow.Metadata) (arrow.DataType, error) {
 			}
 		}
 		return nil, fmt.Errorf("unsupported array element type %s", javaTypeName(jf.Children[0].Type))
+	case "fixedsizebinary":
+		// Only an interval column (interval.go) is a fixed-size binary.
+		if pt, _ := md.GetValue(MetaPGType); pt == IntervalPGType && t.ByteWidth != nil && *t.ByteWidth == IntervalFileType.ByteWidth {
+			return IntervalType, nil
+		}
 	case "fixedsizelist":
 		pt, _ := md.GetValue(MetaPGType)
 		if len(jf.Children) != 1 || t.ListSize == nil || jf.Children[0].Type.Name != "floatingpoint" ||
@@ -295,6 +301,13 @@ func toJavaField(f arrow.Field) (javaField, error) {
 		}
 		jf.Type = javaType{Name: "list"}
 		jf.Children = []javaField{ef}
+	case *arrow.MonthDayNanoIntervalType:
+		// Stored as interval_send's 16 bytes (interval.go), marked by
+		// its pg_type.
+		if pt, _ := f.Metadata.GetValue(MetaPGType); pt != IntervalPGType {
+			return jf, fmt.Errorf("an interval column needs pg_type %s in its metadata", IntervalPGType)
+		}
+		jf.Type = javaType{Name: "fixedsizebinary", ByteWidth: intPtr(IntervalFileType.ByteWidth)}
 	case *arrow.FixedSizeListType:
 		ef, err := toJavaField(t.ElemField())
 		if err != nil {

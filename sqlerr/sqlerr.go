@@ -29,6 +29,7 @@ const (
 	InvalidTextRepresentation  = "22P02"
 	StringDataRightTruncation  = "22001"
 	InvalidDatetimeFormat      = "22007"
+	DatetimeFieldOverflow      = "22008"
 	DatatypeMismatch           = "42804"
 	IndeterminateDatatype      = "42P18"
 	CardinalityViolation       = "21000"

@@ -797,20 +797,23 @@ func paramResult(ctx context.Context, c *pgx.Conn, q string, args []string) (str
 // statement's command tag and rows, or SQLSTATE when it fails.
 func compareScripts(t *testing.T, ctx context.Context, lake, ref *pgx.Conn) {
 	t.Helper()
-	outcome := func(c *pgx.Conn, q string) string {
-		results, err := c.PgConn().Exec(ctx, q).ReadAll()
-		if err != nil {
-			return "ERROR " + pgCode(err)
-		}
-		return resultText(results)
-	}
 	for _, script := range diffScripts {
 		for _, q := range script {
-			if got, want := outcome(lake, q), outcome(ref, q); got != want {
+			if got, want := statementOutcome(ctx, lake, q), statementOutcome(ctx, ref, q); got != want {
 				t.Errorf("%s (in %q): lakesoul %q, postgres %q", q, script, got, want)
 			}
 		}
 	}
+}
+
+// statementOutcome runs q with the simple protocol and renders its
+// command tag and rows, or "ERROR" and its SQLSTATE.
+func statementOutcome(ctx context.Context, c *pgx.Conn, q string) string {
+	results, err := c.PgConn().Exec(ctx, q).ReadAll()
+	if err != nil {
+		return "ERROR " + pgCode(err)
+	}
+	return resultText(results)
 }
 
 // textResult runs q with the simple protocol and renders column names,

@@ -655,19 +655,19 @@ type dataFile struct {
 	keys *uniqueKeys
 }
 
-func newDataFile(out io.Writer, schema *arrow.Schema, mem memory.Allocator, ff fileFormat) (*dataFile, error) {
+func newDataFile(out io.Writer, sch *arrow.Schema, mem memory.Allocator, ff fileFormat) (*dataFile, error) {
 	var keys *uniqueKeys
 	if len(ff.keyCols) > 0 {
 		var err error
-		if keys, err = newUniqueKeys(schema, ff.keyCols); err != nil {
+		if keys, err = newUniqueKeys(sch, ff.keyCols); err != nil {
 			return nil, err
 		}
 	}
-	fw, err := newParquetWriter(out, schema, mem, ff)
+	fw, err := newParquetWriter(out, schema.FileSchema(sch), mem, ff)
 	if err != nil {
 		return nil, err
 	}
-	return &dataFile{fw: fw, schema: schema, ff: ff, mem: mem, keys: keys}, nil
+	return &dataFile{fw: fw, schema: sch, ff: ff, mem: mem, keys: keys}, nil
 }
 
 // writeRowGroup writes a row group whose i-th column col(i) builds (one
@@ -703,7 +703,14 @@ func (d *dataFile) writeRowGroup(col func(i int) (arrow.Array, error)) error {
 // entry still occupies its slots, so NULLs between valid entries would
 // split it (arrow-go: "lists with non-zero length null components are not
 // supported").
+//
+// An interval column is written in its file form (schema.FileSchema).
 func (d *dataFile) writeColumn(c arrow.Array) error {
+	if schema.IsInterval(c.DataType()) {
+		fc := schema.IntervalFileArray(d.mem, c)
+		defer fc.Release()
+		c = fc
+	}
 	if _, ok := c.DataType().(*arrow.FixedSizeListType); !ok || c.NullN() == 0 {
 		return d.fw.WriteColumnData(c)
 	}

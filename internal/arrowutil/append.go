@@ -51,6 +51,8 @@ func Appender(b array.Builder) (AppendFunc, error) {
 		f = func(s arrow.Array, i int) { bb.Append(s.(*array.Timestamp).Value(i)) }
 	case *array.Decimal128Builder:
 		f = func(s arrow.Array, i int) { bb.Append(s.(*array.Decimal128).Value(i)) }
+	case *array.MonthDayNanoIntervalBuilder:
+		f = func(s arrow.Array, i int) { bb.Append(s.(*array.MonthDayNanoInterval).Value(i)) }
 	case *array.FixedSizeListBuilder:
 		var err error
 		if f, err = fixedListAppender(bb); err != nil {
@@ -126,6 +128,8 @@ func Take[R int | int32](mem memory.Allocator, src arrow.Array, rows []R) (arrow
 		values = []*memory.Buffer{takeFixed[uint64](mem, d, rows)}
 	case arrow.DECIMAL128:
 		values = []*memory.Buffer{takeFixed[decimal128.Num](mem, d, rows)}
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		values = []*memory.Buffer{takeFixed[arrow.MonthDayNanoInterval](mem, d, rows)}
 	default:
 		if validity != nil {
 			validity.Release()
@@ -169,7 +173,7 @@ func takeValidity[R int | int32](mem memory.Allocator, src arrow.Array, rows []R
 
 // takeFixed gathers the values of a fixed-width array whose values are T-sized.
 // T is only the width: copying the bits is the same for every type of it.
-func takeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num, R int | int32](mem memory.Allocator, d arrow.ArrayData, rows []R) *memory.Buffer {
+func takeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num | arrow.MonthDayNanoInterval, R int | int32](mem memory.Allocator, d arrow.ArrayData, rows []R) *memory.Buffer {
 	var zero T
 	out := memory.NewResizableBuffer(mem)
 	out.Resize(len(rows) * int(unsafe.Sizeof(zero)))

@@ -193,6 +193,8 @@ func GatherPicks(mem memory.Allocator, dt arrow.DataType, arrs []arrow.Array, pi
 		values = []*memory.Buffer{gatherPicksFixed[uint64](mem, arrs, picks)}
 	case arrow.DECIMAL128:
 		values = []*memory.Buffer{gatherPicksFixed[decimal128.Num](mem, arrs, picks)}
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		values = []*memory.Buffer{gatherPicksFixed[arrow.MonthDayNanoInterval](mem, arrs, picks)}
 	default:
 		refs := make([]Ref, n)
 		for i, p := range picks {
@@ -245,7 +247,7 @@ func gatherPicksValidity(mem memory.Allocator, arrs []arrow.Array, picks []Pick)
 
 // gatherPicksFixed gathers picked values of a fixed-width type whose values
 // are T-sized.
-func gatherPicksFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, arrs []arrow.Array, picks []Pick) *memory.Buffer {
+func gatherPicksFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num | arrow.MonthDayNanoInterval](mem memory.Allocator, arrs []arrow.Array, picks []Pick) *memory.Buffer {
 	var zero T
 	out := newBuffer(mem, len(picks)*int(unsafe.Sizeof(zero)))
 	if len(picks) == 0 {

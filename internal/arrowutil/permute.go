@@ -69,6 +69,8 @@ func Permute(mem memory.Allocator, src arrow.Array, p Permutation) (arrow.Array,
 		values = []*memory.Buffer{permuteFixed[uint64](mem, d, p)}
 	case arrow.DECIMAL128:
 		values = []*memory.Buffer{permuteFixed[decimal128.Num](mem, d, p)}
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		values = []*memory.Buffer{permuteFixed[arrow.MonthDayNanoInterval](mem, d, p)}
 	default:
 		return Take(mem, src, p.Rows)
 	}
@@ -98,7 +100,7 @@ func Permute(mem memory.Allocator, src arrow.Array, p Permutation) (arrow.Array,
 
 // permuteFixed places the values of a fixed-width array whose values are
 // T-sized.
-func permuteFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, d arrow.ArrayData, p Permutation) *memory.Buffer {
+func permuteFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num | arrow.MonthDayNanoInterval](mem memory.Allocator, d arrow.ArrayData, p Permutation) *memory.Buffer {
 	var zero T
 	out := memory.NewResizableBuffer(mem)
 	out.Resize(len(p.Rows) * int(unsafe.Sizeof(zero)))

@@ -74,6 +74,8 @@ func TakeConcat(mem memory.Allocator, dt arrow.DataType, segs []Segment) (arrow.
 		values = []*memory.Buffer{concatFixed[uint64](mem, segs, n)}
 	case arrow.DECIMAL128:
 		values = []*memory.Buffer{concatFixed[decimal128.Num](mem, segs, n)}
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		values = []*memory.Buffer{concatFixed[arrow.MonthDayNanoInterval](mem, segs, n)}
 	default:
 		return takeThenConcat(mem, segs)
 	}
@@ -128,7 +130,7 @@ func concatValidity(mem memory.Allocator, segs []Segment, n int) (*memory.Buffer
 
 // concatFixed gathers the segments' values of a fixed-width type whose
 // values are T-sized (T is only the width, as for takeFixed).
-func concatFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, segs []Segment, n int) *memory.Buffer {
+func concatFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num | arrow.MonthDayNanoInterval](mem memory.Allocator, segs []Segment, n int) *memory.Buffer {
 	var zero T
 	out := newBuffer(mem, n*int(unsafe.Sizeof(zero)))
 	if n == 0 {
