@@ -41,11 +41,18 @@ import (
 // keeps every other token as written, so an IN list of another length, a
 // different operator or name is another shape.
 //
-// A shape's plan is reused under the rules of the exact-text cache — its
-// table resolves again, as the session's role through the current search
-// path, to the same table — and only while the session's plan generation
-// (replan.go: DDL of this server, the session's temporary tables, SET
-// search_path, SET ROLE, ROLLBACK) is the one it was planned at.
+// A shape's plan is reused as a prepared statement's plan is (replan.go):
+// while the session's plan generation — DDL of this server, the session's
+// own statements that may change what a name means (temporary tables,
+// SET search_path, SET ROLE, ROLLBACK) — is the one it was planned at; SET
+// and RESET drop it, as every kept plan. Each execution checks its table
+// as a prepared statement's does (checkPlanTables, checkPlanFiles) and
+// takes its snapshot as the session's role, so the catalog's row-level
+// security decides what it reads. Unlike the exact-text cache, the name is
+// not looked up again for each text (a catalog round trip, the cost that
+// dominated a reused point select): a table another server drops and
+// creates again under the same name is met as a prepared statement meets
+// it.
 //
 // The literals of a text are found by PostgreSQL's own scanner
 // (pg_query.Scan); when a shape is first planned, each literal made a
@@ -324,7 +331,7 @@ func (l *literalStmt) Bind(ctx context.Context, params []any) (pgwire.Portal, er
 
 // literalPlanFor returns text as a kept shape's plan bound to its
 // literals; nil when there is none to reuse.
-func (s *Session) literalPlanFor(ctx context.Context, text string) pgwire.Statement {
+func (s *Session) literalPlanFor(text string) pgwire.Statement {
 	if s.plans.literals == 0 || len(text) > maxLiteralText {
 		return nil
 	}
@@ -345,11 +352,7 @@ func (s *Session) literalPlanFor(ctx context.Context, text string) pgwire.Statem
 	if !ok {
 		return nil
 	}
-	q := s.cachedPlanFor(ctx, k)
-	if q == nil {
-		return nil
-	}
-	return &literalStmt{q: q, lit: p.lit, args: args}
+	return &literalStmt{q: p.q, lit: p.lit, args: args}
 }
 
 // planLiterals plans raw, parsed from text at gen, with its comparable

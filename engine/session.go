@@ -213,7 +213,7 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 			return s.preparedStmt(ctx, text, &trackedStmt{Statement: q, s: s}, gen)
 		}
 		if len(paramOIDs) == 0 {
-			if st := s.literalPlanFor(ctx, text); st != nil { // literalplan.go
+			if st := s.literalPlanFor(text); st != nil { // literalplan.go
 				return s.preparedStmt(ctx, text, &trackedStmt{Statement: st, s: s}, gen)
 			}
 		}
