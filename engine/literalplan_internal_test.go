@@ -333,3 +333,58 @@ func TestLiteralPlansFollowNamesAndRoles(t *testing.T) {
 		t.Fatalf("lp_ub's second read: %s, want %s", again, refused)
 	}
 }
+
+// The value a reused plan binds for a literal is read from the scanner's
+// token alone (literalValue); for a token where the parser has a bare
+// constant (the only literals planLiterals makes parameters) it must be the
+// value PostgreSQL's parser reads from the same spelling, or no value. Every spelling below —
+// each literal token kind, quoting, escapes, continuation, prefixes,
+// integer forms — is checked against the parser's constant.
+func TestLiteralValueIsTheParsersValue(t *testing.T) {
+	spellings := []string{
+		"0", "7", "007", "2147483647", "2147483648", "-5", "+5", "1_000", "0x1F", "0o17", "0b101",
+		"9223372036854775807", "9223372036854775808", "1.5", "1e3", ".5", "5.", "00000000000000000000042",
+		"'a'", "''", "''''", "'it''s'", "'a''''b'", `'a\b'`, `E'a\tb'`, `e'x'`, "'a'\n'b'", "'a' \n\t 'b'",
+		`U&'\0061'`, `U&'d!0061t' UESCAPE '!'`, "$$a$$", "$x$a'b$x$", "B'101'", "X'1F'", "N'ab'", "'é'", "'\t'",
+		"'a'::text", "DATE '2020-01-01'", "'1' || '2'",
+	}
+	for _, lit := range spellings {
+		text := "SELECT c FROM t WHERE c = " + lit
+		tree, err := parseSQL(text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		e := tree.Stmts[0].Stmt.GetSelectStmt().WhereClause.GetAExpr()
+		c := e.Rexpr.GetAConst()
+		_, lits, ok := literalShape(text)
+		if !ok {
+			t.Fatalf("%s: not scanned", text)
+		}
+		for _, l := range lits {
+			if c == nil || c.Location != l.start {
+				continue // never a parameter: planLiterals takes bare constants only
+			}
+			for _, oid := range []uint32{23, 20, 25} {
+				v, ok := literalValue(l, oid)
+				if !ok {
+					continue
+				}
+				var want any
+				switch {
+				case oid == 23 && c.GetIval() != nil:
+					want = c.GetIval().Ival
+				case oid == 20 && c.GetFval() != nil:
+					var n int64
+					if _, err := fmt.Sscan(c.GetFval().Fval, &n); err == nil {
+						want = n
+					}
+				case oid == 25 && c.GetSval() != nil:
+					want = c.GetSval().Sval
+				}
+				if v != want {
+					t.Errorf("%q: literal %q read as %#v (type %d), the parser's constant is %v", lit, l.raw, v, oid, c)
+				}
+			}
+		}
+	}
+}
