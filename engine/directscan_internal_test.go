@@ -55,9 +55,13 @@ func TestDirectScanIsUsed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		dq, ok := stmts[0].(*trackedStmt).Statement.(*duckQuery)
+		st := stmts[0].(*trackedStmt).Statement
+		if ls, ok := st.(*literalStmt); ok {
+			st = ls.q // its literals as parameters (literalplan.go)
+		}
+		dq, ok := st.(*duckQuery)
 		if !ok {
-			t.Fatalf("%s: planned as %T", q, stmts[0].(*trackedStmt).Statement)
+			t.Fatalf("%s: planned as %T", q, st)
 		}
 		if got := dq.direct != nil; got != want {
 			t.Errorf("%s: direct = %v, want %v", q, got, want)

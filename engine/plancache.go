@@ -52,16 +52,20 @@ type tableRef struct {
 type cachedPlan struct {
 	q    *duckQuery
 	refs []tableRef
+	// lit is set for a plan kept by token shape (literalplan.go).
+	lit *literalPlan
 }
 
-// planCache is a session's kept plans, oldest first out.
+// planCache is a session's kept plans, oldest first out; literals counts
+// those kept by token shape.
 type planCache struct {
-	m     map[planKey]*cachedPlan
-	order []planKey
+	m        map[planKey]*cachedPlan
+	order    []planKey
+	literals int
 }
 
 func (c *planCache) clear() {
-	c.m, c.order = nil, nil
+	c.m, c.order, c.literals = nil, nil, 0
 }
 
 func (c *planCache) put(k planKey, p *cachedPlan) {
@@ -70,17 +74,28 @@ func (c *planCache) put(k planKey, p *cachedPlan) {
 	}
 	if _, ok := c.m[k]; !ok {
 		c.order = append(c.order, k)
+		if k.params == literalKey {
+			c.literals++
+		}
 	}
 	c.m[k] = p
 	for len(c.order) > planCacheSize {
-		delete(c.m, c.order[0])
+		c.remove(c.order[0])
 		c.order = c.order[1:]
 	}
 }
 
 func (c *planCache) drop(k planKey) {
-	delete(c.m, k)
+	c.remove(k)
 	c.order = slices.DeleteFunc(c.order, func(o planKey) bool { return o == k })
+}
+
+// remove deletes k's plan, not its place in order.
+func (c *planCache) remove(k planKey) {
+	if _, ok := c.m[k]; ok && k.params == literalKey {
+		c.literals--
+	}
+	delete(c.m, k)
 }
 
 // planCacheable reports whether a parsed statement's plan may be kept: a

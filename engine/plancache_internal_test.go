@@ -22,8 +22,13 @@ func TestPlanCacheNeverStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dq, _ := stmts[0].(*trackedStmt).Statement.(*duckQuery)
-		return dq
+		switch st := stmts[0].(*trackedStmt).Statement.(type) {
+		case *duckQuery:
+			return st
+		case *literalStmt:
+			return st.q
+		}
+		return nil
 	}
 	rows := func(q string) string {
 		t.Helper()
@@ -48,7 +53,10 @@ func TestPlanCacheNeverStale(t *testing.T) {
 	if first == nil || plan(q) != first {
 		t.Fatal("a query run again was planned again")
 	}
-	if plan("SELECT * FROM a.t WHERE id = 2") == first {
+	if plan("SELECT * FROM a.t WHERE id = 2") != first {
+		t.Fatal("a text that differs in a compared literal was planned again (literalplan.go)")
+	}
+	if plan("SELECT * FROM a.t WHERE id = 2 LIMIT 1") == first || plan("SELECT v FROM a.t WHERE id = 1") == first {
 		t.Fatal("another text reused the plan")
 	}
 	exec("ALTER TABLE a.t ADD COLUMN w int")

@@ -212,6 +212,11 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 		if q := s.cachedPlanFor(ctx, key); q != nil { // plancache.go
 			return s.preparedStmt(ctx, text, &trackedStmt{Statement: q, s: s}, gen)
 		}
+		if len(paramOIDs) == 0 {
+			if st := s.literalPlanFor(text); st != nil { // literalplan.go
+				return s.preparedStmt(ctx, text, &trackedStmt{Statement: st, s: s}, gen)
+			}
+		}
 	}
 	release, err := s.e.parsing.acquire(ctx, len(text))
 	if err != nil {
@@ -247,6 +252,11 @@ func (s *Session) Parse(ctx context.Context, text string, paramOIDs []uint32) (_
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
 	cacheable := planCacheable(raw) // before plan, which may rewrite the tree
+	if cacheable && len(paramOIDs) == 0 {
+		if st, ok := s.planLiterals(ctx, text, raw, gen); ok { // literalplan.go
+			return s.preparedStmt(ctx, text, &trackedStmt{Statement: st, s: s}, gen)
+		}
+	}
 	st, err := s.plan(ctx, raw, paramOIDs)
 	if err != nil {
 		return nil, s.fail(err)

@@ -459,6 +459,9 @@ func (c *conn) notifyWhileIdle() error {
 // from what the client last saw.
 func (c *conn) reportParameterChanges() error {
 	cur := c.sess.ParameterStatus()
+	if !parametersChanged(cur, c.reported) {
+		return nil // the common case, after every statement: nothing to sort
+	}
 	for _, name := range slices.Sorted(maps.Keys(cur)) {
 		v := cur[name]
 		if old, ok := c.reported[name]; ok && old == v {
@@ -473,6 +476,17 @@ func (c *conn) reportParameterChanges() error {
 		}
 	}
 	return nil
+}
+
+// parametersChanged reports whether some value of cur differs from what
+// the client last saw.
+func parametersChanged(cur, reported map[string]string) bool {
+	for name, v := range cur {
+		if old, ok := reported[name]; !ok || old != v {
+			return true
+		}
+	}
+	return false
 }
 
 // finish reports why the connection ends (a FATAL ErrorResponse where there
