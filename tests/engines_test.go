@@ -292,7 +292,15 @@ func TestLakeSoulPythonReads(t *testing.T) {
 	compare := func(what, table, where string, extra map[string]any) {
 		t.Helper()
 		got := e.lakesoulRead(t, "eng", table, extra)
-		want := textRows(t, ctx, c, "SELECT * FROM eng."+table+" "+where)
+		cols := "*"
+		if table == "ty" {
+			// character(n) values are stored without their trailing
+			// blanks, as PostgreSQL compares them; pgwire pads them to n
+			// as PostgreSQL shows them, readers of the files see them
+			// unpadded (README, LakeSoul compatibility).
+			cols = "id, i, sm, r, f, b, t, vc, ch::text, u, j, jb, by, dt, ts, tz, nu, nb, ai, at, ab"
+		}
+		want := textRows(t, ctx, c, "SELECT "+cols+" FROM eng."+table+" "+where)
 		if len(want) == 0 {
 			t.Fatalf("%s: SELECT returned no rows", what)
 		}
