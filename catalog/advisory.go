@@ -53,6 +53,10 @@ type AdvisoryLocks struct {
 	savepoints []int
 	// applied are the lock_timeout and statement_timeout last set on conn.
 	applied [2]string
+	// locksLost: the connection broke or was closed after an error while it
+	// may have held locks; the next Call tells the client (08006) instead
+	// of carrying on as if they were held.
+	locksLost bool
 	// notices are the warnings PostgreSQL sent since the last Notices call.
 	mu      sync.Mutex
 	notices []*pgconn.Notice
@@ -112,6 +116,10 @@ type AdvisoryCall struct {
 // the block's open savepoints' numbers, oldest first, mirrored before the
 // lock so that ROLLBACK TO one releases what was taken after it.
 func (a *AdvisoryLocks) Call(ctx context.Context, call AdvisoryCall, inBlock bool, savepoints []int, lockTimeout, statementTimeout string) (any, error) {
+	if a.locksLost {
+		a.locksLost = false
+		return nil, errLocksLost(errors.New("the connection ended at the end of an earlier statement or block"))
+	}
 	if err := a.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -254,6 +262,7 @@ func (a *AdvisoryLocks) EndBlock(ctx context.Context) {
 	a.inTx, a.savepoints = false, nil
 	if _, err := a.conn.Exec(ctx, "ROLLBACK"); err != nil {
 		a.Close()
+		a.locksLost = true // session locks may have gone with it
 		return
 	}
 	a.closeIfIdle(ctx)
@@ -273,6 +282,7 @@ func (a *AdvisoryLocks) closeIfIdle(ctx context.Context) {
 	err := a.conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid())").Scan(&held)
 	if err != nil || !held {
 		a.Close()
+		a.locksLost = err != nil // a lock it held went with it
 	}
 }
 
@@ -288,6 +298,12 @@ func (a *AdvisoryLocks) lost(err error) error {
 		return err // lock_timeout, statement_timeout, deadlock, …
 	}
 	a.Close()
+	return errLocksLost(err)
+}
+
+// errLocksLost is the error of a lock connection that broke: its locks are
+// gone (08006, as sqlerr maps a lost catalog).
+func errLocksLost(err error) error {
 	return &sqlerr.Error{Code: sqlerr.ConnectionFailure, Message: "lost the catalog connection holding this session's advisory locks",
 		Detail: err.Error()}
 }

@@ -125,10 +125,26 @@ func setConfigTargets(stmt *pg_query.Node) (positions []int, ok bool) {
 	return positions, len(positions) > 0 && !nested
 }
 
+// hasSetConfigColumn reports whether stmt is a SELECT with a result column
+// that is a set_config call.
+func hasSetConfigColumn(stmt *pg_query.Node) bool {
+	for _, t := range stmt.GetSelectStmt().GetTargetList() {
+		if fc := t.GetResTarget().GetVal().GetFuncCall(); fc != nil && isSetConfig(fc) {
+			return true
+		}
+	}
+	return false
+}
+
 // planSetConfig plans a SELECT with set_config result columns; ok is false
 // when stmt is not one.
 func (s *Session) planSetConfig(ctx context.Context, stmt *pg_query.Node, paramOIDs []uint32) (st pgwire.Statement, ok bool, err error) {
-	// Any other statement calling it was refused at Parse (refuseCalls).
+	// Any other statement calling it was refused at Parse (refuseCalls):
+	// a SELECT without a set_config result column is none, told so without
+	// the walk and the copy setConfigTargets makes (every SELECT comes here).
+	if !hasSetConfigColumn(stmt) {
+		return nil, false, nil
+	}
 	positions, form := setConfigTargets(stmt)
 	if !form {
 		return nil, false, nil
